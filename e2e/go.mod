@@ -1,0 +1,3 @@
+module github.com/ferrygw/ferry/e2e
+
+go 1.25.0

@@ -1,0 +1,3 @@
+module github.com/ferrygw/ferry/frontdoor
+
+go 1.25.0

@@ -1,0 +1,3 @@
+module github.com/ferrygw/ferry/services/fluss
+
+go 1.25.0

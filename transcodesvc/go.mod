@@ -1,0 +1,3 @@
+module github.com/ferrygw/ferry/transcodesvc
+
+go 1.25.0
