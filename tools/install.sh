@@ -17,3 +17,40 @@ go_tool() { # name module@version
 go_tool protoc-gen-go google.golang.org/protobuf/cmd/protoc-gen-go@v1.36.12
 go_tool protoc-gen-go-grpc google.golang.org/grpc/cmd/protoc-gen-go-grpc@v1.6.0
 go_tool buf github.com/bufbuild/buf/cmd/buf@v1.75.0
+
+
+# Apache Fluss jars from Maven Central (tools/fluss/pom.xml): the server classpath for the local stack
+# and the client classpath for e2e/flusshelper. A stamp holding the pom's hash makes a version bump
+# re-resolve; a failed copy leaves no stamp, so the next run retries.
+fluss_jars() { # profile dir
+  local dir="$cache/fluss/$2" stamp="$cache/fluss/.$2.sha256" want
+  want=$(sha256sum "$root/tools/fluss/pom.xml" | cut -d' ' -f1)
+  if [ -d "$dir" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$want" ]; then
+    return
+  fi
+  command -v mvn >/dev/null || { echo "install: mvn (Maven) is required to fetch the Fluss jars" >&2; exit 1; }
+  echo "install: Fluss $1 jars -> $dir"
+  rm -rf "$dir" "$stamp"
+  mvn -q -B -f "$root/tools/fluss/pom.xml" -P "$1" dependency:copy-dependencies \
+    -DincludeScope=runtime -DoutputDirectory="$dir"
+  echo "$want" > "$stamp"
+}
+command -v java >/dev/null || { echo "install: java (17+) is required for Fluss and flusshelper" >&2; exit 1; }
+fluss_jars server server-lib
+fluss_jars client client-lib
+
+# e2e/flusshelper: plain javac against client-lib, rebuilt when its sources change (same hash as
+# the check in e2e/flusshelper/flusshelper).
+helper="$root/e2e/flusshelper"
+helper_sha=$(cd "$helper" && find src log4j2.properties -type f | LC_ALL=C sort | xargs sha256sum | sha256sum | cut -d' ' -f1)
+if [ ! -f "$cache/fluss/flusshelper.jar" ] || [ "$(cat "$cache/fluss/flusshelper.sha256" 2>/dev/null)" != "$helper_sha" ]; then
+  echo "install: building flusshelper"
+  rm -f "$cache/fluss/flusshelper.sha256"
+  classes=$(mktemp -d)
+  trap 'rm -rf "$classes"' EXIT
+  javac --release 17 -Xlint:all,-try,-serial,-processing -Werror -d "$classes" \
+    -cp "$cache/fluss/client-lib/*" $(find "$helper/src" -name '*.java')
+  jar --create --file "$cache/fluss/flusshelper.jar.tmp" -C "$classes" .
+  mv "$cache/fluss/flusshelper.jar.tmp" "$cache/fluss/flusshelper.jar"
+  echo "$helper_sha" > "$cache/fluss/flusshelper.sha256"
+fi
