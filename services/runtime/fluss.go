@@ -1,0 +1,113 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"time"
+)
+
+// Names of the Fluss settings shared by catalogsvc and appendsvc.
+const (
+	FlagFlussBootstrap      = "fluss-bootstrap"
+	EnvFlussBootstrap       = "FERRY_FLUSS_BOOTSTRAP"
+	FlagFlussConnectTimeout = "fluss-connect-timeout"
+	EnvFlussConnectTimeout  = "FERRY_FLUSS_CONNECT_TIMEOUT"
+)
+
+// FlussConfig says where the Fluss cluster is.
+type FlussConfig struct {
+	// Bootstrap is a comma-separated list of coordinator host:port
+	// addresses (plain host:port, as Fluss's bootstrap.servers).
+	Bootstrap string
+	// ConnectTimeout bounds the startup reachability check.
+	ConnectTimeout time.Duration
+}
+
+// DeclareFluss registers the Fluss settings and returns the config they
+// fill in. FERRY_FLUSS_BOOTSTRAP has no default: it is required.
+func DeclareFluss(s *Settings) *FlussConfig {
+	c := &FlussConfig{}
+	s.StringVar(&c.Bootstrap, Spec[string]{Flag: FlagFlussBootstrap, Env: EnvFlussBootstrap,
+		Usage: "Fluss coordinator address(es) host:port[,host:port] (required)", Validate: DialAddrList})
+	s.DurationVar(&c.ConnectTimeout, Spec[time.Duration]{Flag: FlagFlussConnectTimeout, Env: EnvFlussConnectTimeout,
+		Default: 10 * time.Second, Validate: PositiveDuration,
+		Usage: "how long startup waits for Fluss to become reachable"})
+	return c
+}
+
+// Validate names the bad field, for configs built in code.
+func (c *FlussConfig) Validate() error {
+	if err := DialAddrList(c.Bootstrap); err != nil {
+		return &SettingError{Env: EnvFlussBootstrap, Flag: FlagFlussBootstrap, Value: c.Bootstrap, Err: err}
+	}
+	if err := PositiveDuration(c.ConnectTimeout); err != nil {
+		return &SettingError{Env: EnvFlussConnectTimeout, Flag: FlagFlussConnectTimeout,
+			Value: c.ConnectTimeout.String(), Err: err}
+	}
+	return nil
+}
+
+// Addrs returns the bootstrap addresses.
+func (c *FlussConfig) Addrs() []string { return SplitList(c.Bootstrap) }
+
+// flussRetryInterval spaces reachability attempts: Fluss started by the same
+// compose file usually needs a few seconds, so retrying beats failing fast.
+const flussRetryInterval = 500 * time.Millisecond
+
+// CheckFlussReachable waits until a TCP connection to one of the bootstrap
+// addresses succeeds, retrying until c.ConnectTimeout (or ctx) ends. On
+// failure it returns a *SettingError naming FERRY_FLUSS_BOOTSTRAP.
+//
+// This is deliberately only a TCP check: it proves the address is right and
+// something listens there, not that it is a Fluss coordinator. It is the
+// honest minimum until the services do the real Fluss handshake with the
+// client in services/fluss, at which point they should call that instead.
+func CheckFlussReachable(ctx context.Context, c *FlussConfig) error {
+	ctx, cancel := context.WithTimeout(ctx, c.ConnectTimeout)
+	defer cancel()
+	log := LoggerFrom(ctx)
+	var lastErr error
+	var d net.Dialer
+	for attempt := 1; ; attempt++ {
+		for _, addr := range c.Addrs() {
+			conn, err := d.DialContext(ctx, "tcp", addr)
+			if err == nil {
+				_ = conn.Close()
+				log.Debug("fluss reachable", "addr", addr, "attempt", attempt)
+				return nil
+			}
+			// A dial cut short by our own deadline says nothing about
+			// Fluss; keep the previous, more telling reason if there is one.
+			var ne net.Error
+			cutShort := ctx.Err() != nil || errors.As(err, &ne) && ne.Timeout()
+			if !cutShort || lastErr == nil {
+				lastErr = err
+			}
+			log.Debug("fluss not reachable yet", "addr", addr, "attempt", attempt, "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			reason := fmt.Errorf("no coordinator answered within %s: %w", c.ConnectTimeout, dialReason(lastErr))
+			if errors.Is(ctx.Err(), context.Canceled) {
+				reason = fmt.Errorf("startup cancelled before a coordinator answered: %w", dialReason(lastErr))
+			}
+			return &SettingError{Env: EnvFlussBootstrap, Flag: FlagFlussBootstrap, Value: c.Bootstrap,
+				Action: "cannot reach", Err: reason}
+		case <-time.After(flussRetryInterval):
+		}
+	}
+}
+
+// dialReason strips "dial tcp a:b:" from net errors; the caller names the address.
+func dialReason(err error) error {
+	var op *net.OpError
+	if errors.As(err, &op) && op.Err != nil {
+		return listenReason(op.Err)
+	}
+	if err == nil {
+		return context.DeadlineExceeded
+	}
+	return err
+}
