@@ -1,0 +1,432 @@
+package mapping
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	catalogv1 "github.com/ferrygw/ferry/services/api/gen/ferry/catalog/v1"
+	"github.com/ferrygw/ferry/services/fluss/types"
+	"github.com/google/uuid"
+	"google.golang.org/protobuf/proto"
+)
+
+func typ(root types.Root, nullable bool) types.DataType {
+	return types.DataType{Root: root, Nullable: nullable}
+}
+
+func ptr(t types.DataType) *types.DataType { return &t }
+
+var (
+	tString = typ(types.String, true)
+	tBytes  = typ(types.Bytes, true)
+	tBigint = typ(types.BigInt, true)
+	tInt    = typ(types.Int, true)
+	tLTZ3   = types.DataType{Root: types.TimestampLTZ, Precision: 3, Nullable: true}
+	tLTZ0   = types.DataType{Root: types.TimestampLTZ, Precision: 0, Nullable: true}
+	tNTZ6   = types.DataType{Root: types.TimestampNTZ, Precision: 6, Nullable: true}
+	tHdrMap = types.DataType{Root: types.Map, Nullable: true, Key: ptr(typ(types.String, false)), Value: ptr(tBytes)}
+	tHdrArr = types.DataType{Root: types.Array, Nullable: true, Element: ptr(types.DataType{Root: types.Row, Nullable: true,
+		Fields: []types.Field{{Name: "k", Type: tString}, {Name: "v", Type: tString}}})}
+	tHdrBad = types.DataType{Root: types.Map, Nullable: true, Key: ptr(tInt), Value: ptr(tBytes)}
+)
+
+// base is a minimal exposable table: a log table with JSON values.
+func base() Table {
+	return Table{
+		Database: "shop", Name: "orders", TableID: 42, SchemaID: 1, BucketCount: 3,
+		Columns: []types.Field{
+			{Name: "id", Type: tBigint},
+			{Name: "item", Type: tString},
+		},
+		Properties:       map[string]string{},
+		CustomProperties: map[string]string{PropEnabled: "true"},
+	}
+}
+
+func with(mod func(*Table)) Table {
+	t := base()
+	mod(&t)
+	return t
+}
+
+func props(kv ...string) func(*Table) {
+	return func(t *Table) {
+		for i := 0; i+1 < len(kv); i += 2 {
+			t.CustomProperties[kv[i]] = kv[i+1]
+		}
+	}
+}
+
+func columns(f ...types.Field) func(*Table) {
+	return func(t *Table) { t.Columns = f }
+}
+
+func chain(mods ...func(*Table)) func(*Table) {
+	return func(t *Table) {
+		for _, m := range mods {
+			m(t)
+		}
+	}
+}
+
+var opts = Options{ClusterID: "test-cluster", Exposure: ExposeOptIn}
+
+func TestResolveAccepts(t *testing.T) {
+	tests := []struct {
+		name  string
+		table Table
+		opts  Options
+		check func(t *testing.T, m *catalogv1.TopicMapping)
+	}{
+		{"json defaults", base(), opts, func(t *testing.T, m *catalogv1.TopicMapping) {
+			expect(t, "topic", m.Topic, "shop.orders")
+			expect(t, "partitions", m.PartitionCount, int32(3))
+			expect(t, "format", m.Mapping.ValueFormat, catalogv1.ValueFormat_VALUE_FORMAT_JSON)
+			expect(t, "unknown", m.Mapping.UnknownFields, catalogv1.UnknownFieldPolicy_UNKNOWN_FIELD_POLICY_IGNORE)
+			expect(t, "compression", m.ArrowCompression, catalogv1.ArrowCompression_ARROW_COMPRESSION_ZSTD)
+			expect(t, "level", m.ArrowCompressionLevel, int32(3))
+			expect(t, "table id", m.TableId, int64(42))
+			expect(t, "schema id", m.SchemaId, int32(1))
+			expect(t, "db", m.Database, "shop")
+			expect(t, "table", m.Table, "orders")
+			expect(t, "columns", len(m.Columns), 2)
+			expect(t, "col type", m.Columns[0].Type.Root, catalogv1.TypeRoot_TYPE_ROOT_BIGINT)
+			expect(t, "topic id", len(m.TopicId), 16)
+			if m.MappingId == "" {
+				t.Error("mapping id is empty")
+			}
+		}},
+		{"expose all without kafka.enabled", with(func(t *Table) { delete(t.CustomProperties, PropEnabled) }),
+			Options{ClusterID: "c", Exposure: ExposeAll}, func(t *testing.T, m *catalogv1.TopicMapping) {
+				expect(t, "topic", m.Topic, "shop.orders")
+			}},
+		{"enabled is case-insensitive", with(props(PropEnabled, "TRUE")), opts, nil},
+		{"topic override", with(props(PropTopic, "orders-v1.events")), opts, func(t *testing.T, m *catalogv1.TopicMapping) {
+			expect(t, "topic", m.Topic, "orders-v1.events")
+		}},
+		{"json reject unknown", with(props(PropJSONUnknownFields, "Reject")), opts, func(t *testing.T, m *catalogv1.TopicMapping) {
+			expect(t, "unknown", m.Mapping.UnknownFields, catalogv1.UnknownFieldPolicy_UNKNOWN_FIELD_POLICY_REJECT)
+		}},
+		{"json with key timestamp headers", with(chain(
+			columns(types.Field{Name: "k", Type: tString}, types.Field{Name: "ts", Type: tLTZ3},
+				types.Field{Name: "h", Type: tHdrMap}, types.Field{Name: "amount", Type: tInt}),
+			props(PropKeyColumn, "k", PropTimestampColumn, "ts", PropHeadersColumn, "h"))), opts,
+			func(t *testing.T, m *catalogv1.TopicMapping) {
+				expect(t, "key", m.Mapping.KeyColumn, "k")
+				expect(t, "ts", m.Mapping.TimestampColumn, "ts")
+				expect(t, "headers", m.Mapping.HeadersColumn, "h")
+				expect(t, "value column", m.Mapping.ValueColumn, "")
+				expect(t, "headers type", m.Columns[2].Type.Key.Root, catalogv1.TypeRoot_TYPE_ROOT_STRING)
+			}},
+		{"raw infers the one free column", with(chain(
+			columns(types.Field{Name: "k", Type: tBytes}, types.Field{Name: "payload", Type: tBytes}),
+			props(PropValueFormat, "raw", PropKeyColumn, "k"))), opts,
+			func(t *testing.T, m *catalogv1.TopicMapping) {
+				expect(t, "format", m.Mapping.ValueFormat, catalogv1.ValueFormat_VALUE_FORMAT_RAW)
+				expect(t, "value", m.Mapping.ValueColumn, "payload")
+			}},
+		{"string with explicit value column and nullable extras", with(chain(
+			columns(types.Field{Name: "line", Type: tString}, types.Field{Name: "note", Type: tString},
+				types.Field{Name: "ts", Type: tBigint}),
+			props(PropValueFormat, "string", PropValueColumn, "line", PropTimestampColumn, "ts"))), opts,
+			func(t *testing.T, m *catalogv1.TopicMapping) {
+				expect(t, "format", m.Mapping.ValueFormat, catalogv1.ValueFormat_VALUE_FORMAT_STRING)
+				expect(t, "value", m.Mapping.ValueColumn, "line")
+				expect(t, "ts", m.Mapping.TimestampColumn, "ts")
+			}},
+		{"timestamp NTZ(6) and headers as array of rows", with(chain(
+			columns(types.Field{Name: "v", Type: tString}, types.Field{Name: "ts", Type: tNTZ6}, types.Field{Name: "h", Type: tHdrArr}),
+			props(PropTimestampColumn, "ts", PropHeadersColumn, "h"))), opts, nil},
+		{"compression none has no level", with(func(t *Table) { t.Properties[PropArrowCompression] = "none" }), opts,
+			func(t *testing.T, m *catalogv1.TopicMapping) {
+				expect(t, "compression", m.ArrowCompression, catalogv1.ArrowCompression_ARROW_COMPRESSION_NONE)
+				expect(t, "level", m.ArrowCompressionLevel, int32(0))
+			}},
+		{"lz4", with(func(t *Table) { t.Properties[PropArrowCompression] = "LZ4_FRAME" }), opts,
+			func(t *testing.T, m *catalogv1.TopicMapping) {
+				expect(t, "compression", m.ArrowCompression, catalogv1.ArrowCompression_ARROW_COMPRESSION_LZ4_FRAME)
+			}},
+		{"zstd level", with(func(t *Table) { t.Properties[PropArrowCompressionLevel] = "9" }), opts,
+			func(t *testing.T, m *catalogv1.TopicMapping) {
+				expect(t, "level", m.ArrowCompressionLevel, int32(9))
+			}},
+		{"explicit arrow log format", with(func(t *Table) { t.Properties[PropLogFormat] = "arrow" }), opts, nil},
+		{"non-kafka custom properties are ignored", with(props("owner", "team-a", "kafkaesque", "x")), opts, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m, r := Resolve(tt.table, tt.opts)
+			if r != nil {
+				t.Fatalf("refused: %v", r)
+			}
+			if tt.check != nil {
+				tt.check(t, m)
+			}
+		})
+	}
+}
+
+func TestResolveRefuses(t *testing.T) {
+	long := strings.Repeat("a", 125)
+	tests := []struct {
+		name  string
+		table Table
+		opts  Options
+		kind  RefusalKind
+		topic string
+		want  []string // substrings of the reasons, each must appear
+	}{
+		{"not opted in", with(func(t *Table) { delete(t.CustomProperties, PropEnabled) }), opts, Hidden, "shop.orders", []string{"not opted in"}},
+		{"opted out wins over expose all", with(props(PropEnabled, "false")), Options{Exposure: ExposeAll}, Hidden, "shop.orders", []string{"kafka.enabled is false"}},
+		{"bad enabled value", with(props(PropEnabled, "yes")), opts, Incompatible, "shop.orders", []string{`kafka.enabled must be true or false, got "yes"`}},
+		{"unknown kafka property", with(props("kafka.value.formt", "raw")), opts, Incompatible, "shop.orders", []string{"unknown property kafka.value.formt"}},
+		{"primary key", with(func(t *Table) { t.PrimaryKeys = []string{"id"} }), opts, Incompatible, "shop.orders", []string{"primary-key tables are not supported"}},
+		{"partitioned", with(func(t *Table) { t.PartitionKeys = []string{"item"} }), opts, Incompatible, "shop.orders", []string{"partitioned tables are not supported (partitioned by item)"}},
+		{"bucket keys", with(func(t *Table) { t.BucketKeys = []string{"id"} }), opts, Incompatible, "shop.orders", []string{"bucket keys are not supported (bucket key id)"}},
+		{"zero buckets", with(func(t *Table) { t.BucketCount = 0 }), opts, Incompatible, "shop.orders", []string{"bucket count is 0"}},
+		{"indexed log format", with(func(t *Table) { t.Properties[PropLogFormat] = "INDEXED" }), opts, Incompatible, "shop.orders", []string{"table.log.format is INDEXED"}},
+		{"bad compression", with(func(t *Table) { t.Properties[PropArrowCompression] = "gzip" }), opts, Incompatible, "shop.orders", []string{"want NONE, LZ4_FRAME or ZSTD"}},
+		{"bad zstd level", with(func(t *Table) { t.Properties[PropArrowCompressionLevel] = "23" }), opts, Incompatible, "shop.orders", []string{"zstd.level is \"23\""}},
+		{"default name too long", with(func(t *Table) { t.Database = long; t.Name = long }), opts, Incompatible, "", []string{"at most 249", "set kafka.topic"}},
+		{"override with illegal char", with(props(PropTopic, "orders/v1")), opts, Incompatible, "", []string{`contains '/'`}},
+		{"override internal prefix", with(props(PropTopic, "__orders")), opts, Incompatible, "", []string{"reserves for internal topics"}},
+		{"override dot", with(props(PropTopic, "..")), opts, Incompatible, "", []string{"not allowed"}},
+		{"bad value format", with(props(PropValueFormat, "avro")), opts, Incompatible, "shop.orders", []string{`kafka.value.format is "avro"`}},
+		{"value column with json", with(props(PropValueColumn, "item")), opts, Incompatible, "shop.orders", []string{"contradicts kafka.value.format=json"}},
+		{"unknown-fields with raw", with(chain(columns(types.Field{Name: "b", Type: tBytes}), props(PropValueFormat, "raw", PropJSONUnknownFields, "ignore"))),
+			opts, Incompatible, "shop.orders", []string{"only applies to kafka.value.format=json"}},
+		{"bad unknown-fields", with(props(PropJSONUnknownFields, "drop")), opts, Incompatible, "shop.orders", []string{"want ignore or reject"}},
+		{"missing key column", with(props(PropKeyColumn, "nope")), opts, Incompatible, "shop.orders", []string{`names column "nope", which the table does not have (columns: id, item)`}},
+		{"empty key column", with(props(PropKeyColumn, "")), opts, Incompatible, "shop.orders", []string{"kafka.key.column is empty"}},
+		{"key column wrong type", with(props(PropKeyColumn, "id")), opts, Incompatible, "shop.orders", []string{"kafka.key.column names column id of type BIGINT, want STRING or BYTES"}},
+		{"timestamp precision 0", with(chain(columns(types.Field{Name: "ts", Type: tLTZ0}, types.Field{Name: "v", Type: tString}), props(PropTimestampColumn, "ts"))),
+			opts, Incompatible, "shop.orders", []string{"kafka.timestamp.column names column ts of type TIMESTAMP_LTZ(0)"}},
+		{"timestamp as INT", with(chain(columns(types.Field{Name: "ts", Type: tInt}, types.Field{Name: "v", Type: tString}), props(PropTimestampColumn, "ts"))),
+			opts, Incompatible, "shop.orders", []string{"kafka.timestamp.column names column ts of type INT, want TIMESTAMP_LTZ(p)"}},
+		{"timestamp as BIGINT is fine but headers as STRING is not", with(props(PropTimestampColumn, "id", PropHeadersColumn, "item")),
+			opts, Incompatible, "shop.orders", []string{"kafka.headers.column names column item of type STRING"}},
+		{"headers map with INT keys", with(chain(columns(types.Field{Name: "h", Type: tHdrBad}, types.Field{Name: "v", Type: tString}), props(PropHeadersColumn, "h"))),
+			opts, Incompatible, "shop.orders", []string{"kafka.headers.column names column h"}},
+		{"overlap", with(props(PropKeyColumn, "item", PropHeadersColumn, "item")), opts, Incompatible, "shop.orders",
+			[]string{`kafka.key.column and kafka.headers.column both name column "item"`}},
+		{"json without value columns", with(chain(columns(types.Field{Name: "k", Type: tString}), props(PropKeyColumn, "k"))),
+			opts, Incompatible, "shop.orders", []string{"needs at least one column besides"}},
+		{"raw ambiguous value column", with(chain(columns(types.Field{Name: "a", Type: tBytes}, types.Field{Name: "b", Type: tBytes}), props(PropValueFormat, "raw"))),
+			opts, Incompatible, "shop.orders", []string{"set kafka.value.column to one of a, b"}},
+		{"raw inferred column wrong type", with(chain(columns(types.Field{Name: "a", Type: tString}), props(PropValueFormat, "raw"))),
+			opts, Incompatible, "shop.orders", []string{"stores the value in column a, which has type STRING, want BYTES"}},
+		{"string value column wrong type", with(chain(columns(types.Field{Name: "a", Type: tBytes}), props(PropValueFormat, "string", PropValueColumn, "a"))),
+			opts, Incompatible, "shop.orders", []string{"kafka.value.column names column a of type BYTES, want STRING"}},
+		{"raw with NOT NULL leftover", with(chain(columns(types.Field{Name: "a", Type: tBytes}, types.Field{Name: "n", Type: typ(types.Int, false)}),
+			props(PropValueFormat, "raw", PropValueColumn, "a"))), opts, Incompatible, "shop.orders",
+			[]string{"column n is NOT NULL but no part of a Kafka record fills it"}},
+		{"raw with every column taken", with(chain(columns(types.Field{Name: "k", Type: tBytes}), props(PropValueFormat, "raw", PropKeyColumn, "k"))),
+			opts, Incompatible, "shop.orders", []string{"every column is taken"}},
+		{"invalid column type", with(columns(types.Field{Name: "d", Type: types.DataType{Root: types.Decimal, Precision: 40}})),
+			opts, Incompatible, "shop.orders", []string{"column d: DECIMAL(40, 0)"}},
+		{"no columns", with(columns()), opts, Incompatible, "shop.orders", []string{"the table has no columns"}},
+		{"every problem is reported", with(func(t *Table) {
+			t.PrimaryKeys = []string{"id"}
+			t.PartitionKeys = []string{"item"}
+			t.CustomProperties[PropValueFormat] = "xml"
+		}), opts, Incompatible, "shop.orders", []string{"primary-key", "partitioned", "xml"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m, r := Resolve(tt.table, tt.opts)
+			if r == nil {
+				t.Fatalf("accepted, want refusal: %v", m)
+			}
+			if m != nil {
+				t.Errorf("refusal came with a mapping: %v", m)
+			}
+			expect(t, "kind", r.Kind, tt.kind)
+			expect(t, "topic", r.Topic, tt.topic)
+			for _, w := range tt.want {
+				if !strings.Contains(r.Error(), w) {
+					t.Errorf("reasons %q do not mention %q", r.Error(), w)
+				}
+			}
+		})
+	}
+}
+
+func TestTopicIDIsStablePerTableAndCluster(t *testing.T) {
+	a, _ := Resolve(base(), opts)
+	b, _ := Resolve(base(), opts)
+	if !bytes.Equal(a.TopicId, b.TopicId) {
+		t.Fatal("same table, different topic ids")
+	}
+	// Pinned value: a change here would make every client see every topic
+	// as recreated after an upgrade.
+	want := uuid.NewSHA1(uuid.MustParse("87c7f24d-7517-4ee3-8f89-8a91731fe3d2"), []byte("topic/test-cluster/42"))
+	if !bytes.Equal(a.TopicId, want[:]) {
+		t.Fatalf("topic id %x, want %x", a.TopicId, want[:])
+	}
+	if id := uuid.UUID(a.TopicId); id.Version() != 5 {
+		t.Errorf("topic id version %d, want 5", id.Version())
+	}
+	recreated, _ := Resolve(with(func(t *Table) { t.TableID = 43 }), opts)
+	if bytes.Equal(a.TopicId, recreated.TopicId) {
+		t.Error("a recreated table (new table id) kept its topic id")
+	}
+	other, _ := Resolve(base(), Options{ClusterID: "other", Exposure: ExposeOptIn})
+	if bytes.Equal(a.TopicId, other.TopicId) {
+		t.Error("two clusters share a topic id")
+	}
+	renamed, _ := Resolve(with(props(PropTopic, "renamed")), opts)
+	if !bytes.Equal(a.TopicId, renamed.TopicId) {
+		t.Error("renaming the topic changed the id of the same table")
+	}
+}
+
+func TestMappingID(t *testing.T) {
+	ref, _ := Resolve(base(), opts)
+	same, _ := Resolve(base(), opts)
+	expect(t, "same input", same.MappingId, ref.MappingId)
+	if !proto.Equal(ref, same) {
+		t.Error("Resolve is not deterministic")
+	}
+	changes := map[string]Table{
+		"schema id":          with(func(t *Table) { t.SchemaID = 2 }),
+		"column added":       with(func(t *Table) { t.Columns = append(t.Columns, types.Field{Name: "x", Type: tInt}) }),
+		"column type":        with(func(t *Table) { t.Columns[0].Type.Nullable = false }),
+		"bucket count":       with(func(t *Table) { t.BucketCount = 4 }),
+		"storage property":   with(func(t *Table) { t.Properties["table.log.ttl"] = "1d" }),
+		"custom property":    with(props("owner", "b")),
+		"mapping property":   with(props(PropJSONUnknownFields, "reject")),
+		"table id":           with(func(t *Table) { t.TableID = 7 }),
+		"property key moved": with(func(t *Table) { t.Properties["owner"] = "b" }),
+	}
+	seen := map[string]string{ref.MappingId: "reference"}
+	for name, tbl := range changes {
+		m, r := Resolve(tbl, opts)
+		if r != nil {
+			t.Fatalf("%s: refused: %v", name, r)
+		}
+		if prev, dup := seen[m.MappingId]; dup {
+			t.Errorf("%s: mapping id %s equals that of %s", name, m.MappingId, prev)
+		}
+		seen[m.MappingId] = name
+	}
+}
+
+func TestTopicNames(t *testing.T) {
+	valid := []string{"a", "shop.orders", "A-b_c.9", strings.Repeat("x", 249)}
+	for _, n := range valid {
+		if err := ValidateTopicName(n); err != nil {
+			t.Errorf("ValidateTopicName(%q) = %v, want nil", n, err)
+		}
+	}
+	invalid := []string{"", ".", "..", strings.Repeat("x", 250), "a b", "a/b", "ü", "__consumer_offsets", "a:b"}
+	for _, n := range invalid {
+		if err := ValidateTopicName(n); err == nil {
+			t.Errorf("ValidateTopicName(%q) = nil, want an error", n)
+		}
+	}
+
+	splits := []struct {
+		topic, db, table string
+		ok               bool
+	}{
+		{"shop.orders", "shop", "orders", true},
+		{"a-b.c_d", "a-b", "c_d", true},
+		{"orders", "", "", false},
+		{"a.b.c", "", "", false},
+		{".orders", "", "", false},
+		{"shop.", "", "", false},
+		{"__sys.t", "", "", false},
+		{strings.Repeat("d", 201) + ".t", "", "", false},
+	}
+	for _, s := range splits {
+		db, tbl, ok := SplitDefaultTopicName(s.topic)
+		if db != s.db || tbl != s.table || ok != s.ok {
+			t.Errorf("SplitDefaultTopicName(%q) = %q, %q, %v; want %q, %q, %v", s.topic, db, tbl, ok, s.db, s.table, s.ok)
+		}
+		if ok && DefaultTopicName(db, tbl) != s.topic {
+			t.Errorf("DefaultTopicName(%q, %q) does not round-trip to %q", db, tbl, s.topic)
+		}
+	}
+}
+
+func TestClusterID(t *testing.T) {
+	a := DeriveClusterID([]string{"b:1", "A:2"})
+	b := DeriveClusterID([]string{"a:2", " b:1", "b:1"})
+	expect(t, "order, case and duplicates ignored", a, b)
+	expect(t, "length", len(a), 22)
+	if err := ValidateClusterID(a); err != nil {
+		t.Errorf("derived id %q does not validate: %v", a, err)
+	}
+	if DeriveClusterID([]string{"c:1"}) == a {
+		t.Error("different bootstrap, same cluster id")
+	}
+	for _, bad := range []string{"", "has space", strings.Repeat("x", 65), "a/b"} {
+		if ValidateClusterID(bad) == nil {
+			t.Errorf("ValidateClusterID(%q) = nil, want an error", bad)
+		}
+	}
+}
+
+func TestParseExposure(t *testing.T) {
+	for in, want := range map[string]Exposure{"opt-in": ExposeOptIn, "ALL": ExposeAll} {
+		got, err := ParseExposure(in)
+		if err != nil || got != want {
+			t.Errorf("ParseExposure(%q) = %v, %v; want %v", in, got, err, want)
+		}
+	}
+	if _, err := ParseExposure("some"); err == nil {
+		t.Error("ParseExposure(some) accepted")
+	}
+}
+
+func TestTypeToProto(t *testing.T) {
+	dt := types.DataType{Root: types.Array, Element: ptr(types.DataType{Root: types.Row, Fields: []types.Field{
+		{Name: "d", Type: types.DataType{Root: types.Decimal, Precision: 10, Scale: 2, Nullable: true}},
+		{Name: "m", Type: types.DataType{Root: types.Map, Key: ptr(typ(types.String, false)), Value: ptr(types.DataType{Root: types.Binary, Length: 4})}},
+	}})}
+	want := &catalogv1.DataType{Root: catalogv1.TypeRoot_TYPE_ROOT_ARRAY, Element: &catalogv1.DataType{
+		Root: catalogv1.TypeRoot_TYPE_ROOT_ROW, Fields: []*catalogv1.Field{
+			{Name: "d", Type: &catalogv1.DataType{Root: catalogv1.TypeRoot_TYPE_ROOT_DECIMAL, Precision: 10, Scale: 2, Nullable: true}},
+			{Name: "m", Type: &catalogv1.DataType{Root: catalogv1.TypeRoot_TYPE_ROOT_MAP,
+				Key:   &catalogv1.DataType{Root: catalogv1.TypeRoot_TYPE_ROOT_STRING},
+				Value: &catalogv1.DataType{Root: catalogv1.TypeRoot_TYPE_ROOT_BINARY, Length: 4}}},
+		}}}
+	if got := TypeToProto(dt); !proto.Equal(got, want) {
+		t.Errorf("TypeToProto = %v\nwant %v", got, want)
+	}
+	for root := types.Boolean; root <= types.Row; root++ {
+		if _, ok := rootToProto[root]; !ok {
+			t.Errorf("root %s has no proto mapping", root)
+		}
+	}
+}
+
+func expect[T comparable](t *testing.T, what string, got, want T) {
+	t.Helper()
+	if got != want {
+		t.Errorf("%s = %v, want %v", what, got, want)
+	}
+}
+
+func BenchmarkResolve(b *testing.B) {
+	tbl := with(chain(
+		columns(types.Field{Name: "k", Type: tString}, types.Field{Name: "ts", Type: tLTZ3},
+			types.Field{Name: "h", Type: tHdrMap}, types.Field{Name: "amount", Type: tInt}, types.Field{Name: "note", Type: tString}),
+		props(PropKeyColumn, "k", PropTimestampColumn, "ts", PropHeadersColumn, "h")))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, r := Resolve(tbl, opts); r != nil {
+			b.Fatal(r)
+		}
+	}
+}
+
+func TestPrimaryKeyRefusalDoesNotBlameBucketKeys(t *testing.T) {
+	// Fluss gives a primary-key table its key as bucket key; one reason is
+	// enough.
+	_, r := Resolve(with(func(t *Table) { t.PrimaryKeys = []string{"id"}; t.BucketKeys = []string{"id"} }), opts)
+	if r == nil || len(r.Reasons) != 1 || !strings.Contains(r.Reasons[0], "primary-key") {
+		t.Errorf("refusal = %v, want only the primary-key reason", r)
+	}
+}
