@@ -1,0 +1,306 @@
+package appender
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+
+	appendv1 "github.com/ferrygw/ferry/services/api/gen/ferry/append/v1"
+	catalogv1 "github.com/ferrygw/ferry/services/api/gen/ferry/catalog/v1"
+	"github.com/ferrygw/ferry/services/fluss"
+	"github.com/ferrygw/ferry/services/fluss/logbatch"
+)
+
+// job is one AppendRequest on its way through the service.
+type job struct {
+	req      *appendv1.AppendRequest
+	ctx      context.Context // carries the append span
+	span     trace.Span
+	start    time.Time
+	deadline time.Time
+	acks     fluss.Acks
+	records  int64
+	batch    []byte
+	resp     *appendv1.AppendResponse
+}
+
+// jobError is a failure decided inside the service, with the Fluss code
+// the answer carries.
+type jobError struct {
+	code      fluss.ErrorCode
+	retriable bool
+	msg       string
+}
+
+func (e *jobError) Error() string { return fmt.Sprintf("%s: %s", e.code, e.msg) }
+
+func invalid(code fluss.ErrorCode, format string, args ...any) error {
+	return &jobError{code: code, msg: fmt.Sprintf(format, args...)}
+}
+
+func (s *Service) newJob(streamCtx context.Context, req *appendv1.AppendRequest) *job {
+	ctx := s.traceContext(streamCtx, req.GetTrace())
+	attrs := []attribute.KeyValue{
+		attribute.Int64("ferry.job_id", int64(req.GetJobId())),
+		attribute.Int64("fluss.table_id", req.GetTableId()),
+		attribute.Int("fluss.bucket", int(req.GetBucketId())),
+		attribute.Int("ferry.arrow_ipc_bytes", len(req.GetArrowIpc())),
+	}
+	if req.PartitionId != nil {
+		attrs = append(attrs, attribute.Int64("fluss.partition_id", req.GetPartitionId()))
+	}
+	ctx, span := s.tracer.Start(ctx, "append", trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(attrs...))
+	timeout := s.cfg.DefaultTimeout
+	if ms := req.GetTimeoutMs(); ms > 0 {
+		timeout = min(time.Duration(ms)*time.Millisecond, s.cfg.MaxTimeout)
+	}
+	now := time.Now()
+	return &job{req: req, ctx: ctx, span: span, start: now, deadline: now.Add(timeout), acks: fluss.Acks(req.GetAcks())}
+}
+
+// coalescesWith tells whether o may share a produce request with j (same
+// bucket is given by the queue).
+func (j *job) coalescesWith(o *job) bool {
+	return j.acks == o.acks && o.resp == nil
+}
+
+func (j *job) fail(err error) *appendv1.AppendResponse {
+	resp := &appendv1.AppendResponse{JobId: j.req.GetJobId(), BaseOffset: -1}
+	var je *jobError
+	switch {
+	case errors.As(err, &je):
+		resp.ErrorCode, resp.Retriable, resp.ErrorMessage = int32(je.code), je.retriable, je.msg
+	default:
+		resp.ErrorCode = int32(fluss.CodeOf(err))
+		resp.Retriable = fluss.IsRetriable(err)
+		resp.ErrorMessage = err.Error()
+	}
+	return resp
+}
+
+// finish ends the job's span with its outcome.
+func (j *job) finish(resp *appendv1.AppendResponse) {
+	if resp.GetErrorCode() != 0 {
+		j.span.SetStatus(codes.Error, resp.GetErrorMessage())
+		j.span.SetAttributes(attribute.Int("fluss.error_code", int(resp.GetErrorCode())), attribute.Bool("ferry.retriable", resp.GetRetriable()))
+	} else {
+		j.span.SetAttributes(attribute.Int64("fluss.base_offset", resp.GetBaseOffset()))
+	}
+	j.span.End()
+}
+
+func (j *job) abandon(err error) {
+	j.span.SetStatus(codes.Error, fmt.Sprintf("stream ended before Fluss answered: %v", err))
+	j.span.End()
+}
+
+var compressions = map[catalogv1.ArrowCompression]logbatch.Compression{
+	// Unspecified means the table sets nothing: Fluss's default, ZSTD.
+	catalogv1.ArrowCompression_ARROW_COMPRESSION_UNSPECIFIED: logbatch.CompressionZSTD,
+	catalogv1.ArrowCompression_ARROW_COMPRESSION_NONE:        logbatch.CompressionNone,
+	catalogv1.ArrowCompression_ARROW_COMPRESSION_LZ4_FRAME:   logbatch.CompressionLZ4Frame,
+	catalogv1.ArrowCompression_ARROW_COMPRESSION_ZSTD:        logbatch.CompressionZSTD,
+}
+
+// build validates the request and turns its Arrow IPC stream into j.batch.
+func (s *Service) build(j *job) error {
+	req := j.req
+	switch j.acks {
+	case fluss.AcksNone, fluss.AcksLeader, fluss.AcksAll:
+	default:
+		return invalid(fluss.CodeInvalidRequiredAcks, "acks %d is not 0, 1 or -1", req.GetAcks())
+	}
+	if req.GetTimeoutMs() < 0 {
+		return invalid(fluss.CodeInvalidConfig, "timeout_ms %d is negative", req.GetTimeoutMs())
+	}
+	if id := req.GetSchemaId(); id < 0 || id > math.MaxInt16 {
+		return invalid(fluss.CodeSchemaNotExist, "schema_id %d outside 0..%d", id, math.MaxInt16)
+	}
+	if req.GetBucketId() < 0 {
+		return invalid(fluss.CodeUnknownTableOrBucket, "bucket_id %d is negative", req.GetBucketId())
+	}
+	comp, ok := compressions[req.GetArrowCompression()]
+	if !ok {
+		return invalid(fluss.CodeInvalidConfig, "arrow_compression %d unknown", req.GetArrowCompression())
+	}
+	level := int(req.GetArrowCompressionLevel())
+	if comp == logbatch.CompressionZSTD && level != 0 && (level < 1 || level > 22) {
+		return invalid(fluss.CodeInvalidConfig, "ZSTD level %d outside 1..22", level)
+	}
+	if req.GetWriterId() < logbatch.NoWriterID || req.GetBatchSequence() < logbatch.NoBatchSequence {
+		return invalid(fluss.CodeInvalidConfig, "writer_id %d / batch_sequence %d below -1", req.GetWriterId(), req.GetBatchSequence())
+	}
+
+	r, err := ipc.NewReader(bytes.NewReader(req.GetArrowIpc()))
+	if err != nil {
+		return invalid(fluss.CodeCorruptRecord, "arrow_ipc: %v", err)
+	}
+	defer r.Release()
+	if !r.Next() {
+		if err := r.Err(); err != nil {
+			return invalid(fluss.CodeCorruptRecord, "arrow_ipc record batch: %v", err)
+		}
+		return invalid(fluss.CodeCorruptRecord, "arrow_ipc holds no record batch")
+	}
+	rec := r.RecordBatch()
+	// The reader releases its current record on the next Next call below.
+	rec.Retain()
+	defer rec.Release()
+	if rec.NumRows() == 0 {
+		return invalid(fluss.CodeCorruptRecord, "arrow_ipc record batch has no rows")
+	}
+	if n := req.GetRecordCount(); n != 0 && int64(n) != rec.NumRows() {
+		return invalid(fluss.CodeCorruptRecord, "record_count %d but the Arrow batch has %d rows", n, rec.NumRows())
+	}
+	if r.Next() {
+		return invalid(fluss.CodeCorruptRecord, "arrow_ipc holds more than one record batch")
+	}
+	if err := r.Err(); err != nil {
+		return invalid(fluss.CodeCorruptRecord, "arrow_ipc: %v", err)
+	}
+	sctx, cancel := context.WithDeadline(j.ctx, j.deadline)
+	ts, err := s.schemaOf(sctx, req.GetTableId(), req.GetSchemaId())
+	cancel()
+	if err != nil {
+		return err
+	}
+	if err := checkRecord(rec, ts); err != nil {
+		return invalid(fluss.CodeCorruptRecord, "batch does not match schema %d of table %d: %v", req.GetSchemaId(), req.GetTableId(), err)
+	}
+
+	b, _ := s.builders.Get().(*logbatch.Builder)
+	if b == nil {
+		b = logbatch.NewBuilder()
+	}
+	defer s.builders.Put(b)
+	j.batch, err = b.Append(nil, rec, logbatch.Options{
+		Magic:         s.cfg.Magic,
+		SchemaID:      int16(req.GetSchemaId()),
+		Compression:   comp,
+		ZSTDLevel:     level,
+		WriterID:      req.GetWriterId(),
+		BatchSequence: req.GetBatchSequence(),
+		AppendOnly:    true,
+	})
+	if err != nil {
+		return invalid(fluss.CodeCorruptRecord, "%v", err)
+	}
+	j.records = rec.NumRows()
+	j.span.SetAttributes(attribute.Int64("ferry.records", j.records), attribute.Int("fluss.batch_bytes", len(j.batch)))
+	return nil
+}
+
+// produce sends a group of built jobs for one bucket as consecutive batches
+// in one request, retrying retriable failures with backoff until the
+// earliest deadline of the group. It sets every job's resp, except when the
+// stream's context ends first. A group fails or succeeds as a whole, as the
+// server appends the request's batches together.
+func (s *Service) produce(streamCtx context.Context, group []*job) {
+	first := group[0]
+	deadline := first.deadline
+	var records []byte
+	for _, j := range group {
+		if j.deadline.Before(deadline) {
+			deadline = j.deadline
+		}
+	}
+	if len(group) == 1 {
+		records = first.batch
+	} else {
+		for _, j := range group {
+			records = append(records, j.batch...)
+		}
+	}
+	bb := []fluss.BucketBatch{{PartitionID: first.req.PartitionId, Bucket: first.req.GetBucketId(), Records: records}}
+	if first.req.PartitionId != nil {
+		p := first.req.GetPartitionId()
+		bb[0].PartitionID = &p
+	}
+	ctx, cancel := context.WithDeadline(streamCtx, deadline)
+	defer cancel()
+
+	backoff := s.cfg.RetryBackoffMin
+	var lastErr error
+	outOfTime := false
+	for attempt := 1; ; attempt++ {
+		remaining := time.Until(deadline)
+		if remaining <= 0 || ctx.Err() != nil {
+			outOfTime = true
+			break
+		}
+		baseOffset, err := s.produceOnce(ctx, group, bb, remaining, attempt)
+		if err == nil {
+			off := baseOffset
+			for _, j := range group {
+				j.resp = &appendv1.AppendResponse{JobId: j.req.GetJobId(), BaseOffset: off}
+				off += j.records
+			}
+			return
+		}
+		lastErr = err
+		if !fluss.IsRetriable(err) {
+			break
+		}
+		s.log.Debug("append: retrying", "table_id", first.req.GetTableId(), "bucket", first.req.GetBucketId(),
+			"attempt", attempt, "backoff", backoff, "err", err)
+		select {
+		case <-time.After(min(backoff, time.Until(deadline))):
+		case <-ctx.Done():
+		}
+		backoff = min(2*backoff, s.cfg.RetryBackoffMax)
+	}
+	if streamCtx.Err() != nil {
+		return // nobody to answer
+	}
+	if lastErr == nil || (outOfTime && fluss.IsRetriable(lastErr)) || errors.Is(lastErr, context.DeadlineExceeded) {
+		// Out of time: the outcome of an attempt in flight is unknown, so
+		// the caller may retry, as Kafka clients do on a timeout.
+		msg := "request timed out before Fluss acknowledged the batch"
+		if lastErr != nil {
+			msg += ": " + lastErr.Error()
+		}
+		lastErr = &jobError{code: fluss.CodeRequestTimeOut, retriable: true, msg: msg}
+	}
+	for _, j := range group {
+		j.resp = j.fail(lastErr)
+	}
+	s.log.Warn("append failed", "table_id", first.req.GetTableId(), "bucket", first.req.GetBucketId(),
+		"jobs", len(group), "code", fluss.ErrorCode(group[0].resp.GetErrorCode()).String(), "err", lastErr)
+}
+
+// produceOnce is one ProduceLog call under its own span, child of the first
+// job's append span and linked to the others'.
+func (s *Service) produceOnce(ctx context.Context, group []*job, bb []fluss.BucketBatch, remaining time.Duration, attempt int) (int64, error) {
+	links := make([]trace.Link, 0, len(group)-1)
+	for _, j := range group[1:] {
+		links = append(links, trace.Link{SpanContext: j.span.SpanContext()})
+	}
+	spanCtx := trace.ContextWithSpan(ctx, group[0].span)
+	spanCtx, span := s.tracer.Start(spanCtx, "fluss.ProduceLog", trace.WithSpanKind(trace.SpanKindClient), trace.WithLinks(links...),
+		trace.WithAttributes(attribute.Int("ferry.attempt", attempt), attribute.Int("ferry.jobs", len(group)), attribute.Int("fluss.bytes", len(bb[0].Records))))
+	defer span.End()
+	timeout := max(remaining.Truncate(time.Millisecond), time.Millisecond)
+	res, err := s.fluss.ProduceLog(spanCtx, group[0].req.GetTableId(), group[0].acks, timeout, bb)
+	if err == nil {
+		if len(res) != 1 {
+			err = fmt.Errorf("appender: ProduceLog answered %d results for 1 batch", len(res))
+		} else {
+			err = res[0].Err
+		}
+	}
+	if err != nil {
+		span.RecordError(err)
+		span.SetStatus(codes.Error, err.Error())
+		return 0, err
+	}
+	span.SetAttributes(attribute.Int64("fluss.base_offset", res[0].BaseOffset))
+	return res[0].BaseOffset, nil
+}
