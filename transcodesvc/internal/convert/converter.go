@@ -1,0 +1,357 @@
+package convert
+
+import (
+	"bytes"
+	"fmt"
+	"unicode/utf8"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	catalogv1 "github.com/ferrygw/ferry/services/api/gen/ferry/catalog/v1"
+	"github.com/ferrygw/ferry/services/fluss/types"
+	"github.com/ferrygw/ferry/transcodesvc/internal/kafkabatch"
+)
+
+// MaxRecordErrors bounds how many record errors one failure lists; a batch
+// of a million bad records should not produce a million-line answer.
+const MaxRecordErrors = 100
+
+// RecordError is one record that could not be converted.
+type RecordError struct {
+	// BatchIndex is the record's position in its batch (its offset delta).
+	BatchIndex int
+	Message    string
+}
+
+// Failure is a batch that must not be written at all.
+type Failure struct {
+	Code    int16 // Kafka error code
+	Message string
+	Records []RecordError
+}
+
+func (f *Failure) Error() string { return f.Message }
+
+// Converter turns decoded batches into Arrow IPC for one Plan. It reuses its
+// builders and output buffer from batch to batch, so it must not be used
+// concurrently: the server pools them per plan, one per running job.
+type Converter struct {
+	plan *Plan
+	mem  memory.Allocator
+
+	rb      *array.RecordBuilder
+	obj     *objectDecoder // the JSON columns
+	columns []func(r *kafkabatch.Record, b *kafkabatch.Batch) error
+	scan    scanner
+	out     bytes.Buffer
+	broken  bool // builders hold a half-converted batch
+}
+
+// NewConverter builds a Converter for p allocating Arrow buffers from mem.
+func (p *Plan) NewConverter(mem memory.Allocator) *Converter {
+	c := &Converter{plan: p, mem: mem}
+	c.build()
+	return c
+}
+
+// build (re)creates the builders and the writers bound to them.
+func (c *Converter) build() {
+	if c.rb != nil {
+		c.rb.Release()
+	}
+	p := c.plan
+	c.rb = array.NewRecordBuilder(c.mem, p.Schema)
+	c.columns = c.columns[:0]
+	rejectUnknown := p.rejectUnknown
+	var jsonFields []types.Field
+	var jsonWriters []writer
+	for i, src := range p.sources {
+		col := p.Columns[i]
+		b := c.rb.Field(i)
+		switch src {
+		case srcJSONField:
+			jsonFields = append(jsonFields, col)
+			jsonWriters = append(jsonWriters, newWriter(col.Type, b, rejectUnknown))
+		case srcNone:
+			c.columns = append(c.columns, func(*kafkabatch.Record, *kafkabatch.Batch) error { b.AppendNull(); return nil })
+		case srcKey:
+			c.columns = append(c.columns, keyColumn(col, b))
+		case srcTimestamp:
+			c.columns = append(c.columns, timestampColumn(col, b))
+		case srcHeaders:
+			c.columns = append(c.columns, headersColumn(col, b, p.headers))
+		case srcValue:
+			c.columns = append(c.columns, valueColumn(col, b))
+		}
+	}
+	c.obj = nil
+	if p.isJSON() {
+		c.obj = newObjectDecoder(jsonFields, jsonWriters, rejectUnknown)
+	}
+	c.broken = false
+}
+
+// Output is a converted batch. IPC stays valid until the next Convert.
+type Output struct {
+	IPC  []byte
+	Rows int
+}
+
+// Convert converts every record of b or none: any record error yields a
+// *Failure listing the failing records (INVALID_RECORD) and no output.
+func (c *Converter) Convert(b *kafkabatch.Batch) (Output, error) {
+	if c.broken {
+		c.build()
+	}
+	c.broken = true
+	c.rb.Reserve(len(b.Records))
+	var errs []RecordError
+	failed := 0
+	for i := range b.Records {
+		if err := c.convertRecord(&b.Records[i], b); err != nil {
+			failed++
+			if len(errs) < MaxRecordErrors {
+				errs = append(errs, RecordError{BatchIndex: i, Message: err.Error()})
+			}
+		}
+	}
+	if failed > 0 {
+		msg := fmt.Sprintf("%d of %d records could not be converted for topic %s; the batch was not written", failed, len(b.Records), c.plan.Topic)
+		if failed > len(errs) {
+			msg += fmt.Sprintf(" (the first %d are listed)", len(errs))
+		}
+		// Builders are out of step after a failed record; the next Convert
+		// rebuilds them.
+		return Output{}, &Failure{Code: kafkabatch.CodeInvalidRecord, Message: msg, Records: errs}
+	}
+	rec := c.rb.NewRecordBatch()
+	defer rec.Release()
+	c.broken = false
+	if err := c.writeIPC(rec); err != nil {
+		return Output{}, err
+	}
+	return Output{IPC: c.out.Bytes(), Rows: int(rec.NumRows())}, nil
+}
+
+func (c *Converter) writeIPC(rec arrow.RecordBatch) error {
+	c.out.Reset()
+	w := ipc.NewWriter(&c.out, ipc.WithSchema(c.plan.Schema), ipc.WithAllocator(c.mem))
+	if err := w.Write(rec); err != nil {
+		w.Close()
+		return fmt.Errorf("write Arrow IPC: %w", err)
+	}
+	if err := w.Close(); err != nil {
+		return fmt.Errorf("close Arrow IPC stream: %w", err)
+	}
+	return nil
+}
+
+func (c *Converter) convertRecord(r *kafkabatch.Record, b *kafkabatch.Batch) error {
+	for _, col := range c.columns {
+		if err := col(r, b); err != nil {
+			return err
+		}
+	}
+	if c.obj == nil {
+		return nil
+	}
+	if r.Value == nil {
+		return &fieldError{msg: "record value is null (a tombstone); a JSON topic needs a JSON object"}
+	}
+	c.scan.reset(r.Value)
+	if err := c.obj.decode(&c.scan); err != nil {
+		return err
+	}
+	if !c.scan.atEnd() {
+		return c.scan.fail("data after the JSON object")
+	}
+	return nil
+}
+
+func (p *Plan) isJSON() bool { return p.format == catalogv1.ValueFormat_VALUE_FORMAT_JSON }
+
+func nullOr(col types.Field, b array.Builder, what string) error {
+	if !col.Type.Nullable {
+		return &fieldError{msg: fmt.Sprintf("record %s is null but column %s is %s", what, col.Name, col.Type)}
+	}
+	b.AppendNull()
+	return nil
+}
+
+func keyColumn(col types.Field, b array.Builder) func(*kafkabatch.Record, *kafkabatch.Batch) error {
+	if col.Type.Root == types.String {
+		sb := b.(*array.StringBuilder)
+		return func(r *kafkabatch.Record, _ *kafkabatch.Batch) error {
+			if r.Key == nil {
+				return nullOr(col, b, "key")
+			}
+			if !utf8.Valid(r.Key) {
+				return &fieldError{msg: fmt.Sprintf("record key is not valid UTF-8 but column %s is STRING", col.Name)}
+			}
+			sb.BinaryBuilder.Append(r.Key)
+			return nil
+		}
+	}
+	bb := b.(*array.BinaryBuilder)
+	return func(r *kafkabatch.Record, _ *kafkabatch.Batch) error {
+		if r.Key == nil {
+			return nullOr(col, b, "key")
+		}
+		bb.Append(r.Key)
+		return nil
+	}
+}
+
+func timestampColumn(col types.Field, b array.Builder) func(*kafkabatch.Record, *kafkabatch.Batch) error {
+	if col.Type.Root == types.BigInt {
+		ib := b.(*array.Int64Builder)
+		return func(r *kafkabatch.Record, kb *kafkabatch.Batch) error {
+			ib.Append(kb.Timestamp(r))
+			return nil
+		}
+	}
+	// TIMESTAMP_LTZ holds the instant; TIMESTAMP (NTZ) its UTC wall-clock
+	// time, which is the same number. Compile refused precisions below 3.
+	tb := b.(*array.TimestampBuilder)
+	return func(r *kafkabatch.Record, kb *kafkabatch.Batch) error {
+		sec, nanos := millisToSecNanos(kb.Timestamp(r))
+		v, err := toUnit(sec, nanos, col.Type.Precision)
+		if err != nil {
+			return &fieldError{msg: fmt.Sprintf("record timestamp %d does not fit column %s (%s)", kb.Timestamp(r), col.Name, col.Type)}
+		}
+		tb.Append(arrow.Timestamp(v))
+		return nil
+	}
+}
+
+func valueColumn(col types.Field, b array.Builder) func(*kafkabatch.Record, *kafkabatch.Batch) error {
+	if col.Type.Root == types.String {
+		sb := b.(*array.StringBuilder)
+		return func(r *kafkabatch.Record, _ *kafkabatch.Batch) error {
+			if r.Value == nil {
+				return nullOr(col, b, "value")
+			}
+			if !utf8.Valid(r.Value) {
+				return &fieldError{msg: fmt.Sprintf("record value is not valid UTF-8 but column %s is STRING", col.Name)}
+			}
+			sb.BinaryBuilder.Append(r.Value)
+			return nil
+		}
+	}
+	bb := b.(*array.BinaryBuilder)
+	return func(r *kafkabatch.Record, _ *kafkabatch.Batch) error {
+		if r.Value == nil {
+			return nullOr(col, b, "value")
+		}
+		bb.Append(r.Value)
+		return nil
+	}
+}
+
+// headerValues appends header values to a BYTES or a STRING builder.
+type headerValues struct {
+	col      types.Field
+	bytes    *array.BinaryBuilder
+	str      *array.StringBuilder
+	nullable bool
+}
+
+func newHeaderValues(col types.Field, b array.Builder, t types.DataType) headerValues {
+	hv := headerValues{col: col, nullable: t.Nullable}
+	if t.Root == types.String {
+		hv.str = b.(*array.StringBuilder)
+	} else {
+		hv.bytes = b.(*array.BinaryBuilder)
+	}
+	return hv
+}
+
+// check refuses a header the column cannot hold, before anything of the
+// header is appended.
+func (hv *headerValues) check(h kafkabatch.RecordHeader) error {
+	if !utf8.Valid(h.Key) {
+		return &fieldError{msg: fmt.Sprintf("header key %q is not valid UTF-8", h.Key)}
+	}
+	if h.Value == nil {
+		if !hv.nullable {
+			return &fieldError{msg: fmt.Sprintf("header %q has a null value but column %s is %s", h.Key, hv.col.Name, hv.col.Type)}
+		}
+		return nil
+	}
+	if hv.str != nil && !utf8.Valid(h.Value) {
+		return &fieldError{msg: fmt.Sprintf("header %q has a value that is not valid UTF-8 but column %s holds STRING values", h.Key, hv.col.Name)}
+	}
+	return nil
+}
+
+func (hv *headerValues) append(v []byte) {
+	switch {
+	case v == nil && hv.str != nil:
+		hv.str.AppendNull()
+	case v == nil:
+		hv.bytes.AppendNull()
+	case hv.str != nil:
+		hv.str.BinaryBuilder.Append(v)
+	default:
+		hv.bytes.Append(v)
+	}
+}
+
+func headersColumn(col types.Field, b array.Builder, shape headersShape) func(*kafkabatch.Record, *kafkabatch.Batch) error {
+	if shape == headersList {
+		// Every header, in order, as one ROW each.
+		lb := b.(*array.ListBuilder)
+		sb := lb.ValueBuilder().(*array.StructBuilder)
+		keys := sb.FieldBuilder(0).(*array.StringBuilder)
+		vals := newHeaderValues(col, sb.FieldBuilder(1), col.Type.Element.Fields[1].Type)
+		return func(r *kafkabatch.Record, _ *kafkabatch.Batch) error {
+			for _, h := range r.Headers {
+				if err := vals.check(h); err != nil {
+					return err
+				}
+			}
+			lb.Append(true)
+			for _, h := range r.Headers {
+				sb.Append(true)
+				keys.BinaryBuilder.Append(h.Key)
+				vals.append(h.Value)
+			}
+			return nil
+		}
+	}
+	// A map holds each key once: a repeated header keeps its last value, as
+	// a Java client reading Headers.lastHeader would see it.
+	mb := b.(*array.MapBuilder)
+	keys := mb.KeyBuilder().(*array.StringBuilder)
+	vals := newHeaderValues(col, mb.ItemBuilder(), *col.Type.Value)
+	return func(r *kafkabatch.Record, _ *kafkabatch.Batch) error {
+		for _, h := range r.Headers {
+			if err := vals.check(h); err != nil {
+				return err
+			}
+		}
+		mb.Append(true)
+		for i, h := range r.Headers {
+			if repeatedLater(r.Headers, i) {
+				continue
+			}
+			keys.BinaryBuilder.Append(h.Key)
+			vals.append(h.Value)
+		}
+		return nil
+	}
+}
+
+// repeatedLater reports whether header i's key comes again after it. Records
+// carry few headers, so the quadratic scan beats building a set.
+func repeatedLater(hs []kafkabatch.RecordHeader, i int) bool {
+	for _, h := range hs[i+1:] {
+		if bytes.Equal(h.Key, hs[i].Key) {
+			return true
+		}
+	}
+	return false
+}

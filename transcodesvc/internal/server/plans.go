@@ -1,0 +1,91 @@
+package server
+
+import (
+	"container/list"
+	"sync"
+
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	catalogv1 "github.com/ferrygw/ferry/services/api/gen/ferry/catalog/v1"
+	"github.com/ferrygw/ferry/transcodesvc/internal/convert"
+)
+
+// planEntry is one compiled mapping and the converters built for it. A
+// mapping that does not compile is cached too, with its error: the same
+// mapping_id always means the same mapping, so it would fail again.
+type planEntry struct {
+	id   string
+	plan *convert.Plan
+	err  error
+	// converters hold builders sized for this plan; one per concurrent job.
+	converters sync.Pool
+}
+
+func (e *planEntry) converter() *convert.Converter {
+	if c, ok := e.converters.Get().(*convert.Converter); ok {
+		return c
+	}
+	return e.plan.NewConverter(memory.DefaultAllocator)
+}
+
+// planCache shares compiled plans across streams, keyed by mapping_id, and
+// forgets the least recently used beyond its size.
+type planCache struct {
+	mu    sync.Mutex
+	size  int
+	byID  map[string]*list.Element
+	order *list.List // front = most recently used
+}
+
+func newPlanCache(size int) *planCache {
+	return &planCache{size: size, byID: map[string]*list.Element{}, order: list.New()}
+}
+
+// get returns the entry for m.MappingId, compiling m if needed.
+func (c *planCache) get(m *catalogv1.TopicMapping) *planEntry {
+	id := m.GetMappingId()
+	c.mu.Lock()
+	if el, ok := c.byID[id]; ok {
+		c.order.MoveToFront(el)
+		c.mu.Unlock()
+		return el.Value.(*planEntry)
+	}
+	c.mu.Unlock()
+
+	// Compile outside the lock; two streams racing on a new mapping both
+	// compile it and one result wins, which is harmless.
+	e := &planEntry{id: id}
+	e.plan, e.err = convert.Compile(m)
+
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if el, ok := c.byID[id]; ok {
+		c.order.MoveToFront(el)
+		return el.Value.(*planEntry)
+	}
+	c.byID[id] = c.order.PushFront(e)
+	for c.order.Len() > c.size {
+		last := c.order.Back()
+		c.order.Remove(last)
+		delete(c.byID, last.Value.(*planEntry).id)
+	}
+	return e
+}
+
+// lookup returns the entry for id if it is cached, without compiling.
+func (c *planCache) lookup(id string) (*planEntry, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	el, ok := c.byID[id]
+	if !ok {
+		return nil, false
+	}
+	c.order.MoveToFront(el)
+	return el.Value.(*planEntry), true
+}
+
+func (c *planCache) len() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.order.Len()
+}

@@ -1,0 +1,492 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"hash/crc32"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"go.opentelemetry.io/otel/propagation"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/test/bufconn"
+
+	catalogv1 "github.com/ferrygw/ferry/services/api/gen/ferry/catalog/v1"
+	tracev1 "github.com/ferrygw/ferry/services/api/gen/ferry/trace/v1"
+	transcodev1 "github.com/ferrygw/ferry/services/api/gen/ferry/transcode/v1"
+)
+
+func fixture(t testing.TB, name string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "kafkabatch", "testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func dt(root catalogv1.TypeRoot, nullable bool) *catalogv1.DataType {
+	return &catalogv1.DataType{Root: root, Nullable: nullable}
+}
+
+// benchMapping is the schema of the "bench" fixtures.
+func benchMapping(id string) *catalogv1.TopicMapping {
+	dec := dt(catalogv1.TypeRoot_TYPE_ROOT_DECIMAL, true)
+	dec.Precision, dec.Scale = 10, 2
+	ltz := dt(catalogv1.TypeRoot_TYPE_ROOT_TIMESTAMP_LTZ, true)
+	ltz.Precision = 3
+	tags := dt(catalogv1.TypeRoot_TYPE_ROOT_ARRAY, true)
+	tags.Element = dt(catalogv1.TypeRoot_TYPE_ROOT_STRING, true)
+	addr := dt(catalogv1.TypeRoot_TYPE_ROOT_ROW, true)
+	addr.Fields = []*catalogv1.Field{{Name: "city", Type: dt(catalogv1.TypeRoot_TYPE_ROOT_STRING, true)}, {Name: "zip", Type: dt(catalogv1.TypeRoot_TYPE_ROOT_INTEGER, true)}}
+	return &catalogv1.TopicMapping{
+		Topic: "bench", MappingId: id,
+		Columns: []*catalogv1.Field{
+			{Name: "id", Type: dt(catalogv1.TypeRoot_TYPE_ROOT_BIGINT, false)},
+			{Name: "name", Type: dt(catalogv1.TypeRoot_TYPE_ROOT_STRING, true)},
+			{Name: "price", Type: dec},
+			{Name: "ratio", Type: dt(catalogv1.TypeRoot_TYPE_ROOT_DOUBLE, true)},
+			{Name: "ok", Type: dt(catalogv1.TypeRoot_TYPE_ROOT_BOOLEAN, true)},
+			{Name: "day", Type: dt(catalogv1.TypeRoot_TYPE_ROOT_DATE, true)},
+			{Name: "at", Type: ltz},
+			{Name: "tags", Type: tags},
+			{Name: "count", Type: dt(catalogv1.TypeRoot_TYPE_ROOT_INTEGER, true)},
+			{Name: "addr", Type: addr},
+		},
+		Mapping: &catalogv1.ColumnMapping{ValueFormat: catalogv1.ValueFormat_VALUE_FORMAT_JSON},
+	}
+}
+
+type harness struct {
+	client  transcodev1.TranscodeServiceClient
+	spans   *tracetest.SpanRecorder
+	tp      *sdktrace.TracerProvider
+	metrics *sdkmetric.ManualReader
+}
+
+func newHarness(t *testing.T, cfg Config) *harness {
+	t.Helper()
+	spans := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans))
+	reader := sdkmetric.NewManualReader()
+	svc, err := New(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)), Telemetry{
+		Tracer: tp, Meter: sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader)), Propagator: propagation.TraceContext{},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lis := bufconn.Listen(1 << 20)
+	gs := grpc.NewServer()
+	transcodev1.RegisterTranscodeServiceServer(gs, svc)
+	done := make(chan struct{})
+	go func() { defer close(done); _ = gs.Serve(lis) }()
+	conn, err := grpc.NewClient("passthrough:///bufnet",
+		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return lis.DialContext(ctx) }),
+		grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		conn.Close()
+		gs.Stop()
+		<-done
+		_ = tp.Shutdown(context.Background())
+	})
+	return &harness{client: transcodev1.NewTranscodeServiceClient(conn), spans: spans, tp: tp, metrics: reader}
+}
+
+// exchange sends reqs on one stream, closes it and returns the answers by
+// job id.
+func (h *harness) exchange(t *testing.T, reqs ...*transcodev1.TranscodeRequest) map[uint64]*transcodev1.TranscodeResponse {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	st, err := h.client.Transcode(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sendErr := make(chan error, 1)
+	go func() {
+		for _, r := range reqs {
+			if err := st.Send(r); err != nil {
+				sendErr <- err
+				return
+			}
+		}
+		sendErr <- st.CloseSend()
+	}()
+	out := map[uint64]*transcodev1.TranscodeResponse{}
+	for {
+		resp, err := st.Recv()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatalf("recv: %v", err)
+		}
+		if _, dup := out[resp.GetJobId()]; dup {
+			t.Fatalf("job %d answered twice", resp.GetJobId())
+		}
+		out[resp.GetJobId()] = resp
+	}
+	if err := <-sendErr; err != nil {
+		t.Fatalf("send: %v", err)
+	}
+	return out
+}
+
+func TestTranscodeStream(t *testing.T) {
+	h := newHarness(t, DefaultConfig())
+	m := benchMapping("bench-v1")
+	good := fixture(t, "franz-go-bench-zstd.batch")
+	badCRC := append([]byte(nil), fixture(t, "franz-go-bench-none.batch")...)
+	badCRC[len(badCRC)-1] ^= 0xff
+	codec7 := append([]byte(nil), fixture(t, "franz-go-mixed-none.batch")...)
+	codec7[22] |= 7 // attributes low byte; the CRC check comes first, so refresh it
+	binary.BigEndian.PutUint32(codec7[17:], crc32c(codec7[21:]))
+
+	resps := h.exchange(t,
+		&transcodev1.TranscodeRequest{JobId: 1, Mapping: m, MappingId: "bench-v1", Partition: 3, RecordBatch: good},
+		&transcodev1.TranscodeRequest{JobId: 2, MappingId: "bench-v1", RecordBatch: fixture(t, "franz-go-bench-gzip.batch")},
+		&transcodev1.TranscodeRequest{JobId: 3, MappingId: "never-sent", RecordBatch: good},
+		&transcodev1.TranscodeRequest{JobId: 4, MappingId: "bench-v1", RecordBatch: badCRC},
+		&transcodev1.TranscodeRequest{JobId: 5, MappingId: "bench-v1", RecordBatch: codec7},
+		// The edge set is not JSON: a tombstone and three non-objects.
+		&transcodev1.TranscodeRequest{JobId: 6, MappingId: "bench-v1", RecordBatch: fixture(t, "franz-go-edge-none.batch")},
+	)
+	if len(resps) != 6 {
+		t.Fatalf("%d answers, want 6", len(resps))
+	}
+	for _, id := range []uint64{1, 2} {
+		b := resps[id].GetBatch()
+		if b == nil {
+			t.Fatalf("job %d: %v", id, resps[id].GetFailure())
+		}
+		if b.GetRecordCount() != 1000 || b.GetProducerId() != 4242 || b.GetProducerEpoch() != 0 || b.GetBaseSequence() != 0 || b.GetMaxTimestamp() != 1767323045678 {
+			t.Errorf("job %d: batch header %d %d %d %d %d", id, b.GetRecordCount(), b.GetProducerId(), b.GetProducerEpoch(), b.GetBaseSequence(), b.GetMaxTimestamp())
+		}
+		r, err := ipc.NewReader(bytes.NewReader(b.GetArrowIpc()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !r.Next() || r.RecordBatch().NumRows() != 1000 || r.Schema().NumFields() != 10 {
+			t.Fatalf("job %d: bad IPC: %v", id, r.Err())
+		}
+		r.Release()
+	}
+	if !bytes.Equal(resps[1].GetBatch().GetArrowIpc(), resps[2].GetBatch().GetArrowIpc()) {
+		t.Errorf("zstd and gzip batches of the same records gave different Arrow")
+	}
+	wantFail := map[uint64]struct {
+		code int32
+		msg  string
+	}{
+		3: {-1, `mapping "never-sent" is unknown to this instance`},
+		4: {2, "CRC mismatch"},
+		5: {76, "codec 7"},
+		6: {87, "4 of 4 records"},
+	}
+	for id, w := range wantFail {
+		f := resps[id].GetFailure()
+		if f == nil || f.GetErrorCode() != w.code || !strings.Contains(f.GetErrorMessage(), w.msg) {
+			t.Errorf("job %d: got %v, want code %d with %q", id, resps[id], w.code, w.msg)
+		}
+	}
+	if recs := resps[6].GetFailure().GetRecordErrors(); len(recs) != 4 || recs[0].GetBatchIndex() != 0 || !strings.Contains(recs[0].GetMessage(), "tombstone") || recs[3].GetBatchIndex() != 3 {
+		t.Errorf("record errors %v", recs)
+	}
+}
+
+// TestOutputBound refuses a batch whose Arrow would not fit an answer.
+func TestOutputBound(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.MaxOutputBytes = 64 << 10
+	h := newHarness(t, cfg)
+	resps := h.exchange(t, &transcodev1.TranscodeRequest{JobId: 1, Mapping: benchMapping("m"), MappingId: "m", RecordBatch: fixture(t, "franz-go-bench-snappy.batch")},
+		&transcodev1.TranscodeRequest{JobId: 2, MappingId: "m", RecordBatch: fixture(t, "franz-go-mixed-none.batch")})
+	if f := resps[1].GetFailure(); f == nil || f.GetErrorCode() != CodeMessageTooLarge {
+		t.Fatalf("big batch: %v", resps[1])
+	}
+	// The stream survives and serves the next job.
+	if resps[2] == nil {
+		t.Fatalf("no answer after the refused batch")
+	}
+}
+
+// counters returns the service's counter sums by name and result attribute.
+func (h *harness) counters(t *testing.T) map[string]int64 {
+	t.Helper()
+	var rm metricdata.ResourceMetrics
+	if err := h.metrics.Collect(context.Background(), &rm); err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]int64{}
+	for _, sm := range rm.ScopeMetrics {
+		for _, m := range sm.Metrics {
+			sum, ok := m.Data.(metricdata.Sum[int64])
+			if !ok {
+				continue
+			}
+			for _, dp := range sum.DataPoints {
+				key := m.Name
+				if v, ok := dp.Attributes.Value("result"); ok {
+					key += "{" + v.AsString() + "}"
+				}
+				out[key] += dp.Value
+			}
+		}
+	}
+	return out
+}
+
+func TestMetrics(t *testing.T) {
+	h := newHarness(t, DefaultConfig())
+	good := fixture(t, "franz-go-bench-none.batch")
+	h.exchange(t,
+		&transcodev1.TranscodeRequest{JobId: 1, Mapping: benchMapping("m"), MappingId: "m", RecordBatch: good},
+		&transcodev1.TranscodeRequest{JobId: 2, MappingId: "m", RecordBatch: good[:100]},
+		&transcodev1.TranscodeRequest{JobId: 3, MappingId: "unknown"},
+	)
+	got := h.counters(t)
+	want := map[string]int64{
+		"ferry.transcode.jobs{ok}": 1, "ferry.transcode.jobs{2}": 1, "ferry.transcode.jobs{-1}": 1,
+		"ferry.transcode.records": 1000, "ferry.transcode.batch_bytes": int64(len(good) + 100),
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s = %d, want %d (all: %v)", k, got[k], v, got)
+		}
+	}
+}
+
+// TestMappingMemory: a stream that forgot a mapping (its bound is 1 here)
+// or a new stream still finds one the instance compiled; an id the instance
+// never saw is a failure answer, and a broken mapping is never served.
+func TestMappingMemory(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.MaxStreamMappings = 1
+	h := newHarness(t, cfg)
+	good := fixture(t, "franz-go-bench-none.batch")
+	broken := benchMapping("broken")
+	broken.Columns = nil
+	first := h.exchange(t,
+		&transcodev1.TranscodeRequest{JobId: 1, Mapping: benchMapping("a"), MappingId: "a", RecordBatch: good},
+		&transcodev1.TranscodeRequest{JobId: 2, Mapping: benchMapping("b"), MappingId: "b", RecordBatch: good},
+		&transcodev1.TranscodeRequest{JobId: 3, MappingId: "a", RecordBatch: good},
+		&transcodev1.TranscodeRequest{JobId: 4, Mapping: broken, MappingId: "broken", RecordBatch: good},
+	)
+	for id := uint64(1); id <= 3; id++ {
+		if first[id].GetBatch() == nil {
+			t.Fatalf("job %d: %v", id, first[id])
+		}
+	}
+	second := h.exchange(t,
+		&transcodev1.TranscodeRequest{JobId: 1, MappingId: "b", RecordBatch: good},
+		&transcodev1.TranscodeRequest{JobId: 2, MappingId: "never", RecordBatch: good},
+		&transcodev1.TranscodeRequest{JobId: 3, MappingId: "broken", RecordBatch: good},
+	)
+	if second[1].GetBatch() == nil {
+		t.Fatalf("second stream, known mapping: %v", second[1])
+	}
+	for id, want := range map[uint64]string{2: "is unknown to this instance", 3: "table has no columns"} {
+		if f := second[id].GetFailure(); f == nil || !strings.Contains(f.GetErrorMessage(), want) {
+			t.Fatalf("second stream job %d: %v, want %q", id, second[id], want)
+		}
+	}
+}
+
+func TestBadMappings(t *testing.T) {
+	h := newHarness(t, DefaultConfig())
+	broken := benchMapping("broken")
+	broken.Mapping.KeyColumn = "nope"
+	resps := h.exchange(t,
+		&transcodev1.TranscodeRequest{JobId: 1, Mapping: broken, MappingId: "broken"},
+		&transcodev1.TranscodeRequest{JobId: 2, MappingId: "broken"},
+		&transcodev1.TranscodeRequest{JobId: 3, Mapping: benchMapping("a"), MappingId: "b"},
+		&transcodev1.TranscodeRequest{JobId: 4, Mapping: benchMapping("")},
+	)
+	for id, want := range map[uint64]string{
+		1: `key column "nope" is not a column`,
+		2: `mapping "broken" cannot be served: topic bench: key column "nope"`,
+		3: "must be set and agree",
+		4: "must be set and agree",
+	} {
+		if f := resps[id].GetFailure(); f == nil || f.GetErrorCode() != CodeUnknownServerError || !strings.Contains(f.GetErrorMessage(), want) {
+			t.Errorf("job %d: got %v, want %q", id, resps[id], want)
+		}
+	}
+}
+
+// TestConcurrentJobs runs many jobs through few workers on two streams at
+// once and checks every job gets exactly its own answer.
+func TestConcurrentJobs(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Workers = 2
+	h := newHarness(t, cfg)
+	codecs := []string{"none", "gzip", "snappy", "lz4", "zstd"}
+	done := make(chan struct{})
+	for s := 0; s < 2; s++ {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			var reqs []*transcodev1.TranscodeRequest
+			for i := 0; i < 40; i++ {
+				r := &transcodev1.TranscodeRequest{JobId: uint64(i), MappingId: "bench", RecordBatch: fixture(t, "franz-go-bench-"+codecs[i%len(codecs)]+".batch")}
+				if i == 0 {
+					r.Mapping = benchMapping("bench")
+				}
+				if i%7 == 3 {
+					r.RecordBatch = r.RecordBatch[:len(r.RecordBatch)-3]
+				}
+				reqs = append(reqs, r)
+			}
+			resps := h.exchange(t, reqs...)
+			if len(resps) != 40 {
+				t.Errorf("%d answers, want 40", len(resps))
+			}
+			for i := uint64(0); i < 40; i++ {
+				truncated := i%7 == 3
+				if truncated != (resps[i].GetFailure() != nil) || (!truncated && resps[i].GetBatch().GetRecordCount() != 1000) {
+					t.Errorf("job %d: %v", i, resps[i])
+				}
+			}
+		}()
+	}
+	<-done
+	<-done
+}
+
+// TestTraceContext checks the transcode span joins the trace the request
+// carries, with the batch's attributes.
+func TestTraceContext(t *testing.T) {
+	h := newHarness(t, DefaultConfig())
+	parent := trace.NewSpanContext(trace.SpanContextConfig{
+		TraceID: trace.TraceID{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16},
+		SpanID:  trace.SpanID{1, 2, 3, 4, 5, 6, 7, 8}, TraceFlags: trace.FlagsSampled, Remote: true,
+	})
+	carrier := propagation.MapCarrier{}
+	propagation.TraceContext{}.Inject(trace.ContextWithSpanContext(context.Background(), parent), carrier)
+	h.exchange(t, &transcodev1.TranscodeRequest{JobId: 9, Mapping: benchMapping("m"), MappingId: "m",
+		RecordBatch: fixture(t, "franz-go-bench-lz4.batch"), Trace: &tracev1.TraceContext{Carrier: carrier}})
+	var found bool
+	for _, s := range h.spans.Ended() {
+		if s.Name() != "transcode" {
+			continue
+		}
+		found = true
+		if s.SpanContext().TraceID() != parent.TraceID() || s.Parent().SpanID() != parent.SpanID() {
+			t.Errorf("span trace %s parent %s, want %s %s", s.SpanContext().TraceID(), s.Parent().SpanID(), parent.TraceID(), parent.SpanID())
+		}
+		attrs := map[string]string{}
+		for _, a := range s.Attributes() {
+			attrs[string(a.Key)] = a.Value.Emit()
+		}
+		if attrs["ferry.batch.records"] != "1000" || attrs["ferry.batch.codec"] != "lz4" || attrs["ferry.batch.bytes"] == "" {
+			t.Errorf("span attributes %v", attrs)
+		}
+	}
+	if !found {
+		t.Fatal("no transcode span")
+	}
+}
+
+func TestConfigValidate(t *testing.T) {
+	for _, tt := range []struct {
+		edit func(*Config)
+		want string
+	}{
+		{func(c *Config) { c.Workers = 0 }, "Workers"},
+		{func(c *Config) { c.MaxDecompressedBytes = 10 }, "MaxDecompressedBytes"},
+		{func(c *Config) { c.PlanCacheSize = 0 }, "PlanCacheSize"},
+		{func(c *Config) { c.MaxStreamMappings = -1 }, "MaxStreamMappings"},
+		{func(c *Config) { c.MaxOutputBytes = 0 }, "MaxOutputBytes"},
+		{func(c *Config) { c.MaxStreamPending = 0 }, "MaxStreamPending"},
+	} {
+		c := DefaultConfig()
+		tt.edit(&c)
+		if err := c.Validate(); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("got %v, want error naming %s", err, tt.want)
+		}
+	}
+	if err := DefaultConfig().Validate(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestPlanCacheEvicts(t *testing.T) {
+	c := newPlanCache(2)
+	for _, id := range []string{"a", "b", "a", "c"} {
+		if e := c.get(benchMapping(id)); e.err != nil {
+			t.Fatal(e.err)
+		}
+	}
+	if c.len() != 2 {
+		t.Fatalf("%d entries", c.len())
+	}
+	c.mu.Lock()
+	_, hasB := c.byID["b"]
+	_, hasA := c.byID["a"]
+	c.mu.Unlock()
+	if hasB || !hasA {
+		t.Fatalf("evicted the wrong entry: a=%v b=%v", hasA, hasB)
+	}
+}
+
+func crc32c(b []byte) uint32 { return crc32.Checksum(b, crc32.MakeTable(crc32.Castagnoli)) }
+
+// TestStuckStreamDoesNotStarveOthers: a client that stops reading its
+// answers fills its own pending bound but must not keep the shared worker
+// slots from another stream.
+func TestStuckStreamDoesNotStarveOthers(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Workers = 1
+	cfg.MaxStreamPending = 4
+	h := newHarness(t, cfg)
+	big := fixture(t, "franz-go-bench-none.batch")
+
+	stuckCtx, stopStuck := context.WithCancel(context.Background())
+	defer stopStuck()
+	stuck, err := h.client.Transcode(stuckCtx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Never Recv: once the HTTP/2 window is full the server's Send blocks.
+	go func() {
+		for i := 0; i < 64; i++ {
+			r := &transcodev1.TranscodeRequest{JobId: uint64(i), MappingId: "m", RecordBatch: big}
+			if i == 0 {
+				r.Mapping = benchMapping("m")
+			}
+			if stuck.Send(r) != nil {
+				return
+			}
+		}
+	}()
+	time.Sleep(500 * time.Millisecond)
+
+	done := make(chan map[uint64]*transcodev1.TranscodeResponse, 1)
+	go func() {
+		done <- h.exchange(t, &transcodev1.TranscodeRequest{JobId: 1, Mapping: benchMapping("m"), MappingId: "m", RecordBatch: big})
+	}()
+	select {
+	case resps := <-done:
+		if resps[1].GetBatch() == nil {
+			t.Fatalf("answer %v", resps[1])
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("a stream whose client does not read starved another stream")
+	}
+}
