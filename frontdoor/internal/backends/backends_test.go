@@ -1,0 +1,191 @@
+package backends
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ferrygw/ferry/frontdoor/internal/fakebackends"
+	"github.com/ferrygw/ferry/frontdoor/internal/streampool"
+	appendv1 "github.com/ferrygw/ferry/services/api/gen/ferry/append/v1"
+	catalogv1 "github.com/ferrygw/ferry/services/api/gen/ferry/catalog/v1"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+)
+
+func serveOn(t *testing.T, addr string, register func(*grpc.Server)) (*grpc.Server, string) {
+	t.Helper()
+	var ln net.Listener
+	var err error
+	for i := 0; i < 50; i++ {
+		if ln, err = net.Listen("tcp", addr); err == nil {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := grpc.NewServer()
+	register(s)
+	go func() { _ = s.Serve(ln) }()
+	t.Cleanup(s.Stop)
+	return s, ln.Addr().String()
+}
+
+func dial(t *testing.T, addr string) *grpc.ClientConn {
+	cc, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cc.Close() })
+	return cc
+}
+
+func newCatalog(t *testing.T, fake *fakebackends.Catalog) *Catalog {
+	t.Helper()
+	_, addr := serveOn(t, "127.0.0.1:0", func(s *grpc.Server) { catalogv1.RegisterCatalogServiceServer(s, fake) })
+	c, err := NewCatalog(CatalogConfig{TTL: time.Minute, NegativeTTL: time.Second, CallTimeout: 5 * time.Second, Lease: 3 * time.Second,
+		Self: &catalogv1.Broker{NodeId: 1, Host: "127.0.0.1", Port: 9092}}, dial(t, addr), slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func TestCatalogCachesByTTL(t *testing.T) {
+	fake := fakebackends.NewCatalog()
+	fake.AddTopic("a", 1, 1)
+	c := newCatalog(t, fake)
+	now := time.Unix(1000, 0)
+	c.now = func() time.Time { return now }
+	ctx := context.Background()
+
+	got, err := c.Resolve(ctx, []string{"a", "missing"})
+	if err != nil || got["a"].Mapping == nil || got["missing"].ErrorCode != 3 {
+		t.Fatalf("resolve: %+v %v", got, err)
+	}
+	if _, err := c.Resolve(ctx, []string{"a", "missing"}); err != nil || fake.Resolves.Load() != 1 {
+		t.Fatalf("second resolve asked catalogsvc again: %d calls, %v", fake.Resolves.Load(), err)
+	}
+	now = now.Add(2 * time.Second) // negative entry expired, positive not
+	fake.AddTopic("missing", 1, 2)
+	got, _ = c.Resolve(ctx, []string{"a", "missing"})
+	if got["missing"].Mapping == nil || fake.Resolves.Load() != 2 {
+		t.Fatalf("created topic not seen after the negative TTL: %+v, %d calls", got["missing"], fake.Resolves.Load())
+	}
+	now = now.Add(2 * time.Minute)
+	c.Resolve(ctx, []string{"a"})
+	if fake.Resolves.Load() != 3 {
+		t.Fatalf("expired mapping not refreshed: %d calls", fake.Resolves.Load())
+	}
+}
+
+func TestCatalogConcurrentCallersShareOneCall(t *testing.T) {
+	fake := fakebackends.NewCatalog()
+	fake.AddTopic("a", 1, 1)
+	c := newCatalog(t, fake)
+	var wg sync.WaitGroup
+	for i := 0; i < 20; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if got, err := c.Resolve(context.Background(), []string{"a"}); err != nil || got["a"].Mapping == nil {
+				t.Errorf("resolve: %+v %v", got, err)
+			}
+		}()
+	}
+	wg.Wait()
+	if n := fake.Resolves.Load(); n > 2 {
+		t.Fatalf("%d ResolveTopics calls for one topic", n)
+	}
+}
+
+func TestCatalogDown(t *testing.T) {
+	fake := fakebackends.NewCatalog()
+	fake.Down.Store(true)
+	c := newCatalog(t, fake)
+	if _, err := c.Resolve(context.Background(), []string{"a"}); err == nil {
+		t.Fatal("no error with catalogsvc down")
+	}
+	if _, err := c.Metadata(context.Background(), nil, true); err == nil {
+		t.Fatal("no metadata error with catalogsvc down")
+	}
+}
+
+func TestCatalogConfigValidate(t *testing.T) {
+	good := CatalogConfig{TTL: time.Second, CallTimeout: time.Second, Lease: time.Second, Self: &catalogv1.Broker{Host: "h", Port: 1}}
+	if err := good.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	for name, mut := range map[string]func(*CatalogConfig){
+		"ttl":     func(c *CatalogConfig) { c.TTL = 0 },
+		"timeout": func(c *CatalogConfig) { c.CallTimeout = 0 },
+		"self":    func(c *CatalogConfig) { c.Self = nil },
+		"port":    func(c *CatalogConfig) { c.Self = &catalogv1.Broker{Host: "h", Port: 70000} },
+		"node":    func(c *CatalogConfig) { c.Self = &catalogv1.Broker{Host: "h", Port: 1, NodeId: -1} },
+	} {
+		c := good
+		mut(&c)
+		if c.Validate() == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+}
+
+// TestAppenderResendsInOrderAfterRestart: appends sent to an appendsvc
+// that dies unanswered are sent again, in submission order, once it is
+// back; order per bucket survives the restart.
+func TestAppenderResendsInOrderAfterRestart(t *testing.T) {
+	hung := fakebackends.NewAppender()
+	hung.Hold.Store(true)
+	srv, addr := serveOn(t, "127.0.0.1:0", func(s *grpc.Server) { appendv1.RegisterAppendServiceServer(s, hung) })
+	ap, err := NewAppender(streampool.Config{Name: "append", MinBackoff: 10 * time.Millisecond, MaxBackoff: 50 * time.Millisecond},
+		[]streampool.Backend{{Addr: addr, Conn: dial(t, addr)}}, nil, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ap.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	defer ap.Shutdown(context.Background())
+
+	const n = 30
+	var pending []*Pending
+	for i := 0; i < n; i++ {
+		pending = append(pending, ap.Submit(context.Background(), &appendv1.AppendRequest{
+			TableId: 5, BucketId: 0, ArrowIpc: fakebackends.EncodeValues(fmt.Sprintf("%03d", i)), RecordCount: 1,
+		}))
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for hung.Calls.Load() < n {
+		if time.Now().After(deadline) {
+			t.Fatalf("hung appender got %d of %d", hung.Calls.Load(), n)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	srv.Stop()
+	healthy := fakebackends.NewAppender()
+	serveOn(t, addr, func(s *grpc.Server) { appendv1.RegisterAppendServiceServer(s, healthy) })
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	for i, p := range pending {
+		resp, err := p.Wait(ctx)
+		if err != nil {
+			t.Fatalf("append %d: %v", i, err)
+		}
+		if resp.BaseOffset != int64(i) {
+			t.Fatalf("append %d landed at offset %d", i, resp.BaseOffset)
+		}
+	}
+	log := healthy.Log(5, 0)
+	for i, v := range log {
+		if v != fmt.Sprintf("%03d", i) {
+			t.Fatalf("offset %d holds %s: order broken by the resend", i, v)
+		}
+	}
+}

@@ -1,0 +1,313 @@
+// Package fakebackends has in-memory implementations of catalogsvc,
+// transcodesvc and appendsvc for frontdoor's tests. They are served as real
+// gRPC servers, so the code under test runs unchanged down to its gRPC
+// clients. The transcoder decodes Kafka record batches (magic 2) but
+// "converts" to a length-prefixed list of values instead of Arrow; the
+// appender keeps one log of values per (table, bucket).
+package fakebackends
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"hash/crc32"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	appendv1 "github.com/ferrygw/ferry/services/api/gen/ferry/append/v1"
+	catalogv1 "github.com/ferrygw/ferry/services/api/gen/ferry/catalog/v1"
+	transcodev1 "github.com/ferrygw/ferry/services/api/gen/ferry/transcode/v1"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+)
+
+// NewCatalog returns a catalog without topics.
+func NewCatalog() *Catalog { return &Catalog{topics: map[string]*catalogv1.TopicMapping{}} }
+
+// EncodeValues is the stand-in for Arrow IPC the fake transcoder produces
+// and the fake appender reads: length-prefixed values.
+func EncodeValues(vals ...string) []byte {
+	var out []byte
+	for _, v := range vals {
+		out = binary.AppendUvarint(out, uint64(len(v)))
+		out = append(out, v...)
+	}
+	return out
+}
+
+// NewAppender returns an appender with empty logs.
+func NewAppender() *Appender {
+	return &Appender{logs: map[[2]int64][]string{}, next: map[[2]int64]int64{}}
+}
+
+// Catalog serves topic mappings added with AddTopic; Down makes every
+// call but Heartbeat fail with UNAVAILABLE.
+type Catalog struct {
+	catalogv1.UnimplementedCatalogServiceServer
+	Mu         sync.Mutex
+	topics     map[string]*catalogv1.TopicMapping
+	Down       atomic.Bool
+	Resolves   atomic.Int64
+	Heartbeats atomic.Int64
+	// LastBroker is the broker of the latest heartbeat.
+	LastBroker atomic.Pointer[catalogv1.Broker]
+}
+
+// AddTopic exposes a topic backed by table tableID with partitions buckets.
+func (f *Catalog) AddTopic(name string, partitions int32, tableID int64) {
+	f.Mu.Lock()
+	defer f.Mu.Unlock()
+	id := make([]byte, 16)
+	binary.BigEndian.PutUint64(id[8:], uint64(tableID))
+	f.topics[name] = &catalogv1.TopicMapping{
+		Topic: name, TopicId: id, Database: "db", Table: name, TableId: tableID, SchemaId: 1,
+		PartitionCount: partitions, ArrowCompression: catalogv1.ArrowCompression_ARROW_COMPRESSION_ZSTD,
+		Mapping:   &catalogv1.ColumnMapping{ValueFormat: catalogv1.ValueFormat_VALUE_FORMAT_RAW, ValueColumn: "v"},
+		MappingId: fmt.Sprintf("%s-v1", name),
+	}
+}
+
+func (f *Catalog) ResolveTopics(_ context.Context, r *catalogv1.ResolveTopicsRequest) (*catalogv1.ResolveTopicsResponse, error) {
+	if f.Down.Load() {
+		return nil, status.Error(codes.Unavailable, "catalog down")
+	}
+	f.Resolves.Add(1)
+	f.Mu.Lock()
+	defer f.Mu.Unlock()
+	resp := &catalogv1.ResolveTopicsResponse{}
+	for _, n := range r.Topics {
+		if m := f.topics[n]; m != nil {
+			resp.Results = append(resp.Results, &catalogv1.TopicResult{Topic: n, Mapping: m})
+		} else {
+			resp.Results = append(resp.Results, &catalogv1.TopicResult{Topic: n, ErrorCode: 3, ErrorMessage: "no table " + n})
+		}
+	}
+	return resp, nil
+}
+
+func (f *Catalog) Metadata(_ context.Context, r *catalogv1.MetadataRequest) (*catalogv1.MetadataResponse, error) {
+	if f.Down.Load() {
+		return nil, status.Error(codes.Unavailable, "catalog down")
+	}
+	f.Mu.Lock()
+	defer f.Mu.Unlock()
+	resp := &catalogv1.MetadataResponse{ClusterId: "ferry-test", ControllerId: r.Self.NodeId, Brokers: []*catalogv1.Broker{r.Self}}
+	add := func(m *catalogv1.TopicMapping) {
+		tm := &catalogv1.TopicMetadata{Topic: m.Topic, TopicId: m.TopicId}
+		for p := int32(0); p < m.PartitionCount; p++ {
+			tm.Partitions = append(tm.Partitions, &catalogv1.PartitionMetadata{Partition: p, LeaderId: r.Self.NodeId, ReplicaIds: []int32{r.Self.NodeId}})
+		}
+		resp.Topics = append(resp.Topics, tm)
+	}
+	if r.AllTopics {
+		for _, m := range f.topics {
+			add(m)
+		}
+		return resp, nil
+	}
+	for _, n := range r.Topics {
+		if m := f.topics[n]; m != nil {
+			add(m)
+		} else {
+			resp.Topics = append(resp.Topics, &catalogv1.TopicMetadata{Topic: n, ErrorCode: 3})
+		}
+	}
+	return resp, nil
+}
+
+func (f *Catalog) Heartbeat(_ context.Context, r *catalogv1.HeartbeatRequest) (*catalogv1.HeartbeatResponse, error) {
+	f.LastBroker.Store(r.Broker)
+	f.Heartbeats.Add(1)
+	return &catalogv1.HeartbeatResponse{ClusterId: "ferry-test"}, nil
+}
+
+// Transcoder decodes magic-2 batches like transcodesvc would, but
+// "converts" to a simple length-prefixed list of values instead of Arrow.
+// A record whose value is "bad" fails the batch with INVALID_RECORD.
+type Transcoder struct {
+	transcodev1.UnimplementedTranscodeServiceServer
+	Hold       chan struct{} // jobs wait for it to close when set
+	Jobs       atomic.Int64
+	Mappings   atomic.Int64 // requests that carried a mapping
+	MissingMap atomic.Int64
+	Codecs     sync.Map // codec number -> count
+	// Jitter delays each answer by a random time up to it, so answers
+	// come back out of order.
+	Jitter time.Duration
+	// LastTrace is the trace carrier of the latest job.
+	LastTrace atomic.Pointer[map[string]string]
+}
+
+func (f *Transcoder) Transcode(stream grpc.BidiStreamingServer[transcodev1.TranscodeRequest, transcodev1.TranscodeResponse]) error {
+	known := map[string]*catalogv1.TopicMapping{}
+	var sendMu sync.Mutex
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	for {
+		req, err := stream.Recv()
+		if err != nil {
+			return err
+		}
+		f.Jobs.Add(1)
+		if c := req.GetTrace().GetCarrier(); c != nil {
+			f.LastTrace.Store(&c)
+		}
+		if req.Mapping != nil {
+			f.Mappings.Add(1)
+			known[req.MappingId] = req.Mapping
+		}
+		m := known[req.MappingId]
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if f.Hold != nil {
+				select {
+				case <-f.Hold:
+				case <-stream.Context().Done():
+					return
+				}
+			}
+			if f.Jitter > 0 {
+				time.Sleep(rand.N(f.Jitter))
+			}
+			resp := &transcodev1.TranscodeResponse{JobId: req.JobId}
+			if m == nil {
+				f.MissingMap.Add(1)
+				resp.Result = &transcodev1.TranscodeResponse_Failure{Failure: &transcodev1.TranscodeFailure{ErrorCode: 2, ErrorMessage: "mapping not sent on this stream"}}
+			} else {
+				f.convert(resp, req.RecordBatch)
+			}
+			sendMu.Lock()
+			defer sendMu.Unlock()
+			_ = stream.Send(resp)
+		}()
+	}
+}
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+func (f *Transcoder) convert(resp *transcodev1.TranscodeResponse, b []byte) {
+	fail := func(code int16, msg string, recs ...*transcodev1.RecordError) {
+		resp.Result = &transcodev1.TranscodeResponse_Failure{Failure: &transcodev1.TranscodeFailure{ErrorCode: int32(code), ErrorMessage: msg, RecordErrors: recs}}
+	}
+	var rb kmsg.RecordBatch
+	if err := rb.ReadFrom(b); err != nil {
+		fail(kerr.CorruptMessage.Code, err.Error())
+		return
+	}
+	if crc32.Checksum(b[21:], castagnoli) != uint32(rb.CRC) {
+		fail(kerr.CorruptMessage.Code, "crc mismatch")
+		return
+	}
+	codec := rb.Attributes & 7
+	n, _ := f.Codecs.LoadOrStore(codec, new(atomic.Int64))
+	n.(*atomic.Int64).Add(1)
+	var out []byte
+	if codec == 0 {
+		recs := rb.Records
+		for i := 0; i < int(rb.NumRecords); i++ {
+			l, used := binary.Varint(recs)
+			if used <= 0 || int(l) > len(recs)-used {
+				fail(kerr.CorruptMessage.Code, "record truncated")
+				return
+			}
+			var r kmsg.Record
+			if err := r.ReadFrom(recs[:used+int(l)]); err != nil {
+				fail(kerr.CorruptMessage.Code, err.Error())
+				return
+			}
+			recs = recs[used+int(l):]
+			if string(r.Value) == "bad" {
+				fail(kerr.InvalidRecord.Code, "value does not match the table", &transcodev1.RecordError{BatchIndex: int32(i), Message: "bad value"})
+				return
+			}
+			out = binary.AppendUvarint(out, uint64(len(r.Value)))
+			out = append(out, r.Value...)
+		}
+	} else {
+		// Compressed: the test only checks the codec made it through.
+		for i := 0; i < int(rb.NumRecords); i++ {
+			v := fmt.Sprintf("codec%d", codec)
+			out = binary.AppendUvarint(out, uint64(len(v)))
+			out = append(out, v...)
+		}
+	}
+	resp.Result = &transcodev1.TranscodeResponse_Batch{Batch: &transcodev1.ArrowBatch{ArrowIpc: out, RecordCount: rb.NumRecords, ProducerId: rb.ProducerID}}
+}
+
+// Appender keeps one log per (table, bucket) and answers base offsets.
+type Appender struct {
+	appendv1.UnimplementedAppendServiceServer
+	Mu    sync.Mutex
+	logs  map[[2]int64][]string
+	Fail  func(*appendv1.AppendRequest) *appendv1.AppendResponse // scripted errors
+	Calls atomic.Int64
+	// Hold swallows requests without answering (a hung appendsvc).
+	Hold atomic.Bool
+	// discard: answer offsets without keeping values (benchmarks).
+	Discard atomic.Bool
+	next    map[[2]int64]int64
+}
+
+func (f *Appender) Append(stream grpc.BidiStreamingServer[appendv1.AppendRequest, appendv1.AppendResponse]) error {
+	for {
+		req, err := stream.Recv()
+		if err != nil {
+			return err
+		}
+		f.Calls.Add(1)
+		if f.Hold.Load() {
+			continue
+		}
+		f.Mu.Lock()
+		fail := f.Fail
+		f.Mu.Unlock()
+		if fail != nil {
+			if resp := fail(req); resp != nil {
+				resp.JobId = req.JobId
+				if err := stream.Send(resp); err != nil {
+					return err
+				}
+				continue
+			}
+		}
+		if f.Discard.Load() {
+			f.Mu.Lock()
+			k := [2]int64{req.TableId, int64(req.BucketId)}
+			base := f.next[k]
+			f.next[k] = base + int64(req.RecordCount)
+			f.Mu.Unlock()
+			if err := stream.Send(&appendv1.AppendResponse{JobId: req.JobId, BaseOffset: base}); err != nil {
+				return err
+			}
+			continue
+		}
+		var vals []string
+		b := req.ArrowIpc
+		for len(b) > 0 {
+			l, used := binary.Uvarint(b)
+			vals = append(vals, string(b[used:used+int(l)]))
+			b = b[used+int(l):]
+		}
+		f.Mu.Lock()
+		k := [2]int64{req.TableId, int64(req.BucketId)}
+		base := int64(len(f.logs[k]))
+		f.logs[k] = append(f.logs[k], vals...)
+		f.Mu.Unlock()
+		if err := stream.Send(&appendv1.AppendResponse{JobId: req.JobId, BaseOffset: base}); err != nil {
+			return err
+		}
+	}
+}
+
+// Log returns the values appended to (table, bucket), in order.
+func (f *Appender) Log(table int64, bucket int32) []string {
+	f.Mu.Lock()
+	defer f.Mu.Unlock()
+	return append([]string(nil), f.logs[[2]int64{table, int64(bucket)}]...)
+}

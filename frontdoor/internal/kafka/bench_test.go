@@ -1,0 +1,79 @@
+package kafka
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// BenchmarkProduce measures Produce requests through frontdoor (decode,
+// sequencing, transcode and append streams, encode) against the loopback
+// fake backends, pipelined 16 deep on one connection. The fakes do little
+// work, so this is frontdoor's own overhead plus gRPC.
+func BenchmarkProduce(b *testing.B) {
+	for _, size := range []int{100, 1000, 16 << 10} {
+		b.Run(fmt.Sprintf("batch=%dx%dB", 10, size), func(b *testing.B) {
+			h := newHarness(b, harnessOpts{})
+			h.ap.Discard.Store(true)
+			vals := make([]string, 10)
+			for i := range vals {
+				vals[i] = strings.Repeat("v", size)
+			}
+			req := produceReq(12, 1, "orders", 0, batchWith(vals, -1, 0))
+			c := dialRaw(b, h.addr)
+			wire := frame(req, 1, nil)
+			b.SetBytes(int64(len(wire)))
+			b.ReportAllocs()
+			b.ResetTimer()
+			const depth = 16
+			inflight := 0
+			for i := 0; i < b.N; i++ {
+				c.write(wire)
+				inflight++
+				if inflight == depth {
+					readProduceAnswer(b, c)
+					inflight--
+				}
+			}
+			for ; inflight > 0; inflight-- {
+				readProduceAnswer(b, c)
+			}
+			b.StopTimer()
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "req/s")
+		})
+	}
+}
+
+func readProduceAnswer(b *testing.B, c *rawClient) {
+	fr, err := c.readFrame()
+	if err != nil {
+		b.Fatal(err)
+	}
+	resp := kmsg.NewPtrProduceResponse()
+	resp.Version = 12
+	if err := resp.ReadFrom(fr[5:]); err != nil {
+		b.Fatal(err)
+	}
+	if ec := resp.Topics[0].Partitions[0].ErrorCode; ec != 0 {
+		b.Fatalf("error %d", ec)
+	}
+}
+
+// BenchmarkReadRequest measures decoding one produce frame.
+func BenchmarkReadRequest(b *testing.B) {
+	reg := testRegistry(b)
+	vals := make([]string, 10)
+	for i := range vals {
+		vals[i] = strings.Repeat("v", 1000)
+	}
+	in := frame(produceReq(12, 1, "orders", 0, batchWith(vals, -1, 0)), 1, nil)[4:]
+	b.SetBytes(int64(len(in)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := readRequest(in, reg); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -1,0 +1,388 @@
+package kafka
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+	"golang.org/x/sync/semaphore"
+)
+
+// Session is the per-connection state handlers see. It is only changed on
+// the connection's read loop (by inline Serve calls), so handlers read it
+// without locks.
+type Session struct {
+	Remote   string
+	ClientID string
+	Log      *slog.Logger
+
+	authenticated bool
+	// User is the authenticated SASL user, "" without SASL.
+	User string
+	// allowTopic, when set, limits which topics the user may use.
+	allowTopic func(topic string) bool
+	// SASL progress: the mechanism chosen by SaslHandshake and whether
+	// the next frame is a raw token (handshake v0).
+	mechanism   string
+	rawSASLNext bool
+}
+
+// TopicAllowed reports whether the session's user may use topic.
+func (s *Session) TopicAllowed(topic string) bool {
+	return s.allowTopic == nil || s.allowTopic(topic)
+}
+
+// pending is one read request awaiting its response slot.
+type pending struct {
+	corr  int32
+	key   int16
+	ver   int16
+	done  chan struct{}
+	resp  kmsg.Response
+	raw   []byte
+	skip  bool // nothing to write
+	err   error
+	ready bool // resp/raw set at enqueue time; done is not used
+	close bool // close the connection after writing
+}
+
+type conn struct {
+	srv  *Server
+	nc   net.Conn
+	log  *slog.Logger
+	sess *Session
+
+	ctx    context.Context
+	cancel context.CancelFunc
+
+	queue    chan *pending
+	budget   *semaphore.Weighted
+	inflight atomic.Int64 // requests read and not yet finished
+	work     sync.WaitGroup
+
+	closeOnce sync.Once
+	draining  atomic.Bool
+	// clientID mirrors sess.ClientID for goroutines other than the read
+	// loop (the writer and handlers close connections too).
+	clientID atomic.Pointer[string]
+}
+
+func newConn(s *Server, nc net.Conn) *conn {
+	ctx, cancel := context.WithCancel(context.Background())
+	remote := nc.RemoteAddr().String()
+	log := s.log.With("remote", remote)
+	return &conn{
+		srv:    s,
+		nc:     nc,
+		log:    log,
+		sess:   &Session{Remote: remote, Log: log, authenticated: !s.authRequired},
+		ctx:    ctx,
+		cancel: cancel,
+		queue:  make(chan *pending, s.cfg.MaxInFlightRequests),
+		budget: semaphore.NewWeighted(s.cfg.ConnInFlightBytes),
+	}
+}
+
+// closeWith closes the socket once, logging why at info level: the
+// server ended the connection (bad input, idle, failure).
+func (c *conn) closeWith(reason string, attrs ...any) {
+	c.closeAt(slog.LevelInfo, reason, attrs...)
+}
+
+// closeAt closes the socket once, logging at level; ordinary ends (the
+// client hung up, a drained connection) are debug so that short-lived
+// clients do not flood the log.
+func (c *conn) closeAt(level slog.Level, reason string, attrs ...any) {
+	c.closeOnce.Do(func() {
+		id := ""
+		if p := c.clientID.Load(); p != nil {
+			id = *p
+		}
+		c.log.Log(context.Background(), level, "kafka connection closed",
+			append([]any{"reason", reason, "client_id", id}, attrs...)...)
+		c.cancel()
+		_ = c.nc.Close()
+	})
+}
+
+// drain asks the connection to stop reading and close once every request
+// it read has been answered.
+func (c *conn) drain() {
+	c.draining.Store(true)
+	// Wake a reader blocked on the socket; it then sees draining.
+	_ = c.nc.SetReadDeadline(time.Now())
+}
+
+func (c *conn) serve() {
+	defer c.srv.removeConn(c)
+	c.log.Debug("kafka connection opened")
+	writerDone := make(chan struct{})
+	go func() {
+		defer close(writerDone)
+		c.writeLoop()
+	}()
+	c.readLoop()
+	close(c.queue)
+	<-writerDone
+	// Handlers own request resources (budget, sequencer tickets) and run
+	// to completion even after the client left; the connection counts as
+	// open until they are done, so a drain waits for them.
+	c.work.Wait()
+	c.closeAt(slog.LevelDebug, "done")
+	c.cancel()
+}
+
+// readLoop reads, decodes and dispatches requests until the connection
+// fails, is closed, or drains.
+func (c *conn) readLoop() {
+	var sizeBuf [4]byte
+	got := 0
+	for {
+		if c.draining.Load() || c.ctx.Err() != nil {
+			return
+		}
+		if got == 0 {
+			_ = c.nc.SetReadDeadline(time.Now().Add(c.srv.cfg.IdleTimeout))
+			// drain may have set its wake-up deadline just before ours.
+			if c.draining.Load() {
+				return
+			}
+		}
+		n, err := c.nc.Read(sizeBuf[got:])
+		got += n
+		if err != nil {
+			if c.draining.Load() {
+				return
+			}
+			if isTimeout(err) {
+				switch {
+				case got > 0:
+					c.closeWith("request stalled inside its size field", "idle_timeout", c.srv.cfg.IdleTimeout)
+					return
+				case c.inflight.Load() > 0:
+					continue // busy, not idle: wait again with a fresh deadline
+				}
+				c.closeWith("idle timeout", "idle_timeout", c.srv.cfg.IdleTimeout)
+				return
+			}
+			if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {
+				c.closeWith("read failed", "err", err)
+			} else {
+				c.closeAt(slog.LevelDebug, "closed by client")
+			}
+			return
+		}
+		if got < 4 {
+			continue
+		}
+		got = 0
+		size := int32(binary.BigEndian.Uint32(sizeBuf[:]))
+		if size < 0 || size > c.srv.cfg.MaxRequestBytes {
+			c.closeWith("request size out of range", "size", size, "max_request_bytes", c.srv.cfg.MaxRequestBytes)
+			return
+		}
+		// Hold the bytes against both budgets before reading them: while
+		// a budget is spent we stop reading and TCP pushes back.
+		if err := c.budget.Acquire(c.ctx, int64(size)); err != nil {
+			return
+		}
+		if err := c.srv.inflight.Acquire(c.ctx, int64(size)); err != nil {
+			c.budget.Release(int64(size))
+			return
+		}
+		release := func() {
+			c.srv.inflight.Release(int64(size))
+			c.budget.Release(int64(size))
+		}
+		if c.draining.Load() {
+			// Shutdown began while we waited for budget: take no more.
+			release()
+			return
+		}
+		frame := make([]byte, size)
+		_ = c.nc.SetReadDeadline(time.Now().Add(c.srv.cfg.IdleTimeout))
+		if _, err := io.ReadFull(c.nc, frame); err != nil {
+			release()
+			if !c.draining.Load() {
+				c.closeWith("request truncated", "size", size, "err", err)
+			}
+			return
+		}
+		if !c.dispatch(frame, release) {
+			return
+		}
+	}
+}
+
+// dispatch decodes one frame and hands it to its handler. It returns false
+// when the connection must stop.
+func (c *conn) dispatch(frame []byte, release func()) bool {
+	if c.sess.rawSASLNext {
+		// Handshake v0: the frame is a bare SASL token, not a request.
+		c.sess.rawSASLNext = false
+		raw, err := authenticateRaw(c.srv, c.sess, frame)
+		release()
+		if err != nil {
+			c.closeWith("sasl authentication failed", "err", err)
+			return false
+		}
+		return c.enqueue(&pending{raw: raw, ready: true, key: -1})
+	}
+
+	req, err := readRequest(frame, c.srv.reg)
+	if err != nil {
+		release()
+		c.closeWith("bad request", "err", err, "api_key", req.Header.Key, "api_version", req.Header.Version,
+			"correlation_id", req.Header.CorrelationID)
+		return false
+	}
+	h := req.Header
+	if h.ClientID != nil && c.sess.ClientID != *h.ClientID {
+		// Clients send the same id on every request; log it once known.
+		c.sess.ClientID = *h.ClientID
+		c.sess.Log = c.log.With("client_id", c.sess.ClientID)
+		if c.sess.User != "" {
+			c.sess.Log = c.sess.Log.With("user", c.sess.User)
+		}
+		c.clientID.Store(h.ClientID)
+	}
+	api := c.srv.reg.Lookup(h.Key)
+	if !c.sess.authenticated && !api.PreAuth {
+		// As Kafka does: anything but the SASL exchange before
+		// authentication ends the connection.
+		release()
+		c.closeWith("request before SASL authentication", "api", kmsg.NameForKey(h.Key))
+		return false
+	}
+
+	ctx, span := c.srv.tracer.Start(c.ctx, api.spanName, trace.WithSpanKind(trace.SpanKindServer),
+		trace.WithAttributes(
+			attribute.String("messaging.system", "kafka"),
+			attribute.Int("kafka.api_version", int(h.Version)),
+			attribute.Int("kafka.correlation_id", int(h.CorrelationID)),
+			attribute.String("messaging.client.id", c.sess.ClientID),
+			attribute.String("network.peer.address", c.sess.Remote),
+		))
+	reply, err := api.Serve(ctx, c.sess, req)
+	if err != nil {
+		release()
+		span.RecordError(err)
+		span.SetStatus(codes.Error, err.Error())
+		span.End()
+		c.closeWith("request refused", "api", kmsg.NameForKey(h.Key), "err", err)
+		return false
+	}
+	p := &pending{corr: h.CorrelationID, key: h.Key, ver: h.Version}
+	if reply.Later == nil {
+		p.resp, p.raw, p.skip, p.ready, p.close = reply.Resp, reply.Raw, reply.NoResponse, true, reply.CloseAfter
+		release()
+		span.End()
+		return c.enqueue(p)
+	}
+	p.done = make(chan struct{})
+	p.skip = reply.NoResponse
+	c.inflight.Add(1)
+	c.work.Add(1)
+	// The work of a request outlives its connection, as on a Kafka broker:
+	// a producer that sends with acks=0 and disconnects at once still has
+	// its batch written. Handlers bound themselves with the request's own
+	// timeout; only a shutdown past its deadline cuts them short.
+	hctx, hcancel := context.WithCancel(context.WithoutCancel(ctx))
+	stopLink := context.AfterFunc(c.srv.hardStop, hcancel)
+	go func() {
+		defer c.work.Done()
+		defer c.inflight.Add(-1)
+		defer span.End()
+		defer release()
+		defer hcancel()
+		defer stopLink()
+		resp, err := reply.Later(hctx)
+		p.resp, p.err = resp, err
+		if err != nil {
+			span.RecordError(err)
+			span.SetStatus(codes.Error, err.Error())
+		}
+		close(p.done)
+		if p.skip && err != nil {
+			c.closeWith("request failed without response", "api", kmsg.NameForKey(h.Key), "err", err)
+		}
+	}()
+	if !c.enqueue(p) {
+		return false
+	}
+	return true
+}
+
+// enqueue puts p in the response order; it blocks while the connection
+// has MaxInFlightRequests outstanding, which stops reading.
+func (c *conn) enqueue(p *pending) bool {
+	select {
+	case c.queue <- p:
+		return true
+	case <-c.ctx.Done():
+		return false
+	}
+}
+
+// writeLoop writes responses in request order.
+func (c *conn) writeLoop() {
+	var buf []byte
+	for p := range c.queue {
+		if !p.ready {
+			if p.skip {
+				continue // acks=0: answered by nothing, in order
+			}
+			select {
+			case <-p.done:
+			case <-c.ctx.Done():
+				continue // drain the queue so serve can finish
+			}
+			if p.err != nil {
+				c.closeWith("request failed", "api", kmsg.NameForKey(p.key), "err", p.err)
+				continue
+			}
+		}
+		if p.skip || c.ctx.Err() != nil {
+			continue
+		}
+		buf = buf[:0]
+		switch {
+		case p.raw != nil:
+			buf = binary.BigEndian.AppendUint32(buf, uint32(len(p.raw)))
+			buf = append(buf, p.raw...)
+		case p.resp != nil:
+			buf = appendResponse(buf, p.corr, p.resp)
+		default:
+			c.closeWith("handler returned no response", "api", kmsg.NameForKey(p.key))
+			continue
+		}
+		_ = c.nc.SetWriteDeadline(time.Now().Add(c.srv.cfg.WriteTimeout))
+		if _, err := c.nc.Write(buf); err != nil {
+			c.closeWith("write failed", "err", err)
+			continue
+		}
+		if p.close {
+			c.closeWith("closed after response", "api", kmsg.NameForKey(p.key))
+			continue
+		}
+		if cap(buf) > 1<<20 {
+			buf = nil // do not pin a rare huge response buffer
+		}
+	}
+}
+
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.Is(err, os.ErrDeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout())
+}

@@ -1,0 +1,64 @@
+package kafka
+
+import (
+	"errors"
+	"log/slog"
+	"net"
+
+	"github.com/ferrygw/ferry/frontdoor/internal/backends"
+	"go.opentelemetry.io/otel/trace"
+	"go.opentelemetry.io/otel/trace/noop"
+)
+
+// Deps are the backends and policies the handlers use.
+type Deps struct {
+	Catalog    *backends.Catalog
+	Transcoder *backends.Transcoder
+	Appender   *backends.Appender
+	Produce    ProduceConfig
+	// SASL, when set, requires SASL/PLAIN authentication on every
+	// connection and registers the SASL APIs.
+	SASL           PlainAuthenticator
+	TracerProvider trace.TracerProvider
+	Logger         *slog.Logger
+	// Listener, when set, is served instead of binding Config.Listen.
+	Listener net.Listener
+}
+
+// NewFrontdoor builds the registry of every served API and the server.
+func NewFrontdoor(cfg Config, d Deps) (*Server, error) {
+	if d.Catalog == nil || d.Transcoder == nil || d.Appender == nil {
+		return nil, errors.New("kafka: Deps needs Catalog, Transcoder and Appender")
+	}
+	if err := d.Produce.Validate(); err != nil {
+		return nil, err
+	}
+	if d.TracerProvider == nil {
+		d.TracerProvider = noop.NewTracerProvider()
+	}
+	if d.Logger == nil {
+		d.Logger = slog.New(slog.DiscardHandler)
+	}
+	tracer := d.TracerProvider.Tracer("github.com/ferrygw/ferry/frontdoor/internal/kafka")
+	var reg *Registry
+	apis := []API{
+		apiVersionsAPI(func() *Registry { return reg }),
+		(&metadataHandler{catalog: d.Catalog}).api(),
+		fetchAPI(),
+		findCoordinatorAPI(),
+		(&producer{cfg: d.Produce, catalog: d.Catalog, tc: d.Transcoder, ap: d.Appender, seq: NewSequencer(), tracer: tracer}).api(),
+	}
+	opts := []Option{WithLogger(d.Logger), WithTracerProvider(d.TracerProvider)}
+	if d.Listener != nil {
+		opts = append(opts, WithListener(d.Listener))
+	}
+	if d.SASL != nil {
+		apis = append(apis, (&saslHandler{auth: d.SASL}).apis()...)
+		opts = append(opts, WithSASLPlain(d.SASL))
+	}
+	var err error
+	if reg, err = NewRegistry(apis...); err != nil {
+		return nil, err
+	}
+	return NewServer(cfg, reg, opts...)
+}

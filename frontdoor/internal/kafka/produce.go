@@ -1,0 +1,319 @@
+package kafka
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/ferrygw/ferry/frontdoor/internal/backends"
+	appendv1 "github.com/ferrygw/ferry/services/api/gen/ferry/append/v1"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// Produce v3-v12: v3 is the Kafka 4 floor (KIP-896, record batch v2
+// only); v13 (topic ids instead of names, Kafka 4.1) is not served, so
+// clients stay on v12 and name topics.
+//
+// ApiVersions nevertheless lists Produce from v0, as Kafka 4.0 brokers do
+// (KAFKA-18659):
+// librdkafka only compresses with gzip, snappy or lz4 when the broker lists
+// Produce v0 (it checks each codec against the Produce version that
+// introduced it). A request below v3 still closes the connection.
+const (
+	produceMin           = 3
+	produceMax           = 12
+	produceAdvertisedMin = 0
+)
+
+// ProduceConfig tunes the produce path.
+type ProduceConfig struct {
+	// MaxMessageBytes caps one partition's record batch (Kafka's
+	// message.max.bytes).
+	MaxMessageBytes int
+	// DefaultTimeout applies when a request carries no usable timeout
+	// (acks=0 clients often send 0); MaxTimeout caps what clients ask.
+	DefaultTimeout time.Duration
+	MaxTimeout     time.Duration
+}
+
+// DefaultProduceConfig mirrors Kafka's defaults.
+func DefaultProduceConfig() ProduceConfig {
+	return ProduceConfig{MaxMessageBytes: 1048588, DefaultTimeout: 30 * time.Second, MaxTimeout: 5 * time.Minute}
+}
+
+// Validate names the first bad field.
+func (c ProduceConfig) Validate() error {
+	switch {
+	case c.MaxMessageBytes < batchRecordsOffset:
+		return fmt.Errorf("produce config: MaxMessageBytes %d is below one batch header", c.MaxMessageBytes)
+	case c.DefaultTimeout <= 0:
+		return fmt.Errorf("produce config: DefaultTimeout %s must be positive", c.DefaultTimeout)
+	case c.MaxTimeout < c.DefaultTimeout:
+		return fmt.Errorf("produce config: MaxTimeout %s is below DefaultTimeout %s", c.MaxTimeout, c.DefaultTimeout)
+	}
+	return nil
+}
+
+type producer struct {
+	cfg     ProduceConfig
+	catalog *backends.Catalog
+	tc      *backends.Transcoder
+	ap      *backends.Appender
+	seq     *Sequencer
+	tracer  trace.Tracer
+}
+
+func (p *producer) api() API {
+	adv := int16(produceAdvertisedMin)
+	return API{Key: produceKey, MinVersion: produceMin, MaxVersion: produceMax, AdvertisedMin: &adv, Serve: p.serve}
+}
+
+// partWork is one partition of a produce request on its way.
+type partWork struct {
+	topic   string
+	out     *kmsg.ProduceResponseTopicPartition
+	records []byte
+	ticket  *Ticket
+}
+
+func (p *producer) serve(ctx context.Context, s *Session, req Request) (Reply, error) {
+	r := req.Body.(*kmsg.ProduceRequest)
+	resp := r.ResponseKind().(*kmsg.ProduceResponse)
+	noResponse := r.Acks == 0
+
+	// Request-wide refusals answer every partition with one code.
+	var wide int16
+	var wideMsg string
+	switch {
+	case r.Acks != 0 && r.Acks != 1 && r.Acks != -1:
+		wide, wideMsg = kerr.InvalidRequiredAcks.Code, fmt.Sprintf("acks must be 0, 1 or -1; got %d", r.Acks)
+		noResponse = false
+	case r.TransactionID != nil:
+		wide, wideMsg = kerr.TransactionalIDAuthorizationFailed.Code, "transactions are not supported by ferry"
+	}
+
+	var work []partWork
+	resp.Topics = make([]kmsg.ProduceResponseTopic, len(r.Topics))
+	for i := range r.Topics {
+		rt := &r.Topics[i]
+		ot := &resp.Topics[i]
+		*ot = kmsg.NewProduceResponseTopic()
+		ot.Topic = rt.Topic
+		ot.Partitions = make([]kmsg.ProduceResponseTopicPartition, len(rt.Partitions))
+		allowed := s.TopicAllowed(rt.Topic)
+		for j := range rt.Partitions {
+			rp := &rt.Partitions[j]
+			op := &ot.Partitions[j]
+			*op = kmsg.NewProduceResponseTopicPartition()
+			op.Partition = rp.Partition
+			op.BaseOffset = -1
+			switch {
+			case wide != 0:
+				setErr(op, wide, wideMsg)
+			case !allowed:
+				setErr(op, kerr.TopicAuthorizationFailed.Code, "not authorized to produce to topic "+rt.Topic)
+			default:
+				// Tickets are taken here, on the read loop, so the order
+				// of appends is the order requests arrived in.
+				work = append(work, partWork{topic: rt.Topic, out: op, records: rp.Records, ticket: p.seq.Take(rt.Topic, rp.Partition)})
+			}
+		}
+	}
+	if len(work) == 0 {
+		if noResponse {
+			if wide != 0 || len(r.Topics) > 0 {
+				return Reply{}, fmt.Errorf("produce with acks=0 refused: %s", firstError(resp))
+			}
+			return Reply{NoResponse: true}, nil
+		}
+		return ready(resp), nil
+	}
+
+	timeout := time.Duration(r.TimeoutMillis) * time.Millisecond
+	if timeout <= 0 {
+		timeout = p.cfg.DefaultTimeout
+	}
+	timeout = min(timeout, p.cfg.MaxTimeout)
+	acks := r.Acks
+	log := s.Log
+	return Reply{NoResponse: noResponse, Later: func(ctx context.Context) (kmsg.Response, error) {
+		ctx, cancel := context.WithTimeout(ctx, timeout)
+		defer cancel()
+		names := make([]string, 0, len(r.Topics))
+		seen := map[string]bool{}
+		for _, w := range work {
+			if !seen[w.topic] {
+				seen[w.topic] = true
+				names = append(names, w.topic)
+			}
+		}
+		topics, err := p.catalog.Resolve(ctx, names)
+		if err != nil {
+			log.Warn("produce: catalog unavailable", "err", err)
+		}
+		var wg sync.WaitGroup
+		for i := range work {
+			w := &work[i]
+			t, ok := topics[w.topic]
+			if !ok {
+				// catalogsvc unreachable: retriable, the client retries
+				// after refreshing metadata.
+				w.ticket.Release()
+				setErr(w.out, kerr.LeaderNotAvailable.Code, "topic catalog unavailable")
+				continue
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				p.producePartition(ctx, w, t, acks, timeout)
+				if op := w.out; op.ErrorCode != 0 {
+					msg := ""
+					if op.ErrorMessage != nil {
+						msg = *op.ErrorMessage
+					}
+					log.Debug("produce partition refused", "topic", w.topic, "partition", op.Partition,
+						"error", kerr.ErrorForCode(op.ErrorCode).Error(), "message", msg)
+				}
+			}()
+		}
+		wg.Wait()
+		if noResponse {
+			if msg := firstError(resp); msg != "" {
+				return nil, errors.New("produce with acks=0 failed: " + msg)
+			}
+			return nil, nil
+		}
+		return resp, nil
+	}}, nil
+}
+
+// producePartition takes one partition's batch through transcode and
+// append and fills in its response. It always releases the ticket.
+func (p *producer) producePartition(ctx context.Context, w *partWork, t backends.Topic, acks int16, timeout time.Duration) {
+	defer w.ticket.Release()
+	out := w.out
+	ctx, span := p.tracer.Start(ctx, "frontdoor.produce_partition", trace.WithAttributes(
+		attribute.String("messaging.destination.name", w.topic),
+		attribute.Int("messaging.destination.partition.id", int(out.Partition)),
+		attribute.Int("messaging.message.body.size", len(w.records)),
+	))
+	defer func() {
+		if out.ErrorCode != 0 {
+			span.SetStatus(codes.Error, kerr.ErrorForCode(out.ErrorCode).Error())
+		}
+		span.End()
+	}()
+
+	m := t.Mapping
+	switch {
+	case m == nil:
+		code := t.ErrorCode
+		if code == 0 {
+			code = kerr.UnknownTopicOrPartition.Code
+		}
+		setErr(out, code, t.ErrorMsg)
+		return
+	case out.Partition < 0 || out.Partition >= m.GetPartitionCount():
+		setErr(out, kerr.UnknownTopicOrPartition.Code,
+			fmt.Sprintf("partition %d out of range: topic %s has %d partitions", out.Partition, w.topic, m.GetPartitionCount()))
+		return
+	}
+	if bp := checkBatch(w.records, p.cfg.MaxMessageBytes); bp != nil {
+		setErr(out, bp.code, bp.msg)
+		return
+	}
+
+	tr, err := p.tc.Transcode(ctx, m, out.Partition, w.records)
+	if err != nil {
+		setErr(out, kerr.RequestTimedOut.Code, "transcoding did not finish in time: "+err.Error())
+		return
+	}
+	if f := tr.GetFailure(); f != nil {
+		code := int16(f.GetErrorCode())
+		if code == 0 {
+			code = kerr.CorruptMessage.Code
+		}
+		setErr(out, code, f.GetErrorMessage())
+		for _, re := range f.GetRecordErrors() {
+			e := kmsg.NewProduceResponseTopicPartitionErrorRecord()
+			e.RelativeOffset = re.GetBatchIndex()
+			msg := re.GetMessage()
+			e.ErrorMessage = &msg
+			out.ErrorRecords = append(out.ErrorRecords, e)
+		}
+		return
+	}
+	batch := tr.GetBatch()
+
+	// Wait for earlier batches of this partition to be submitted, then
+	// submit and pass the turn on at once; the answer is awaited after.
+	if err := w.ticket.Wait(ctx); err != nil {
+		setErr(out, kerr.RequestTimedOut.Code, "timed out waiting for earlier batches of the partition")
+		return
+	}
+	pending := p.ap.Submit(ctx, &appendv1.AppendRequest{
+		TableId:               m.GetTableId(),
+		BucketId:              out.Partition,
+		SchemaId:              m.GetSchemaId(),
+		ArrowCompression:      m.GetArrowCompression(),
+		ArrowCompressionLevel: m.GetArrowCompressionLevel(),
+		ArrowIpc:              batch.GetArrowIpc(),
+		RecordCount:           batch.GetRecordCount(),
+		Acks:                  int32(acks),
+		TimeoutMs:             remainingMillis(ctx, timeout),
+		WriterId:              -1,
+		BatchSequence:         -1,
+	})
+	w.ticket.Release()
+	ar, err := pending.Wait(ctx)
+	if err != nil {
+		setErr(out, kerr.RequestTimedOut.Code, "append did not finish in time: "+err.Error())
+		return
+	}
+	if ar.GetErrorCode() != 0 {
+		setErr(out, kafkaCodeForFluss(ar.GetErrorCode(), ar.GetRetriable()),
+			fmt.Sprintf("fluss error %d: %s", ar.GetErrorCode(), ar.GetErrorMessage()))
+		return
+	}
+	out.BaseOffset = ar.GetBaseOffset()
+}
+
+func setErr(op *kmsg.ProduceResponseTopicPartition, code int16, msg string) {
+	op.ErrorCode = code
+	op.BaseOffset = -1
+	if msg != "" {
+		op.ErrorMessage = &msg
+	}
+}
+
+// firstError describes the first failed partition, "" if none failed.
+func firstError(resp *kmsg.ProduceResponse) string {
+	for _, t := range resp.Topics {
+		for _, pt := range t.Partitions {
+			if pt.ErrorCode != 0 {
+				msg := ""
+				if pt.ErrorMessage != nil {
+					msg = ": " + *pt.ErrorMessage
+				}
+				return fmt.Sprintf("%s[%d] %s%s", t.Topic, pt.Partition, kerr.ErrorForCode(pt.ErrorCode), msg)
+			}
+		}
+	}
+	return ""
+}
+
+// remainingMillis is what is left of the request's timeout for appendsvc,
+// at least 1 ms (0 would mean "use your default" to appendsvc).
+func remainingMillis(ctx context.Context, fallback time.Duration) int32 {
+	left := fallback
+	if dl, ok := ctx.Deadline(); ok {
+		left = time.Until(dl)
+	}
+	return int32(max(left.Milliseconds(), 1))
+}
