@@ -1,0 +1,371 @@
+// Package stack runs Ferry's local stack as child processes: a real Apache Fluss cluster
+// (ZooKeeper, CoordinatorServer, TabletServer from the Maven Central jars that tools/install.sh
+// fetched) and, unless asked for Fluss only, the four Ferry services built from this tree.
+// ferrystack (e2e/cmd/ferrystack) is its command line; tools/test.sh uses it for the tests.
+package stack
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Service names, as used for binaries, log files and -services.
+const (
+	Catalog   = "catalogsvc"
+	Transcode = "transcodesvc"
+	Append    = "appendsvc"
+	Frontdoor = "frontdoor"
+)
+
+// ServiceNames lists the Ferry services in start order: frontdoor needs the other three.
+var ServiceNames = []string{Catalog, Transcode, Append, Frontdoor}
+
+// Config is everything a stack run needs. DefaultConfig is what `make up` runs; TestConfig moves
+// every port out of the way of a developer's stack so tests can run next to it.
+type Config struct {
+	// Name prefixes the run directory .cache/run/<Name>-<random>/ (data and logs).
+	Name string
+	// Root is the repository root: go.work, .cache/ and e2e/flusshelper live there.
+	Root string
+	// Host is the address every server binds to and advertises.
+	Host string
+
+	ZooKeeperPort   int
+	CoordinatorPort int
+	TabletPort      int
+
+	// FlussOnly skips the Ferry services.
+	FlussOnly bool
+	// Services selects which Ferry services to start; empty means all of ServiceNames.
+	Services []string
+
+	CatalogPort int
+	// TranscodePorts starts one transcodesvc per port (it is stateless and scaled out).
+	TranscodePorts []int
+	AppendPort     int
+	FrontdoorPort  int // frontdoor's gRPC (health) port
+	KafkaPort      int
+	// AdvertisedAddr is what frontdoor tells Kafka clients; empty means Host:KafkaPort.
+	AdvertisedAddr string
+	NodeID         int
+
+	// LogLevel, LogFormat and OTLPEndpoint are passed to every service (FERRY_LOG_LEVEL,
+	// FERRY_LOG_FORMAT, OTEL_EXPORTER_OTLP_ENDPOINT; empty endpoint: no export).
+	LogLevel     string
+	LogFormat    string
+	OTLPEndpoint string
+
+	// Java is the java executable for the Fluss servers.
+	Java string
+	// ServerHeap is the -Xmx of the coordinator and tablet server JVMs.
+	ServerHeap string
+
+	// ReadyTimeout bounds the whole start-up; StopGrace is how long each process gets between
+	// SIGTERM and SIGKILL.
+	ReadyTimeout time.Duration
+	StopGrace    time.Duration
+	// Keep leaves the run directory in place after Stop (for reading logs and data).
+	Keep bool
+}
+
+// DefaultConfig is the developer stack `make up` starts.
+func DefaultConfig() Config {
+	return Config{
+		Name:            "dev",
+		Host:            "127.0.0.1",
+		ZooKeeperPort:   2181,
+		CoordinatorPort: 9123,
+		TabletPort:      9124,
+		CatalogPort:     7101,
+		TranscodePorts:  []int{7102, 7112},
+		AppendPort:      7103,
+		FrontdoorPort:   7104,
+		KafkaPort:       9092,
+		NodeID:          1, // as in deploy/compose.yaml
+		LogLevel:        "info",
+		LogFormat:       "text",
+		Java:            "java",
+		ServerHeap:      "1g",
+		ReadyTimeout:    3 * time.Minute,
+		StopGrace:       15 * time.Second,
+	}
+}
+
+// TestConfig is the Fluss-only stack tools/test.sh starts: ports that collide neither with
+// DefaultConfig nor with a shared development cluster.
+func TestConfig() Config {
+	c := DefaultConfig()
+	c.Name = "test"
+	c.ZooKeeperPort = 32181
+	c.CoordinatorPort = 39122
+	c.TabletPort = 39123
+	c.FlussOnly = true
+	return c
+}
+
+var namePattern = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,31}$`)
+var heapPattern = regexp.MustCompile(`^[1-9][0-9]*[kmgKMG]?$`)
+
+// Validate reports the first bad field by name. It does not touch the network: port
+// availability is checked when the stack starts.
+func (c Config) Validate() error {
+	if !namePattern.MatchString(c.Name) {
+		return fmt.Errorf("stack config: Name %q: want 1-32 of [a-z0-9_-], starting with a letter or digit", c.Name)
+	}
+	if c.Root == "" {
+		return errors.New("stack config: Root: empty (the repository root holding go.work)")
+	}
+	if _, err := os.Stat(filepath.Join(c.Root, "go.work")); err != nil {
+		return fmt.Errorf("stack config: Root %q: no go.work there: %w", c.Root, err)
+	}
+	if c.Host == "" || strings.ContainsAny(c.Host, " /") {
+		return fmt.Errorf("stack config: Host %q: want a hostname or IP address", c.Host)
+	}
+	seen := map[int]string{}
+	for _, p := range c.namedPorts() {
+		if p.port < 1 || p.port > 65535 {
+			return fmt.Errorf("stack config: %s %d: out of range 1..65535", p.field, p.port)
+		}
+		if other, dup := seen[p.port]; dup {
+			return fmt.Errorf("stack config: %s %d: already used by %s", p.field, p.port, other)
+		}
+		seen[p.port] = p.field
+	}
+	if !c.FlussOnly {
+		if len(c.TranscodePorts) == 0 && c.wants(Transcode) {
+			return errors.New("stack config: TranscodePorts: empty, at least one transcodesvc is needed")
+		}
+		for _, s := range c.Services {
+			if !contains(ServiceNames, s) {
+				return fmt.Errorf("stack config: Services: unknown service %q (known: %s)", s, strings.Join(ServiceNames, ", "))
+			}
+		}
+		if c.wants(Frontdoor) {
+			for _, dep := range []string{Catalog, Transcode, Append} {
+				if !c.wants(dep) {
+					return fmt.Errorf("stack config: Services: frontdoor needs %s", dep)
+				}
+			}
+		}
+	}
+	if c.NodeID < 0 {
+		return fmt.Errorf("stack config: NodeID %d: must be >= 0", c.NodeID)
+	}
+	if c.AdvertisedAddr != "" {
+		if _, port, ok := strings.Cut(c.AdvertisedAddr, ":"); !ok || port == "" {
+			return fmt.Errorf("stack config: AdvertisedAddr %q: want host:port", c.AdvertisedAddr)
+		} else if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+			return fmt.Errorf("stack config: AdvertisedAddr %q: bad port", c.AdvertisedAddr)
+		}
+	}
+	switch c.LogLevel {
+	case "debug", "info", "warn", "error":
+	default:
+		return fmt.Errorf("stack config: LogLevel %q: want debug|info|warn|error", c.LogLevel)
+	}
+	switch c.LogFormat {
+	case "text", "json":
+	default:
+		return fmt.Errorf("stack config: LogFormat %q: want text|json", c.LogFormat)
+	}
+	if c.Java == "" {
+		return errors.New("stack config: Java: empty")
+	}
+	if !heapPattern.MatchString(c.ServerHeap) {
+		return fmt.Errorf("stack config: ServerHeap %q: want a JVM size like 512m or 1g", c.ServerHeap)
+	}
+	if c.ReadyTimeout <= 0 {
+		return fmt.Errorf("stack config: ReadyTimeout %v: must be positive", c.ReadyTimeout)
+	}
+	if c.StopGrace <= 0 {
+		return fmt.Errorf("stack config: StopGrace %v: must be positive", c.StopGrace)
+	}
+	return nil
+}
+
+type namedPort struct {
+	field string
+	port  int
+}
+
+// namedPorts lists every port the stack will listen on, with the field that sets it.
+func (c Config) namedPorts() []namedPort {
+	ps := []namedPort{
+		{"ZooKeeperPort", c.ZooKeeperPort},
+		{"CoordinatorPort", c.CoordinatorPort},
+		{"TabletPort", c.TabletPort},
+	}
+	if c.FlussOnly {
+		return ps
+	}
+	if c.wants(Catalog) {
+		ps = append(ps, namedPort{"CatalogPort", c.CatalogPort})
+	}
+	if c.wants(Transcode) {
+		for i, p := range c.TranscodePorts {
+			ps = append(ps, namedPort{fmt.Sprintf("TranscodePorts[%d]", i), p})
+		}
+	}
+	if c.wants(Append) {
+		ps = append(ps, namedPort{"AppendPort", c.AppendPort})
+	}
+	if c.wants(Frontdoor) {
+		ps = append(ps, namedPort{"FrontdoorPort", c.FrontdoorPort}, namedPort{"KafkaPort", c.KafkaPort})
+	}
+	return ps
+}
+
+// Ports maps every port this stack listens on to the Config field that sets it
+// ("ZooKeeperPort", "TranscodePorts[1]", ...), for checks against deployment files.
+func (c Config) Ports() map[string]int {
+	m := map[string]int{}
+	for _, p := range c.namedPorts() {
+		m[p.field] = p.port
+	}
+	return m
+}
+
+// wants reports whether service s is part of this stack.
+func (c Config) wants(s string) bool {
+	if c.FlussOnly {
+		return false
+	}
+	return len(c.Services) == 0 || contains(c.Services, s)
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func (c Config) addr(port int) string { return c.Host + ":" + strconv.Itoa(port) }
+
+// FlussBootstrap is the coordinator address clients bootstrap from.
+func (c Config) FlussBootstrap() string { return c.addr(c.CoordinatorPort) }
+
+// TabletAddr is the tablet server's address.
+func (c Config) TabletAddr() string { return c.addr(c.TabletPort) }
+
+// ZooKeeperAddr is ZooKeeper's client address.
+func (c Config) ZooKeeperAddr() string { return c.addr(c.ZooKeeperPort) }
+
+// KafkaAddr is where Kafka clients connect to frontdoor.
+func (c Config) KafkaAddr() string {
+	if c.AdvertisedAddr != "" {
+		return c.AdvertisedAddr
+	}
+	return c.addr(c.KafkaPort)
+}
+
+// HelperPath is the flusshelper wrapper script.
+func (c Config) HelperPath() string {
+	return filepath.Join(c.Root, "e2e", "flusshelper", "flusshelper")
+}
+
+// CacheDir is the repository's .cache directory (jars, binaries, run directories).
+func (c Config) CacheDir() string { return filepath.Join(c.Root, ".cache") }
+
+// ServiceSpec describes one Ferry service process: which package to build, the environment it
+// runs with, and its ports. It is data so deployment files can be checked against it.
+type ServiceSpec struct {
+	// Name is unique per process ("transcodesvc", "transcodesvc-2", ...).
+	Name string
+	// Package is the main package directory relative to Root (also the binary name).
+	Package string
+	// GRPCAddr is FERRY_LISTEN; the gRPC health service answers there.
+	GRPCAddr string
+	// Env is the complete service environment (empty values are not exported).
+	Env map[string]string
+	// Ports names every port the process listens on ("grpc", "kafka").
+	Ports map[string]int
+}
+
+// ServiceSpecs returns the services this stack starts, in start order.
+func (c Config) ServiceSpecs() []ServiceSpec {
+	if c.FlussOnly {
+		return nil
+	}
+	common := func(port int) map[string]string {
+		return map[string]string{
+			"FERRY_LISTEN":                c.addr(port),
+			"FERRY_LOG_LEVEL":             c.LogLevel,
+			"FERRY_LOG_FORMAT":            c.LogFormat,
+			"OTEL_EXPORTER_OTLP_ENDPOINT": c.OTLPEndpoint,
+		}
+	}
+	var specs []ServiceSpec
+	if c.wants(Catalog) {
+		env := common(c.CatalogPort)
+		env["FERRY_FLUSS_BOOTSTRAP"] = c.FlussBootstrap()
+		specs = append(specs, ServiceSpec{Name: Catalog, Package: Catalog, GRPCAddr: c.addr(c.CatalogPort),
+			Env: env, Ports: map[string]int{"grpc": c.CatalogPort}})
+	}
+	var transcodeAddrs []string
+	if c.wants(Transcode) {
+		for i, p := range c.TranscodePorts {
+			name := Transcode
+			if i > 0 {
+				name = fmt.Sprintf("%s-%d", Transcode, i+1)
+			}
+			transcodeAddrs = append(transcodeAddrs, c.addr(p))
+			specs = append(specs, ServiceSpec{Name: name, Package: Transcode, GRPCAddr: c.addr(p),
+				Env: common(p), Ports: map[string]int{"grpc": p}})
+		}
+	}
+	if c.wants(Append) {
+		env := common(c.AppendPort)
+		env["FERRY_FLUSS_BOOTSTRAP"] = c.FlussBootstrap()
+		specs = append(specs, ServiceSpec{Name: Append, Package: Append, GRPCAddr: c.addr(c.AppendPort),
+			Env: env, Ports: map[string]int{"grpc": c.AppendPort}})
+	}
+	if c.wants(Frontdoor) {
+		env := common(c.FrontdoorPort)
+		env["FERRY_KAFKA_LISTEN"] = c.addr(c.KafkaPort)
+		env["FERRY_ADVERTISED_ADDR"] = c.KafkaAddr()
+		env["FERRY_NODE_ID"] = strconv.Itoa(c.NodeID)
+		env["FERRY_CATALOG_ADDR"] = c.addr(c.CatalogPort)
+		env["FERRY_TRANSCODE_ADDR"] = strings.Join(transcodeAddrs, ",")
+		env["FERRY_APPEND_ADDR"] = c.addr(c.AppendPort)
+		specs = append(specs, ServiceSpec{Name: Frontdoor, Package: Frontdoor, GRPCAddr: c.addr(c.FrontdoorPort),
+			Env: env, Ports: map[string]int{"grpc": c.FrontdoorPort, "kafka": c.KafkaPort}})
+	}
+	return specs
+}
+
+// TestEnv is the environment tests need to reach this stack (see services/testenv).
+func (c Config) TestEnv() map[string]string {
+	env := map[string]string{
+		"FERRY_TEST_FLUSS_BOOTSTRAP": c.FlussBootstrap(),
+		"FERRY_TEST_FLUSS_HELPER":    c.HelperPath(),
+	}
+	if c.wants(Frontdoor) {
+		env["FERRY_TEST_KAFKA_BOOTSTRAP"] = c.KafkaAddr()
+	}
+	return env
+}
+
+// FindRoot walks up from dir to the directory holding go.work.
+func FindRoot(dir string) (string, error) {
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return "", err
+	}
+	for d := dir; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(filepath.Join(d, "go.work")); err == nil {
+			return d, nil
+		}
+		if filepath.Dir(d) == d {
+			return "", fmt.Errorf("no go.work in %s or any parent: run from inside the Ferry repository", dir)
+		}
+	}
+}

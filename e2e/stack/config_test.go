@@ -1,0 +1,191 @@
+package stack
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+func testRoot(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "go.work"), []byte("go 1.26.0\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func TestConfigValidate(t *testing.T) {
+	root := testRoot(t)
+	base := DefaultConfig()
+	base.Root = root
+	tests := []struct {
+		name    string
+		mut     func(c *Config)
+		wantErr string // substring naming the field; empty: valid
+	}{
+		{name: "default", mut: func(c *Config) {}},
+		{name: "test config", mut: func(c *Config) { *c = TestConfig(); c.Root = root }},
+		{name: "bad name", mut: func(c *Config) { c.Name = "Dev Stack" }, wantErr: "Name"},
+		{name: "no root", mut: func(c *Config) { c.Root = "" }, wantErr: "Root"},
+		{name: "root without go.work", mut: func(c *Config) { c.Root = t.TempDir() }, wantErr: "Root"},
+		{name: "empty host", mut: func(c *Config) { c.Host = "" }, wantErr: "Host"},
+		{name: "port zero", mut: func(c *Config) { c.TabletPort = 0 }, wantErr: "TabletPort 0"},
+		{name: "port too big", mut: func(c *Config) { c.ZooKeeperPort = 70000 }, wantErr: "ZooKeeperPort 70000"},
+		{name: "duplicate port", mut: func(c *Config) { c.AppendPort = c.CatalogPort }, wantErr: "AppendPort 7101: already used by CatalogPort"},
+		{name: "duplicate transcode port", mut: func(c *Config) { c.TranscodePorts = []int{7102, 7102} }, wantErr: "TranscodePorts[1]"},
+		{name: "service ports ignored for fluss only", mut: func(c *Config) { c.FlussOnly = true; c.AppendPort = c.CatalogPort }},
+		{name: "no transcode port", mut: func(c *Config) { c.TranscodePorts = nil }, wantErr: "TranscodePorts"},
+		{name: "unknown service", mut: func(c *Config) { c.Services = []string{"catalogsvc", "kafkasvc"} }, wantErr: `unknown service "kafkasvc"`},
+		{name: "frontdoor without deps", mut: func(c *Config) { c.Services = []string{Frontdoor} }, wantErr: "frontdoor needs catalogsvc"},
+		{name: "subset", mut: func(c *Config) { c.Services = []string{Catalog, Append}; c.TranscodePorts = nil }},
+		{name: "negative node id", mut: func(c *Config) { c.NodeID = -1 }, wantErr: "NodeID"},
+		{name: "bad advertised", mut: func(c *Config) { c.AdvertisedAddr = "localhost" }, wantErr: "AdvertisedAddr"},
+		{name: "bad advertised port", mut: func(c *Config) { c.AdvertisedAddr = "localhost:http" }, wantErr: "AdvertisedAddr"},
+		{name: "bad log level", mut: func(c *Config) { c.LogLevel = "verbose" }, wantErr: "LogLevel"},
+		{name: "bad log format", mut: func(c *Config) { c.LogFormat = "xml" }, wantErr: "LogFormat"},
+		{name: "no java", mut: func(c *Config) { c.Java = "" }, wantErr: "Java"},
+		{name: "bad heap", mut: func(c *Config) { c.ServerHeap = "lots" }, wantErr: "ServerHeap"},
+		{name: "zero ready timeout", mut: func(c *Config) { c.ReadyTimeout = 0 }, wantErr: "ReadyTimeout"},
+		{name: "negative grace", mut: func(c *Config) { c.StopGrace = -time.Second }, wantErr: "StopGrace"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c := base
+			c.TranscodePorts = append([]int(nil), base.TranscodePorts...)
+			tc.mut(&c)
+			err := c.Validate()
+			if tc.wantErr == "" {
+				if err != nil {
+					t.Fatalf("Validate() = %v, want nil", err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Fatalf("Validate() = %v, want an error containing %q", err, tc.wantErr)
+			}
+		})
+	}
+}
+
+func TestDefaultPorts(t *testing.T) {
+	// These numbers are a contract with README, Makefile and deploy/: change them together.
+	d := DefaultConfig()
+	got := d.Ports()
+	want := map[string]int{
+		"ZooKeeperPort": 2181, "CoordinatorPort": 9123, "TabletPort": 9124,
+		"CatalogPort": 7101, "TranscodePorts[0]": 7102, "TranscodePorts[1]": 7112,
+		"AppendPort": 7103, "FrontdoorPort": 7104, "KafkaPort": 9092,
+	}
+	if len(got) != len(want) {
+		t.Fatalf("ports = %v, want %v", got, want)
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s = %d, want %d", k, got[k], v)
+		}
+	}
+	tc := TestConfig()
+	if tc.ZooKeeperPort != 32181 || tc.CoordinatorPort != 39122 || tc.TabletPort != 39123 || !tc.FlussOnly {
+		t.Errorf("TestConfig = %+v", tc)
+	}
+}
+
+func TestServiceSpecs(t *testing.T) {
+	c := DefaultConfig()
+	c.OTLPEndpoint = "http://127.0.0.1:4317"
+	specs := c.ServiceSpecs()
+	var names []string
+	byName := map[string]ServiceSpec{}
+	for _, s := range specs {
+		names = append(names, s.Name)
+		byName[s.Name] = s
+	}
+	if got := strings.Join(names, ","); got != "catalogsvc,transcodesvc,transcodesvc-2,appendsvc,frontdoor" {
+		t.Fatalf("service order = %s", got)
+	}
+	for _, s := range specs {
+		for _, k := range []string{"FERRY_LISTEN", "FERRY_LOG_LEVEL", "FERRY_LOG_FORMAT", "OTEL_EXPORTER_OTLP_ENDPOINT"} {
+			if _, ok := s.Env[k]; !ok {
+				t.Errorf("%s: env lacks %s", s.Name, k)
+			}
+		}
+		if s.Env["FERRY_LISTEN"] != s.GRPCAddr || s.GRPCAddr != "127.0.0.1:"+itoa(s.Ports["grpc"]) {
+			t.Errorf("%s: FERRY_LISTEN %q, GRPCAddr %q, grpc port %d disagree", s.Name, s.Env["FERRY_LISTEN"], s.GRPCAddr, s.Ports["grpc"])
+		}
+	}
+	if byName["transcodesvc-2"].Package != Transcode || byName["transcodesvc-2"].GRPCAddr != "127.0.0.1:7112" {
+		t.Errorf("second transcodesvc = %+v", byName["transcodesvc-2"])
+	}
+	for _, n := range []string{Catalog, Append} {
+		if got := byName[n].Env["FERRY_FLUSS_BOOTSTRAP"]; got != "127.0.0.1:9123" {
+			t.Errorf("%s FERRY_FLUSS_BOOTSTRAP = %q", n, got)
+		}
+	}
+	fd := byName[Frontdoor].Env
+	wantFD := map[string]string{
+		"FERRY_LISTEN": "127.0.0.1:7104", "FERRY_KAFKA_LISTEN": "127.0.0.1:9092", "FERRY_ADVERTISED_ADDR": "127.0.0.1:9092",
+		"FERRY_NODE_ID": "1", "FERRY_CATALOG_ADDR": "127.0.0.1:7101", "FERRY_TRANSCODE_ADDR": "127.0.0.1:7102,127.0.0.1:7112",
+		"FERRY_APPEND_ADDR": "127.0.0.1:7103", "OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:4317",
+	}
+	for k, v := range wantFD {
+		if fd[k] != v {
+			t.Errorf("frontdoor %s = %q, want %q", k, fd[k], v)
+		}
+	}
+	if _, ok := byName[Transcode].Env["FERRY_FLUSS_BOOTSTRAP"]; ok {
+		t.Error("transcodesvc must not get a Fluss address: it is stateless")
+	}
+
+	c.FlussOnly = true
+	if specs := c.ServiceSpecs(); len(specs) != 0 {
+		t.Errorf("FlussOnly specs = %v, want none", specs)
+	}
+}
+
+func TestServiceEnvFiltersParent(t *testing.T) {
+	t.Setenv("FERRY_CATALOG_ADDR", "leaked:1")
+	t.Setenv("OTEL_SERVICE_NAME", "leaked")
+	spec := ServiceSpec{Env: map[string]string{"FERRY_LISTEN": "127.0.0.1:1", "OTEL_EXPORTER_OTLP_ENDPOINT": ""}}
+	env := strings.Join(serviceEnv(spec), "\n")
+	if strings.Contains(env, "leaked") {
+		t.Errorf("parent FERRY_/OTEL_ settings leaked into the service env")
+	}
+	if !strings.Contains(env, "FERRY_LISTEN=127.0.0.1:1") {
+		t.Errorf("spec env missing")
+	}
+	if strings.Contains(env, "OTEL_EXPORTER_OTLP_ENDPOINT=") {
+		t.Errorf("empty values must not be exported")
+	}
+	if !strings.Contains(env, "PATH=") {
+		t.Errorf("ordinary parent env (PATH) dropped")
+	}
+}
+
+func TestEnvLines(t *testing.T) {
+	got := EnvLines(map[string]string{"B": "/a b/c", "A": "127.0.0.1:1", "C": "it's"})
+	want := "export A=127.0.0.1:1\nexport B='/a b/c'\nexport C='it'\\''s'\n"
+	if got != want {
+		t.Errorf("EnvLines =\n%s\nwant\n%s", got, want)
+	}
+}
+
+func TestFindRoot(t *testing.T) {
+	root := testRoot(t)
+	deep := filepath.Join(root, "a", "b")
+	if err := os.MkdirAll(deep, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	got, err := FindRoot(deep)
+	if err != nil || got != root {
+		t.Errorf("FindRoot = %q, %v; want %q", got, err, root)
+	}
+	if _, err := FindRoot(t.TempDir()); err == nil {
+		t.Error("FindRoot outside a repository succeeded")
+	}
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }

@@ -1,0 +1,248 @@
+package stack
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+const pidFile = "ferrystack.pid"
+
+// Stack is a running set of child processes. Start returns it ready; Stop ends it.
+type Stack struct {
+	cfg   Config
+	dir   string
+	log   *slog.Logger
+	procs []*Process // start order
+	keep  bool       // keep the run directory (Config.Keep, or a failure worth reading)
+}
+
+// Start validates cfg, starts Fluss (and the services unless cfg.FlussOnly) and returns once
+// everything is ready, or stops what it started and returns an error naming the culprit.
+func Start(ctx context.Context, cfg Config, log *slog.Logger) (*Stack, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if err := checkInstalled(cfg); err != nil {
+		return nil, err
+	}
+	if err := checkPortsFree(cfg); err != nil {
+		return nil, err
+	}
+	runRoot := filepath.Join(cfg.CacheDir(), "run")
+	if err := os.MkdirAll(runRoot, 0o755); err != nil {
+		return nil, err
+	}
+	removeStaleRuns(runRoot, log)
+	dir, err := os.MkdirTemp(runRoot, cfg.Name+"-")
+	if err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(filepath.Join(dir, pidFile), []byte(strconv.Itoa(os.Getpid())+"\n"), 0o644); err != nil {
+		return nil, err
+	}
+	s := &Stack{cfg: cfg, dir: dir, log: log, keep: cfg.Keep}
+	readyCtx, cancel := context.WithTimeout(ctx, cfg.ReadyTimeout)
+	defer cancel()
+	if err := s.start(readyCtx); err != nil {
+		interrupted := ctx.Err() != nil
+		// Keep the logs that explain a failure, but not after a deliberate interrupt.
+		s.keep = s.keep || !interrupted
+		if stopErr := s.Stop(); stopErr != nil {
+			err = errors.Join(err, stopErr)
+		}
+		if s.keep {
+			err = fmt.Errorf("%w\n(run directory kept: %s)", err, dir)
+		}
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *Stack) start(ctx context.Context) error {
+	c := s.cfg
+	specs := c.ServiceSpecs()
+	// Build first: a compile error should not cost a Fluss start-up.
+	if len(specs) > 0 {
+		s.log.Info("building services")
+		if err := buildServices(ctx, c, specs); err != nil {
+			return err
+		}
+	}
+	l := flussLayout{dir: filepath.Join(s.dir, "fluss")}
+	if err := writeFlussConfig(c, l); err != nil {
+		return fmt.Errorf("write Fluss config: %w", err)
+	}
+	logs := filepath.Join(s.dir, "logs")
+	if err := os.MkdirAll(logs, 0o755); err != nil {
+		return err
+	}
+	javaEnv := os.Environ()
+	steps := []struct {
+		name string
+		argv []string
+		addr string
+	}{
+		{"zookeeper", javaCommand(c, l, "256m", zooKeeperMain, l.path("zookeeper", "zookeeper.properties")), c.ZooKeeperAddr()},
+		{"coordinator", javaCommand(c, l, c.ServerHeap, coordinatorMain, "--configDir", l.path("coordinator", "conf")), c.FlussBootstrap()},
+		{"tablet", javaCommand(c, l, c.ServerHeap, tabletMain, "--configDir", l.path("tablet", "conf")), c.TabletAddr()},
+	}
+	start := time.Now()
+	for _, st := range steps {
+		p, err := StartProcess(st.name, st.argv, javaEnv, s.dir, filepath.Join(logs, st.name+".log"))
+		if err != nil {
+			return err
+		}
+		s.procs = append(s.procs, p)
+		if err := waitPort(ctx, p, st.addr); err != nil {
+			return err
+		}
+		s.log.Info("listening", "process", st.name, "addr", st.addr, "pid", p.Pid(), "elapsed", time.Since(start).Round(time.Millisecond))
+	}
+	if err := waitFlussReady(ctx, c); err != nil {
+		return fmt.Errorf("%w\ncoordinator log:\n%s\ntablet log:\n%s", err,
+			indent(s.procs[1].LogTail(15)), indent(s.procs[2].LogTail(15)))
+	}
+	s.log.Info("Fluss ready", "bootstrap", c.FlussBootstrap(), "elapsed", time.Since(start).Round(time.Millisecond))
+
+	for _, spec := range specs {
+		bin := filepath.Join(c.CacheDir(), "bin", spec.Package)
+		p, err := StartProcess(spec.Name, []string{bin}, serviceEnv(spec), c.Root, filepath.Join(logs, spec.Name+".log"))
+		if err != nil {
+			return err
+		}
+		s.procs = append(s.procs, p)
+		// Port first: a gRPC client that dials too early backs off for a second or more.
+		if err := waitPort(ctx, p, spec.GRPCAddr); err != nil {
+			return err
+		}
+		if err := waitHealthy(ctx, p, spec.GRPCAddr); err != nil {
+			return err
+		}
+		// frontdoor is only useful once Kafka clients can connect.
+		if kafka, ok := spec.Ports["kafka"]; ok {
+			if err := waitPort(ctx, p, c.addr(kafka)); err != nil {
+				return fmt.Errorf("%s is SERVING but its Kafka listener is not up: %w", spec.Name, err)
+			}
+		}
+		s.log.Info("serving", "service", spec.Name, "grpc", spec.GRPCAddr, "pid", p.Pid())
+	}
+	return nil
+}
+
+// Dir is the run directory (data, configuration, logs/).
+func (s *Stack) Dir() string { return s.dir }
+
+// Config is the configuration the stack runs with.
+func (s *Stack) Config() Config { return s.cfg }
+
+// Processes lists the running children in start order.
+func (s *Stack) Processes() []*Process { return append([]*Process(nil), s.procs...) }
+
+// Wait blocks until ctx ends (nil) or a child exits on its own (an error naming it, with its log
+// tail). Either way the caller should Stop.
+func (s *Stack) Wait(ctx context.Context) error {
+	// One watcher per child, all owned by this call: they end when ctx or the first exit does.
+	exited := make(chan *Process, len(s.procs))
+	watchCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	for _, p := range s.procs {
+		go func(p *Process) {
+			select {
+			case <-p.Done():
+				exited <- p
+			case <-watchCtx.Done():
+			}
+		}(p)
+	}
+	select {
+	case <-ctx.Done():
+		return nil
+	case p := <-exited:
+		s.keep = true
+		return fmt.Errorf("%s exited unexpectedly (%v); log %s:\n%s", p.Name, p.ExitErr(), p.LogPath, indent(p.LogTail(30)))
+	}
+}
+
+// Stop ends every child, newest first (services, then tablet, coordinator, ZooKeeper), and
+// removes the run directory unless it is kept.
+func (s *Stack) Stop() error {
+	var errs []error
+	for i := len(s.procs) - 1; i >= 0; i-- {
+		p := s.procs[i]
+		if err := p.Stop(s.cfg.StopGrace); err != nil {
+			errs = append(errs, err)
+		} else {
+			s.log.Debug("stopped", "process", p.Name)
+		}
+	}
+	s.procs = nil
+	if s.keep {
+		// Without the pid file no later stack treats the directory as stale and deletes it.
+		_ = os.Remove(filepath.Join(s.dir, pidFile))
+	} else if len(errs) == 0 {
+		if err := os.RemoveAll(s.dir); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Kept reports whether Stop leaves the run directory in place.
+func (s *Stack) Kept() bool { return s.keep }
+
+// EnvLines renders TestEnv as sorted `export K=V` shell lines.
+func EnvLines(env map[string]string) string {
+	keys := make([]string, 0, len(env))
+	for k := range env {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	for _, k := range keys {
+		fmt.Fprintf(&b, "export %s=%s\n", k, shellQuote(env[k]))
+	}
+	return b.String()
+}
+
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:,=@") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// removeStaleRuns deletes run directories whose ferrystack is gone (killed before it could clean
+// up; its children died with it through Pdeathsig).
+func removeStaleRuns(runRoot string, log *slog.Logger) {
+	entries, err := os.ReadDir(runRoot)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		if !e.IsDir() {
+			continue
+		}
+		dir := filepath.Join(runRoot, e.Name())
+		b, err := os.ReadFile(filepath.Join(dir, pidFile))
+		if err != nil {
+			continue // not ours, or kept on purpose after a failure: leave it
+		}
+		pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+		if err != nil || pid <= 0 {
+			continue
+		}
+		if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+			log.Info("removing stale run directory", "dir", dir, "pid", pid)
+			_ = os.RemoveAll(dir)
+		}
+	}
+}

@@ -1,0 +1,3 @@
+module github.com/ferrygw/ferry/services/testenv
+
+go 1.26.0
