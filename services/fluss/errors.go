@@ -103,7 +103,9 @@ var (
 	// ErrInvalidRecords is a bucket result whose records the server
 	// accepted but found no complete log batch in.
 	ErrInvalidRecords = errors.New("fluss: records hold no log batch")
-	// ErrNoLeader is returned when metadata names no live leader for a bucket.
+	// ErrNoLeader is returned when metadata names no live leader for a
+	// bucket; the error also wraps a LEADER_NOT_AVAILABLE *Error, so that
+	// CodeOf and IsRetriable classify it as Fluss does (retriable).
 	ErrNoLeader = errors.New("fluss: bucket has no available leader")
 )
 

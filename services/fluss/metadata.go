@@ -2,6 +2,7 @@ package fluss
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"slices"
@@ -287,7 +288,34 @@ func (c *Client) refreshForPartitions(ctx context.Context, tableID int64, partit
 	if !ok {
 		return fmt.Errorf("%w: %d", ErrUnknownTable, tableID)
 	}
-	return c.fetchMetadata(ctx, []TablePath{path}, partitionIDs)
+	err := c.fetchMetadata(ctx, []TablePath{path}, partitionIDs)
+	var fe *Error
+	if err == nil || !errors.As(err, &fe) {
+		return err
+	}
+	// The coordinator answers GetMetadata for a dropped table with
+	// UNKNOWN_SERVER_ERROR (a wrapped TableNotExistException), which tells
+	// a caller neither that the table is gone nor to stop retrying. Ask
+	// for the table itself to turn that into TABLE_NOT_EXIST.
+	if gone := c.tableGone(ctx, tableID, path); gone != nil {
+		return gone
+	}
+	return err
+}
+
+// tableGone returns a TABLE_NOT_EXIST error when the table id no longer
+// exists at path (dropped, or dropped and the path reused), nil when it
+// still does or that cannot be told.
+func (c *Client) tableGone(ctx context.Context, tableID int64, path TablePath) error {
+	var resp flussrpc.GetTableInfoResponse
+	err := c.callCoordinator(ctx, APIGetTableInfo, true, &flussrpc.GetTableInfoRequest{TablePath: path.pb()}, &resp)
+	switch {
+	case CodeOf(err) == CodeTableNotExist:
+		return &Error{Code: CodeTableNotExist, Message: fmt.Sprintf("table id %d: %s was dropped", tableID, path)}
+	case err == nil && resp.GetTableId() != tableID:
+		return &Error{Code: CodeTableNotExist, Message: fmt.Sprintf("table id %d: %s is now table id %d", tableID, path, resp.GetTableId())}
+	}
+	return nil
 }
 
 func (c *Client) lookupLeader(tableID int64, partitionID *int64, bucket int32) (ServerNode, error) {
@@ -307,7 +335,10 @@ func (c *Client) lookupLeader(tableID int64, partitionID *int64, bucket int32) (
 		}
 		r := c.meta.tables[path]
 		if r == nil {
-			return ServerNode{}, fmt.Errorf("fluss: table %d (%s) not in metadata", tableID, path)
+			// Seen while a tablet server restarts: the refreshed metadata
+			// left the table out. Stale metadata, as Fluss classifies
+			// it: refresh and retry.
+			return ServerNode{}, &Error{Code: CodeUnknownTableOrBucket, Message: fmt.Sprintf("table %d (%s) not in metadata", tableID, path)}
 		}
 		if r.TableID != tableID {
 			// The path now names another table: this one was dropped
@@ -327,11 +358,15 @@ func (c *Client) lookupLeader(tableID int64, partitionID *int64, bucket int32) (
 	}
 	leader := buckets[bucket].Leader
 	if leader == NoLeader {
-		return ServerNode{}, fmt.Errorf("%w: table %d bucket %d", ErrNoLeader, tableID, bucket)
+		// Also a LEADER_NOT_AVAILABLE *Error, so that callers classify it
+		// as Fluss does: retriable, after a metadata refresh.
+		return ServerNode{}, fmt.Errorf("%w: %w", ErrNoLeader, &Error{Code: CodeLeaderNotAvailable,
+			Message: fmt.Sprintf("table %d bucket %d has no leader", tableID, bucket)})
 	}
 	n, ok := c.meta.servers[leader]
 	if !ok {
-		return ServerNode{}, fmt.Errorf("%w: table %d bucket %d: leader %d is not a known tablet server", ErrNoLeader, tableID, bucket, leader)
+		return ServerNode{}, fmt.Errorf("%w: %w", ErrNoLeader, &Error{Code: CodeLeaderNotAvailable,
+			Message: fmt.Sprintf("table %d bucket %d: leader %d is not a known tablet server", tableID, bucket, leader)})
 	}
 	return n, nil
 }

@@ -114,7 +114,8 @@ func TestProduceLogRoutesAndMapsResults(t *testing.T) {
 	if !errors.As(res[1].Err, &fe) || fe.Code != CodeNotLeaderOrFollower || !fe.StaleMetadata() || res[1].BaseOffset != -1 {
 		t.Errorf("bucket 1: %+v", res[1])
 	}
-	if !errors.Is(res[2].Err, ErrNoLeader) {
+	// No leader is Fluss's LEADER_NOT_AVAILABLE: worth retrying.
+	if !errors.Is(res[2].Err, ErrNoLeader) || CodeOf(res[2].Err) != CodeLeaderNotAvailable || !IsRetriable(res[2].Err) {
 		t.Errorf("bucket 2: %+v", res[2])
 	}
 

@@ -44,15 +44,24 @@ type realEnv struct {
 func newRealEnv(t testing.TB) *realEnv {
 	t.Helper()
 	cluster := testenv.Fluss(t)
+	client, fc := serveAppend(t, cluster.Bootstrap, Config{})
+	return &realEnv{cluster: cluster, fc: fc, client: client, db: cluster.NewDatabase(t, "appendsvc")}
+}
+
+// serveAppend runs the service with cfg in-process over a bufconn gRPC
+// server, writing into the cluster at bootstrap; everything stops when the
+// test ends.
+func serveAppend(t testing.TB, bootstrap string, cfg Config, opts ...fluss.Option) (appendv1.AppendServiceClient, *fluss.Client) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	fc, err := fluss.Dial(ctx, cluster.Bootstrap)
+	fc, err := fluss.Dial(ctx, bootstrap, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	tp := sdktrace.NewTracerProvider()
-	svc, err := New(Config{}, NewClientAdapter(fc, log), log, tp, noopmetric.NewMeterProvider(), propagation.TraceContext{})
+	svc, err := New(cfg, NewClientAdapter(fc, log), log, tp, noopmetric.NewMeterProvider(), propagation.TraceContext{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +82,7 @@ func newRealEnv(t testing.TB) *realEnv {
 		fc.Close()
 		_ = tp.Shutdown(context.Background())
 	})
-	return &realEnv{cluster: cluster, fc: fc, client: appendv1.NewAppendServiceClient(conn), db: cluster.NewDatabase(t, "appendsvc")}
+	return appendv1.NewAppendServiceClient(conn), fc
 }
 
 func (e *realEnv) table(t testing.TB, name string, cols []types.Field, buckets int, compression string) testenv.TableInfo {
