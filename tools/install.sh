@@ -65,3 +65,6 @@ if [ ! -f "$cache/fluss/flusshelper.jsa" ]; then
     -cp "$cache/fluss/flusshelper.jar:$cache/fluss/client-lib/*" io.ferrygw.flusshelper.Main \
     wait-ready --bootstrap 127.0.0.1:1 --timeout 1500ms >/dev/null 2>&1 || true
 fi
+
+# Jaeger, built from its Go module (e2e/jaeger/tool pins the version).
+bash "$root/tools/install-jaeger.sh"

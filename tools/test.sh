@@ -196,6 +196,7 @@ done
 # shellcheck disable=SC1090
 source "$env_file"
 export FERRY_TEST_REQUIRE_FLUSS=1
+export FERRY_TEST_REQUIRE_JAEGER=1
 echo "Fluss ready: FERRY_TEST_FLUSS_BOOTSTRAP=$FERRY_TEST_FLUSS_BOOTSTRAP"
 end
 
