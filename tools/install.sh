@@ -68,3 +68,6 @@ fi
 
 # Jaeger, built from its Go module (e2e/jaeger/tool pins the version).
 bash "$root/tools/install-jaeger.sh"
+
+# Real Kafka clients and the reference Kafka broker (e2e/clients, e2e/kafkabroker).
+bash "$root/tools/install-clients.sh"

@@ -1,0 +1,173 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/ferrygw/ferry/e2e/clients/protocol"
+)
+
+// kcat (1.7, librdkafka) reads messages from stdin split by -D, keys split off by -K, and with
+// verbosity >= 3 (-v -v) reports each delivery on stderr as
+//
+//	% Message delivered to partition P (offset O) on broker B
+//	% Delivery failed for message: ERR
+//
+// librdkafka reports deliveries of one partition in production order, so with a fixed partition the
+// n-th report belongs to the n-th message of that invocation. Without --partition the partitioner may
+// spread one invocation's records over partitions whose reports interleave, so each record then gets
+// its own kcat process (one message per run keeps the mapping exact). Headers (-H) apply to a whole
+// invocation, so consecutive records with equal headers share one. kcat -P has no way to set a
+// record's timestamp: such records are refused rather than silently sent with the current time.
+const (
+	kcatMsgDelim = "\x1e" // ASCII record separator between messages
+	kcatKeyDelim = "\x1f" // ASCII unit separator between key and value
+)
+
+var (
+	kcatDelivered = regexp.MustCompile(`^(?:% )?Message delivered to partition (-?\d+) \(offset (-?\d+)\)`)
+	kcatFailed    = regexp.MustCompile(`^(?:% )?Delivery failed for message: (.*)$`)
+)
+
+func produceKcat(ctx context.Context, o protocol.Options, recs []protocol.Record, log *slog.Logger) ([]protocol.Delivery, error) {
+	bin := os.Getenv("KCAT")
+	if bin == "" {
+		bin = "kcat"
+	}
+	if _, err := exec.LookPath(bin); err != nil {
+		return nil, fmt.Errorf("kcat: %w (install the Debian package kcat)", err)
+	}
+	base := []string{"-P", "-b", o.Bootstrap, "-t", o.Topic, "-v", "-v"}
+	// Only what a flag names is set; everything else stays librdkafka's default (acks=all,
+	// idempotence off, no compression, consistent_random partitioner).
+	if o.Acks != "" {
+		base = append(base, "-X", "acks="+o.Acks)
+	}
+	if o.Compression != "" {
+		base = append(base, "-z", o.Compression)
+	}
+	if o.Idempotent != nil {
+		base = append(base, "-X", "enable.idempotence="+strconv.FormatBool(*o.Idempotent))
+	}
+	if o.Partition != nil {
+		base = append(base, "-p", strconv.Itoa(int(*o.Partition)))
+	}
+	if o.SASLUser != "" {
+		base = append(base, "-X", "security.protocol=SASL_PLAINTEXT", "-X", "sasl.mechanisms=PLAIN",
+			"-X", "sasl.username="+o.SASLUser, "-X", "sasl.password="+o.SASLPassword)
+	}
+
+	ds := make([]protocol.Delivery, len(recs))
+	for i := 0; i < len(recs); {
+		// The group [i, j): one kcat invocation.
+		j := i + 1
+		if o.Partition != nil {
+			for j < len(recs) && slices.Equal(recs[j].Headers, recs[i].Headers) {
+				j++
+			}
+		}
+		if err := kcatGroup(ctx, bin, base, recs, i, j, ds, log); err != nil {
+			for k := i; k < j; k++ {
+				if ds[k] == (protocol.Delivery{}) {
+					ds[k] = protocol.Delivery{Index: k, Error: err.Error()}
+				}
+			}
+		}
+		i = j
+	}
+	return ds, nil
+}
+
+func kcatGroup(ctx context.Context, bin string, base []string, recs []protocol.Record, from, to int, ds []protocol.Delivery, log *slog.Logger) error {
+	args := slices.Clone(base)
+	for _, h := range recs[from].Headers {
+		if strings.Contains(h.Key, "=") {
+			return fmt.Errorf("kcat: header name %q contains '=', which kcat -H cannot express", h.Key)
+		}
+		args = append(args, "-H", h.Key+"="+h.Value)
+	}
+	args = append(args, "-D", `\x1e`, "-K", `\x1f`)
+	var in bytes.Buffer
+	for k := from; k < to; k++ {
+		r := recs[k]
+		if r.TimestampMs != nil {
+			return errors.New("kcat: kcat -P cannot set a record timestamp")
+		}
+		if strings.Contains(r.Value, kcatMsgDelim) || (r.Key != nil && strings.ContainsAny(*r.Key, kcatMsgDelim+kcatKeyDelim)) {
+			return errors.New("kcat: record contains the 0x1e/0x1f bytes used as kcat delimiters")
+		}
+		if r.Value == "" {
+			// kcat skips empty input messages entirely; there would be no delivery report.
+			return errors.New("kcat: kcat -P drops empty messages")
+		}
+		// No key delimiter at all means a null key; an empty key before it means an empty key.
+		if r.Key != nil {
+			in.WriteString(*r.Key)
+			in.WriteString(kcatKeyDelim)
+		}
+		in.WriteString(r.Value)
+		in.WriteString(kcatMsgDelim)
+	}
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Stdin = &in
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		return err
+	}
+	var other strings.Builder
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("kcat: %w", err)
+	}
+	next := from
+	sc := bufio.NewScanner(stderr)
+	for sc.Scan() {
+		line := sc.Text()
+		if m := kcatDelivered.FindStringSubmatch(line); m != nil && next < to {
+			p, _ := strconv.ParseInt(m[1], 10, 32)
+			off, _ := strconv.ParseInt(m[2], 10, 64)
+			ds[next] = protocol.Delivery{Index: next, Partition: protocol.Int32(int32(p)), Offset: protocol.Int64(off)}
+			next++
+			continue
+		}
+		if m := kcatFailed.FindStringSubmatch(line); m != nil && next < to {
+			ds[next] = protocol.Delivery{Index: next, Error: "kcat: " + m[1]}
+			next++
+			continue
+		}
+		if other.Len() < 4096 {
+			other.WriteString(line)
+			other.WriteByte('\n')
+		}
+	}
+	_, _ = io.Copy(io.Discard, stderr)
+	werr := cmd.Wait()
+	if next < to {
+		msg := strings.TrimSpace(other.String())
+		if werr != nil {
+			msg = fmt.Sprintf("kcat exited (%v) after %d of %d delivery reports: %s", werr, next-from, to-from, lastLine(msg))
+		} else {
+			msg = fmt.Sprintf("kcat reported %d of %d deliveries: %s", next-from, to-from, lastLine(msg))
+		}
+		log.Warn("kcat", "detail", msg)
+		return errors.New(msg)
+	}
+	return nil
+}
+
+func lastLine(s string) string {
+	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
+		return s[i+1:]
+	}
+	return s
+}

@@ -1,0 +1,360 @@
+// Package protocol is the uniform command-line contract shared by every producer runner of the client
+// harness (see ../README.md): the flags, the JSON-lines records on stdin and the JSON-lines delivery
+// reports on stdout. The Go runners (cmd/goproduce) parse with it and the test-facing package
+// github.com/ferrygw/ferry/e2e/clients writes with it, so both sides agree byte for byte; the Java,
+// Node and Python runners implement the same contract by hand.
+package protocol
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Header is one record header. Kafka allows repeated keys and keeps their order, so headers are a
+// list, encoded as a JSON object whose member order is preserved.
+type Header struct {
+	Key   string
+	Value string
+}
+
+// Headers is an ordered header list with an order-preserving JSON object encoding.
+type Headers []Header
+
+// MarshalJSON writes the headers as one JSON object, members in list order.
+func (h Headers) MarshalJSON() ([]byte, error) {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, kv := range h {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		k, err := json.Marshal(kv.Key)
+		if err != nil {
+			return nil, err
+		}
+		v, err := json.Marshal(kv.Value)
+		if err != nil {
+			return nil, err
+		}
+		b.Write(k)
+		b.WriteByte(':')
+		b.Write(v)
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}
+
+// UnmarshalJSON reads a JSON object of string members (or null, meaning no headers) keeping the
+// member order; encoding/json's map decoding would lose it.
+func (h *Headers) UnmarshalJSON(data []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	tok, err := dec.Token()
+	if err != nil {
+		return err
+	}
+	if tok == nil {
+		*h = nil
+		return nil
+	}
+	if d, ok := tok.(json.Delim); !ok || d != '{' {
+		return fmt.Errorf("headers: want a JSON object, got %v", tok)
+	}
+	out := Headers{}
+	for dec.More() {
+		kt, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		var v any
+		if err := dec.Decode(&v); err != nil {
+			return err
+		}
+		s, ok := v.(string)
+		if !ok {
+			return fmt.Errorf("headers: value of %q must be a string, got %T", kt, v)
+		}
+		out = append(out, Header{Key: kt.(string), Value: s})
+	}
+	*h = out
+	return nil
+}
+
+// Record is one input line: {"key": str|null, "value": str, "headers": {..}, "timestamp_ms": n|null}.
+// Value holds the exact value bytes as UTF-8 text.
+type Record struct {
+	Key         *string `json:"key"`
+	Value       string  `json:"value"`
+	Headers     Headers `json:"headers,omitempty"`
+	TimestampMs *int64  `json:"timestamp_ms"`
+}
+
+// Delivery is one output line: the broker's answer for the record at Index, or the client's error.
+type Delivery struct {
+	Index     int    `json:"index"`
+	Partition *int32 `json:"partition,omitempty"`
+	Offset    *int64 `json:"offset,omitempty"`
+	Error     string `json:"error,omitempty"`
+}
+
+// OK reports whether the record was acknowledged.
+func (d Delivery) OK() bool { return d.Error == "" }
+
+// Exit codes every runner uses.
+const (
+	ExitOK     = 0 // every record acknowledged
+	ExitFailed = 1 // at least one record failed or timed out
+	ExitUsage  = 2 // bad flags or bad input; nothing was produced
+)
+
+// DefaultTimeout bounds a whole run when --timeout is not given.
+const DefaultTimeout = 60 * time.Second
+
+// Options are the parsed flags. Pointer and empty values mean "not given": the runner then keeps the
+// client library's own default.
+type Options struct {
+	Bootstrap    string
+	Topic        string
+	Acks         string // "", "0", "1", "all"
+	Compression  string // "", "none", "gzip", "snappy", "lz4", "zstd"
+	Partition    *int32
+	Idempotent   *bool
+	SASLUser     string
+	SASLPassword string
+	KeyField     string
+	Timeout      time.Duration
+}
+
+// Validate names the first bad field.
+func (o Options) Validate() error {
+	switch {
+	case o.Bootstrap == "":
+		return errors.New("--bootstrap is required")
+	case o.Topic == "":
+		return errors.New("--topic is required")
+	}
+	switch o.Acks {
+	case "", "0", "1", "all":
+	default:
+		return fmt.Errorf("--acks must be 0, 1 or all, got %q", o.Acks)
+	}
+	switch o.Compression {
+	case "", "none", "gzip", "snappy", "lz4", "zstd":
+	default:
+		return fmt.Errorf("--compression must be none, gzip, snappy, lz4 or zstd, got %q", o.Compression)
+	}
+	if o.Partition != nil && *o.Partition < 0 {
+		return fmt.Errorf("--partition must be >= 0, got %d", *o.Partition)
+	}
+	if (o.SASLUser == "") != (o.SASLPassword == "") {
+		return errors.New("--sasl-user and --sasl-password must be given together")
+	}
+	if o.Timeout <= 0 {
+		return fmt.Errorf("--timeout must be positive, got %v", o.Timeout)
+	}
+	return nil
+}
+
+// Args renders the options as runner flags (after the "produce" word), omitting what was not given.
+func (o Options) Args() []string {
+	a := []string{"--bootstrap", o.Bootstrap, "--topic", o.Topic}
+	if o.Acks != "" {
+		a = append(a, "--acks", o.Acks)
+	}
+	if o.Compression != "" {
+		a = append(a, "--compression", o.Compression)
+	}
+	if o.Partition != nil {
+		a = append(a, "--partition", strconv.Itoa(int(*o.Partition)))
+	}
+	if o.Idempotent != nil {
+		a = append(a, "--idempotent", strconv.FormatBool(*o.Idempotent))
+	}
+	if o.SASLUser != "" {
+		a = append(a, "--sasl-user", o.SASLUser, "--sasl-password", o.SASLPassword)
+	}
+	if o.KeyField != "" {
+		a = append(a, "--key-field", o.KeyField)
+	}
+	if o.Timeout > 0 {
+		a = append(a, "--timeout", strconv.FormatFloat(o.Timeout.Seconds(), 'f', -1, 64))
+	}
+	return a
+}
+
+// ParseArgs parses "produce --flag value ..." (the leading "produce" word included).
+func ParseArgs(args []string) (Options, error) {
+	o := Options{Timeout: DefaultTimeout}
+	if len(args) == 0 || args[0] != "produce" {
+		return o, errors.New(`usage: produce --bootstrap H:P --topic T [--acks 0|1|all] [--compression none|gzip|snappy|lz4|zstd] [--partition N] [--idempotent true|false] [--sasl-user U --sasl-password P] [--key-field F] [--timeout SECONDS] < records.jsonl`)
+	}
+	args = args[1:]
+	for len(args) > 0 {
+		name := args[0]
+		if !strings.HasPrefix(name, "--") {
+			return o, fmt.Errorf("unexpected argument %q", name)
+		}
+		if len(args) < 2 {
+			return o, fmt.Errorf("%s needs a value", name)
+		}
+		val := args[1]
+		args = args[2:]
+		switch name {
+		case "--bootstrap":
+			o.Bootstrap = val
+		case "--topic":
+			o.Topic = val
+		case "--acks":
+			o.Acks = val
+		case "--compression":
+			o.Compression = val
+		case "--partition":
+			n, err := strconv.ParseInt(val, 10, 32)
+			if err != nil {
+				return o, fmt.Errorf("--partition: %w", err)
+			}
+			p := int32(n)
+			o.Partition = &p
+		case "--idempotent":
+			b, err := strconv.ParseBool(val)
+			if err != nil || (val != "true" && val != "false") {
+				return o, fmt.Errorf("--idempotent must be true or false, got %q", val)
+			}
+			o.Idempotent = &b
+		case "--sasl-user":
+			o.SASLUser = val
+		case "--sasl-password":
+			o.SASLPassword = val
+		case "--key-field":
+			o.KeyField = val
+		case "--timeout":
+			s, err := strconv.ParseFloat(val, 64)
+			if err != nil {
+				return o, fmt.Errorf("--timeout must be seconds, got %q", val)
+			}
+			o.Timeout = time.Duration(s * float64(time.Second))
+		default:
+			return o, fmt.Errorf("unknown flag %s", name)
+		}
+	}
+	return o, o.Validate()
+}
+
+// ReadRecords reads JSON lines (blank lines skipped). With keyField set, every record's key becomes
+// that top-level field of its value parsed as JSON (see KeyFromField).
+func ReadRecords(r io.Reader, keyField string) ([]Record, error) {
+	var out []Record
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 64<<10), 64<<20)
+	line := 0
+	for sc.Scan() {
+		line++
+		b := bytes.TrimSpace(sc.Bytes())
+		if len(b) == 0 {
+			continue
+		}
+		var raw map[string]json.RawMessage
+		if err := json.Unmarshal(b, &raw); err != nil {
+			return nil, fmt.Errorf("line %d: %w", line, err)
+		}
+		for k := range raw {
+			switch k {
+			case "key", "value", "headers", "timestamp_ms":
+			default:
+				return nil, fmt.Errorf("line %d: unknown member %q", line, k)
+			}
+		}
+		if v, ok := raw["value"]; !ok || string(v) == "null" {
+			return nil, fmt.Errorf("line %d: value must be a string", line)
+		}
+		var rec Record
+		if err := json.Unmarshal(b, &rec); err != nil {
+			return nil, fmt.Errorf("line %d: %w", line, err)
+		}
+		if keyField != "" {
+			k, err := KeyFromField(rec.Value, keyField)
+			if err != nil {
+				return nil, fmt.Errorf("line %d: %w", line, err)
+			}
+			rec.Key = k
+		}
+		out = append(out, rec)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// KeyFromField derives a key from a JSON value: a string member gives its text, null or a missing
+// member gives a null key, any other member gives its compact JSON text.
+func KeyFromField(value, field string) (*string, error) {
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(value), &obj); err != nil {
+		return nil, fmt.Errorf("--key-field %s: value is not a JSON object: %w", field, err)
+	}
+	raw, ok := obj[field]
+	if !ok || string(raw) == "null" {
+		return nil, nil
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err == nil {
+		return &s, nil
+	}
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, raw); err != nil {
+		return nil, err
+	}
+	k := buf.String()
+	return &k, nil
+}
+
+// WriteRecords writes records as JSON lines.
+func WriteRecords(w io.Writer, recs []Record) error {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	for i := range recs {
+		if err := enc.Encode(&recs[i]); err != nil {
+			return fmt.Errorf("record %d: %w", i, err)
+		}
+	}
+	return nil
+}
+
+// ReadDeliveries parses runner output; lines that are not JSON objects with an "index" are errors.
+func ReadDeliveries(r io.Reader) ([]Delivery, error) {
+	var out []Delivery
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 64<<10), 16<<20)
+	for sc.Scan() {
+		b := bytes.TrimSpace(sc.Bytes())
+		if len(b) == 0 {
+			continue
+		}
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal(b, &m); err != nil {
+			return out, fmt.Errorf("bad delivery line %q: %w", b, err)
+		}
+		if _, ok := m["index"]; !ok {
+			return out, fmt.Errorf("delivery line without index: %q", b)
+		}
+		var d Delivery
+		if err := json.Unmarshal(b, &d); err != nil {
+			return out, fmt.Errorf("bad delivery line %q: %w", b, err)
+		}
+		out = append(out, d)
+	}
+	return out, sc.Err()
+}
+
+// Int32 and Int64 are helpers for building Delivery values.
+func Int32(v int32) *int32 { return &v }
+
+// Int64 returns a pointer to v.
+func Int64(v int64) *int64 { return &v }

@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# Installs the real Kafka producer clients of the e2e client harness (e2e/clients) and the reference
+# Apache Kafka broker (e2e/kafkabroker), all from the package registries. Idempotent: each step is
+# skipped when its result is present and its pinned inputs (pom, package-lock, requirements) are
+# unchanged. Needs: Go, Java 17 (javac), Maven, Node 20 + npm (+ make, g++, python3 for the native
+# lz4 codec), Python 3.11 with venv; kcat comes from Debian (apt-get; run as root or with sudo).
+#
+#   kcat + librdkafka     Debian package kcat                         (apt-get)
+#   Java kafka-clients    e2e/clients/java/pom.xml    -> .cache/clients/java/lib   (mvn)
+#   Kafka broker (KRaft)  e2e/kafkabroker/pom.xml     -> .cache/kafkabroker/lib     (mvn)
+#   kafkajs + codecs      e2e/clients/node/package-lock.json -> e2e/clients/node/node_modules (npm ci)
+#   confluent-kafka       e2e/clients/python/requirements.txt -> .cache/clients/venv (pip)
+#   franz-go, sarama, kafka-go   e2e/clients/go.mod   -> .cache/clients/bin/goproduce (go build)
+# The versions in use are written to .cache/clients/versions.txt.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cache="$root/.cache"
+clients="$root/e2e/clients"
+mkdir -p "$cache/clients"
+
+need() { command -v "$1" >/dev/null || { echo "install-clients: $1 is required ($2)" >&2; exit 1; }; }
+stamp_ok() { [ "$(cat "$1" 2>/dev/null)" = "$2" ]; }
+sha() { cat "$@" | sha256sum | cut -d' ' -f1; }
+
+# kcat from Debian. apt-get update only when the package index does not know kcat yet.
+if ! command -v kcat >/dev/null; then
+  sudo=""
+  [ "$(id -u)" = 0 ] || sudo="sudo"
+  if ! apt-cache show kcat >/dev/null 2>&1; then
+    echo "install-clients: apt-get update"
+    $sudo apt-get update -qq
+  fi
+  echo "install-clients: apt-get install kcat"
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends kcat >/dev/null
+fi
+
+# Maven jar sets: a stamp with the pom's hash; a failed copy leaves no stamp so the next run retries.
+jars() { # pom dir
+  local want
+  want=$(sha "$1")
+  if [ -d "$2" ] && stamp_ok "$2.sha256" "$want"; then
+    return
+  fi
+  need mvn "Maven, to fetch jars from Maven Central"
+  echo "install-clients: jars of $1 -> $2"
+  rm -rf "$2" "$2.sha256"
+  mvn -q -B -Dstyle.color=never -f "$1" dependency:copy-dependencies -DincludeScope=runtime -DoutputDirectory="$2"
+  echo "$want" > "$2.sha256"
+}
+need java "Java 17+"
+jars "$clients/java/pom.xml" "$cache/clients/java/lib"
+jars "$root/e2e/kafkabroker/pom.xml" "$cache/kafkabroker/lib"
+# Compiles Produce.java (bin/java rebuilds only when the source changed).
+"$clients/bin/java" check >/dev/null
+
+# kafkajs: npm ci from the committed lock file; the lz4 codec builds a native addon.
+need npm "Node 20 with npm"
+want=$(sha "$clients/node/package-lock.json")
+if [ ! -d "$clients/node/node_modules/kafkajs" ] || ! stamp_ok "$clients/node/node_modules/.ferry.sha256" "$want"; then
+  echo "install-clients: npm ci in e2e/clients/node"
+  (cd "$clients/node" && npm ci --no-audit --no-fund --loglevel=error)
+  echo "$want" > "$clients/node/node_modules/.ferry.sha256"
+fi
+
+# confluent-kafka: a venv of its own.
+need python3 "Python 3.11 with venv"
+want=$(sha "$clients/python/requirements.txt")
+venv="$cache/clients/venv"
+if [ ! -x "$venv/bin/python" ] || ! stamp_ok "$venv/.ferry.sha256" "$want"; then
+  echo "install-clients: venv + pip install -r e2e/clients/python/requirements.txt"
+  rm -rf "$venv"
+  python3 -m venv "$venv"
+  "$venv/bin/pip" install -q --disable-pip-version-check -r "$clients/python/requirements.txt"
+  echo "$want" > "$venv/.ferry.sha256"
+fi
+
+# Go clients: one binary (bin/_goproduce rebuilds it when sources change).
+need go "Go"
+"$clients/bin/franz" check >/dev/null
+
+{
+  echo "# Versions installed by tools/install-clients.sh ($(date -u +%Y-%m-%dT%H:%M:%SZ))"
+  for c in java kcat kafkajs confluent-kafka franz sarama kafka-go; do
+    printf '%-16s %s\n' "$c" "$("$clients/bin/$c" check 2>&1 | tr '\n' ' ')"
+  done
+  printf '%-16s %s\n' "kafka-broker" "$(ls "$cache/kafkabroker/lib" | grep -E '^kafka_2\.13-.*\.jar$')"
+  printf '%-16s %s\n' "librdkafka(deb)" "$(dpkg-query -W -f='${Version}' librdkafka1 2>/dev/null || echo unknown)"
+} > "$cache/clients/versions.txt"
+cat "$cache/clients/versions.txt"
