@@ -146,15 +146,18 @@ $unformatted"
   rm -rf "$gen_tmp" "$gen_tmp.diff"
 
   echo "--- buf breaking"
+  # On a branch, compare with main; on main itself (CI), with the commit before HEAD, so each
+  # landing is checked against what was there before it.
   branch=$(git symbolic-ref --quiet --short HEAD 2>/dev/null || echo "")
-  if [ "$branch" = "main" ]; then
-    echo "skipped: on main (nothing to compare against)"
-  elif ! git rev-parse --verify --quiet main >/dev/null; then
-    echo "skipped: no local main branch with commits to compare against"
-  elif ! git ls-tree -d --name-only main proto >/dev/null 2>&1 || [ -z "$(git ls-tree -d --name-only main proto)" ]; then
-    echo "skipped: main has no proto/ yet"
+  against=main
+  [ "$branch" = "main" ] && against=HEAD~1
+  if ! git rev-parse --verify --quiet "$against^{commit}" >/dev/null; then
+    echo "skipped: no $against to compare against"
+  elif [ -z "$(git ls-tree -d --name-only "$against" proto)" ]; then
+    echo "skipped: $against has no proto/ yet"
   else
-    buf breaking --against '.git#branch=main' || fail "buf breaking: proto/ changes break compatibility with main"
+    buf breaking --against ".git#ref=$(git rev-parse "$against")" ||
+      fail "buf breaking: proto/ changes break compatibility with $against"
   fi
   end
 fi
