@@ -67,9 +67,12 @@ func (s *Service) newJob(streamCtx context.Context, req *appendv1.AppendRequest)
 }
 
 // coalescesWith tells whether o may share a produce request with j (same
-// bucket is given by the queue).
+// bucket is given by the queue). Idempotent batches (with a writer id) go
+// alone: Fluss answers a request in which it finds any duplicate batch as a
+// duplicate of that one and appends none of the others, so a retried batch
+// sharing a request with a new one would lose the new one.
 func (j *job) coalescesWith(o *job) bool {
-	return j.acks == o.acks && o.resp == nil
+	return j.acks == o.acks && o.resp == nil && j.req.GetWriterId() < 0 && o.req.GetWriterId() < 0
 }
 
 func (j *job) fail(err error) *appendv1.AppendResponse {

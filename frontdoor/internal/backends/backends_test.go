@@ -159,6 +159,7 @@ func TestAppenderResendsInOrderAfterRestart(t *testing.T) {
 	for i := 0; i < n; i++ {
 		pending = append(pending, ap.Submit(context.Background(), &appendv1.AppendRequest{
 			TableId: 5, BucketId: 0, ArrowIpc: fakebackends.EncodeValues(fmt.Sprintf("%03d", i)), RecordCount: 1,
+			WriterId: -1, BatchSequence: -1,
 		}))
 	}
 	deadline := time.Now().Add(10 * time.Second)

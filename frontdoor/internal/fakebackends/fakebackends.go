@@ -252,6 +252,80 @@ type Appender struct {
 	// discard: answer offsets without keeping values (benchmarks).
 	Discard atomic.Bool
 	next    map[[2]int64]int64
+	// StoreThenFail, when it returns true for a request, stores the batch
+	// and then answers a retriable REQUEST_TIME_OUT: a lost acknowledgement.
+	StoreThenFail func(*appendv1.AppendRequest) bool
+	// Duplicates counts batches answered as duplicates of stored ones;
+	// WriterCalls counts requests carrying a writer id.
+	Duplicates  atomic.Int64
+	WriterCalls atomic.Int64
+	writers     map[fakeWriterKey]*fakeWriter
+	writerIDs   atomic.Int64
+}
+
+// Writer state as a Fluss tablet server keeps it: per (table, bucket,
+// writer) the last five batch sequences and where they were stored.
+type fakeWriterKey struct {
+	table  int64
+	bucket int32
+	writer int64
+}
+
+type fakeWriter struct {
+	last   int32
+	recent []fakeStored
+}
+
+type fakeStored struct {
+	seq  int32
+	base int64
+}
+
+// InitWriter hands out writer ids from 1000 on, as Fluss's coordinator
+// hands out cluster-unique ones.
+func (f *Appender) InitWriter(context.Context, *appendv1.InitWriterRequest) (*appendv1.InitWriterResponse, error) {
+	return &appendv1.InitWriterResponse{WriterId: 1000 + f.writerIDs.Add(1)}, nil
+}
+
+// checkWriter applies Fluss's writer rules under f.Mu: a batch among the
+// writer's last five is a duplicate (its stored base offset is returned),
+// otherwise its sequence must follow the last one.
+func (f *Appender) checkWriterLocked(req *appendv1.AppendRequest) (dupBase int64, resp *appendv1.AppendResponse) {
+	if req.WriterId < 0 {
+		return -1, nil
+	}
+	f.WriterCalls.Add(1)
+	if f.writers == nil {
+		f.writers = map[fakeWriterKey]*fakeWriter{}
+	}
+	k := fakeWriterKey{req.TableId, req.BucketId, req.WriterId}
+	w := f.writers[k]
+	if w == nil {
+		w = &fakeWriter{last: -1}
+		f.writers[k] = w
+	}
+	for _, r := range w.recent {
+		if r.seq == req.BatchSequence {
+			return r.base, nil
+		}
+	}
+	if req.BatchSequence != w.last+1 {
+		return -1, &appendv1.AppendResponse{JobId: req.JobId, BaseOffset: -1, ErrorCode: 31,
+			ErrorMessage: fmt.Sprintf("out of order batch sequence for writer %d: %d (incoming), %d (current)", req.WriterId, req.BatchSequence, w.last)}
+	}
+	return -1, nil
+}
+
+func (f *Appender) recordWriterLocked(req *appendv1.AppendRequest, base int64) {
+	if req.WriterId < 0 {
+		return
+	}
+	w := f.writers[fakeWriterKey{req.TableId, req.BucketId, req.WriterId}]
+	w.last = req.BatchSequence
+	if len(w.recent) == 5 {
+		w.recent = w.recent[1:]
+	}
+	w.recent = append(w.recent, fakeStored{seq: req.BatchSequence, base: base})
 }
 
 func (f *Appender) Append(stream grpc.BidiStreamingServer[appendv1.AppendRequest, appendv1.AppendResponse]) error {
@@ -295,11 +369,31 @@ func (f *Appender) Append(stream grpc.BidiStreamingServer[appendv1.AppendRequest
 			b = b[used+int(l):]
 		}
 		f.Mu.Lock()
+		dup, refused := f.checkWriterLocked(req)
+		if refused != nil {
+			f.Mu.Unlock()
+			if err := stream.Send(refused); err != nil {
+				return err
+			}
+			continue
+		}
 		k := [2]int64{req.TableId, int64(req.BucketId)}
-		base := int64(len(f.logs[k]))
-		f.logs[k] = append(f.logs[k], vals...)
+		base := dup
+		if dup >= 0 {
+			f.Duplicates.Add(1)
+		} else {
+			base = int64(len(f.logs[k]))
+			f.logs[k] = append(f.logs[k], vals...)
+			f.recordWriterLocked(req, base)
+		}
+		lose := f.StoreThenFail
 		f.Mu.Unlock()
-		if err := stream.Send(&appendv1.AppendResponse{JobId: req.JobId, BaseOffset: base}); err != nil {
+		resp := &appendv1.AppendResponse{JobId: req.JobId, BaseOffset: base}
+		if lose != nil && lose(req) {
+			resp = &appendv1.AppendResponse{JobId: req.JobId, BaseOffset: -1, ErrorCode: 25, Retriable: true,
+				ErrorMessage: "fake: stored, but the acknowledgement was lost"}
+		}
+		if err := stream.Send(resp); err != nil {
 			return err
 		}
 	}

@@ -54,6 +54,11 @@ type Config struct {
 	ServerInFlightBytes int
 	MappingTTL          time.Duration
 	HeartbeatLease      time.Duration
+
+	// Idempotent producers (docs/idempotence.md).
+	DisableIdempotence bool
+	ProducerIdleExpiry time.Duration
+	MaxProducers       int
 }
 
 // Declare registers frontdoor's settings on s and returns the config they
@@ -97,6 +102,14 @@ func Declare(s *runtime.Settings) *Config {
 		Default: 30 * time.Second, Validate: runtime.PositiveDuration, Usage: "how long a topic mapping is cached"})
 	s.DurationVar(&c.HeartbeatLease, runtime.Spec[time.Duration]{Flag: "broker-lease", Env: "FERRY_BROKER_LEASE",
 		Default: 15 * time.Second, Validate: runtime.PositiveDuration, Usage: "registration lease with catalogsvc; renewed every third of it"})
+	id := kafka.DefaultIdempotenceConfig()
+	s.BoolVar(&c.DisableIdempotence, runtime.Spec[bool]{Flag: "disable-idempotence", Env: "FERRY_DISABLE_IDEMPOTENCE",
+		Usage: "do not serve InitProducerId: idempotent producers (the Java and franz-go default) fail or fall back"})
+	s.DurationVar(&c.ProducerIdleExpiry, runtime.Spec[time.Duration]{Flag: "producer-idle-expiry", Env: "FERRY_PRODUCER_IDLE_EXPIRY",
+		Default: id.ProducerIdleExpiry, Validate: runtime.PositiveDuration,
+		Usage: "forget an idempotent producer's sequences after this long without a batch; keep below Fluss's server.writer-id.expiration-time"})
+	s.IntVar(&c.MaxProducers, runtime.Spec[int]{Flag: "max-producers", Env: "FERRY_MAX_PRODUCERS",
+		Default: id.MaxProducers, Validate: positive, Usage: "idempotent producers with state; beyond it the longest idle is forgotten"})
 	return c
 }
 
@@ -116,6 +129,9 @@ func positive(n int) error {
 
 // Validate checks what single settings cannot: combinations.
 func (c *Config) Validate() error {
+	if err := (kafka.IdempotenceConfig{ProducerIdleExpiry: c.ProducerIdleExpiry, MaxProducers: c.MaxProducers}).Validate(); err != nil {
+		return &runtime.SettingError{Env: "FERRY_PRODUCER_IDLE_EXPIRY", Flag: "producer-idle-expiry", Value: c.ProducerIdleExpiry.String(), Err: err}
+	}
 	if (c.TLSCertFile == "") != (c.TLSKeyFile == "") {
 		return &runtime.SettingError{Env: EnvTLSKey, Flag: FlagTLSKey, Value: c.TLSKeyFile,
 			Err: errors.New("set both -kafka-tls-cert and -kafka-tls-key, or neither")}
@@ -254,6 +270,8 @@ func Setup(ctx context.Context, app *runtime.App, c *Config) error {
 	deps := kafka.Deps{
 		Catalog: catalog, Transcoder: tc, Appender: ap, Produce: pcfg,
 		TracerProvider: app.Telemetry.TracerProvider, Logger: log, Listener: ln,
+		Idempotence:        kafka.IdempotenceConfig{ProducerIdleExpiry: c.ProducerIdleExpiry, MaxProducers: c.MaxProducers},
+		DisableIdempotence: c.DisableIdempotence,
 	}
 	if users != nil {
 		deps.SASL = users

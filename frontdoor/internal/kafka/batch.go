@@ -3,6 +3,7 @@ package kafka
 import (
 	"encoding/binary"
 	"fmt"
+	"math"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 )
@@ -12,7 +13,10 @@ const (
 	batchLengthOffset     = 8
 	batchMagicOffset      = 16
 	batchAttributesOffset = 21
+	batchLastDeltaOffset  = 23
 	batchProducerIDOffset = 43
+	batchEpochOffset      = 51
+	batchBaseSeqOffset    = 53
 	batchRecordsOffset    = 61 // header size
 	batchLogOverhead      = 12 // baseOffset + batchLength
 
@@ -29,9 +33,9 @@ type batchProblem struct {
 
 // checkBatch does the checks a broker does on the frame of a produce
 // payload before looking inside: exactly one magic-2 batch of consistent
-// length, within the size limit, neither transactional nor control, and
-// not idempotent (no producer id) since InitProducerId is not served. The
-// CRC and the records themselves are checked by transcodesvc.
+// length, within the size limit, neither transactional nor control, and,
+// when it names a producer, with a usable epoch and sequence. The CRC and
+// the records themselves are checked by transcodesvc.
 func checkBatch(b []byte, maxBytes int) *batchProblem {
 	switch {
 	case len(b) == 0:
@@ -59,9 +63,32 @@ func checkBatch(b []byte, maxBytes int) *batchProblem {
 	case attrs&attrTransactional != 0:
 		return &batchProblem{kerr.TransactionalIDAuthorizationFailed.Code, "transactional produce is not supported by ferry"}
 	}
-	if pid := int64(binary.BigEndian.Uint64(b[batchProducerIDOffset:])); pid >= 0 {
-		return &batchProblem{kerr.ClusterAuthorizationFailed.Code,
-			fmt.Sprintf("idempotent produce (producer id %d) is not supported by ferry yet; disable idempotence in the producer", pid)}
+	id := producerOf(b)
+	switch {
+	case id.producerID < -1:
+		return &batchProblem{kerr.InvalidRecord.Code, fmt.Sprintf("record batch producer id %d is negative but not -1", id.producerID)}
+	case id.producerID >= 0 && (id.epoch < 0 || id.firstSeq < 0):
+		return &batchProblem{kerr.InvalidRecord.Code, fmt.Sprintf("idempotent record batch of producer %d has epoch %d and base sequence %d; both must be non-negative",
+			id.producerID, id.epoch, id.firstSeq)}
+	case id.producerID >= 0 && int32(binary.BigEndian.Uint32(b[batchLastDeltaOffset:])) < 0:
+		return &batchProblem{kerr.InvalidRecord.Code, "record batch last offset delta is negative"}
 	}
 	return nil
+}
+
+// producerOf reads the producer fields of a batch header checkBatch
+// accepted. The last sequence wraps past MaxInt32 as Kafka's does.
+func producerOf(b []byte) batchIdentity {
+	id := batchIdentity{
+		producerID: int64(binary.BigEndian.Uint64(b[batchProducerIDOffset:])),
+		epoch:      int16(binary.BigEndian.Uint16(b[batchEpochOffset:])),
+		firstSeq:   int32(binary.BigEndian.Uint32(b[batchBaseSeqOffset:])),
+	}
+	delta := int32(binary.BigEndian.Uint32(b[batchLastDeltaOffset:]))
+	if id.firstSeq > math.MaxInt32-delta {
+		id.lastSeq = delta - (math.MaxInt32 - id.firstSeq) - 1
+	} else {
+		id.lastSeq = id.firstSeq + delta
+	}
+	return id
 }

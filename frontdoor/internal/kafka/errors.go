@@ -76,3 +76,34 @@ func kafkaCodeForFluss(code int32, retriable bool) int16 {
 	}
 	return kerr.UnknownServerError.Code
 }
+
+// flussInvalidConfig is what appendsvc answers for requests it refuses
+// before sending (bad compression settings, bad writer fields).
+const flussInvalidConfig = 39
+
+// flussNeverStored reports Fluss (and appendsvc) errors that certainly
+// mean the batch was not stored: validation refusals before the log
+// append. Every other error may come after Fluss stored the batch (a lost
+// answer, a failure decoding it), so for idempotent batches it must not
+// free the batch's sequence.
+func flussNeverStored(code int32) bool {
+	switch code {
+	case flussCorruptMessage, flussCorruptRecord, flussTableNotExist, flussSchemaNotExist, flussRecordTooLarge,
+		flussInvalidRequiredAcks, flussUnknownTableOrBucket, flussOutOfOrderSequence, flussPartitionNotExists,
+		flussInvalidTimestamp, flussAuthenticate, flussAuthorization, flussInvalidConfig:
+		return true
+	}
+	return false
+}
+
+// retriableKafkaCode keeps retriable Kafka codes and turns the others into
+// REQUEST_TIMED_OUT, which every client retries: for an idempotent batch
+// whose outcome is unknown, a retry is the only way to learn it.
+func retriableKafkaCode(code int16) int16 {
+	if err := kerr.ErrorForCode(code); err != nil {
+		if ke, ok := err.(*kerr.Error); ok && ke.Retriable {
+			return code
+		}
+	}
+	return kerr.RequestTimedOut.Code
+}

@@ -66,6 +66,8 @@ type harnessOpts struct {
 	hold        chan struct{}
 	tp          trace.TracerProvider
 	jitter      time.Duration
+	// noIdempotence leaves InitProducerId unserved.
+	noIdempotence bool
 }
 
 func testLogger(t testing.TB) *slog.Logger {
@@ -128,7 +130,8 @@ func newHarness(t testing.TB, o harnessOpts) *harness {
 	if o.produce != nil {
 		o.produce(&pc)
 	}
-	srv, err := NewFrontdoor(cfg, Deps{Catalog: cat, Transcoder: tc, Appender: ap, Produce: pc, SASL: o.sasl, Logger: log, Listener: ln, TracerProvider: o.tp})
+	srv, err := NewFrontdoor(cfg, Deps{Catalog: cat, Transcoder: tc, Appender: ap, Produce: pc, SASL: o.sasl, Logger: log, Listener: ln, TracerProvider: o.tp,
+		DisableIdempotence: o.noIdempotence})
 	if err != nil {
 		t.Fatal(err)
 	}

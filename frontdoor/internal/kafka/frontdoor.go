@@ -16,6 +16,12 @@ type Deps struct {
 	Transcoder *backends.Transcoder
 	Appender   *backends.Appender
 	Produce    ProduceConfig
+	// Idempotence tunes idempotent produce; its zero value means
+	// DefaultIdempotenceConfig. DisableIdempotence leaves InitProducerId
+	// unserved (and unadvertised), so clients with idempotence fail fast
+	// and batches with a producer id are refused.
+	Idempotence        IdempotenceConfig
+	DisableIdempotence bool
 	// SASL, when set, requires SASL/PLAIN authentication on every
 	// connection and registers the SASL APIs.
 	SASL           PlainAuthenticator
@@ -40,13 +46,26 @@ func NewFrontdoor(cfg Config, d Deps) (*Server, error) {
 		d.Logger = slog.New(slog.DiscardHandler)
 	}
 	tracer := d.TracerProvider.Tracer("github.com/ferrygw/ferry/frontdoor/internal/kafka")
+	var states *ProducerStates
+	if !d.DisableIdempotence {
+		if d.Idempotence == (IdempotenceConfig{}) {
+			d.Idempotence = DefaultIdempotenceConfig()
+		}
+		var err error
+		if states, err = NewProducerStates(d.Idempotence, d.Appender.InitWriter); err != nil {
+			return nil, err
+		}
+	}
 	var reg *Registry
 	apis := []API{
 		apiVersionsAPI(func() *Registry { return reg }),
 		(&metadataHandler{catalog: d.Catalog}).api(),
 		fetchAPI(),
 		findCoordinatorAPI(),
-		(&producer{cfg: d.Produce, catalog: d.Catalog, tc: d.Transcoder, ap: d.Appender, seq: NewSequencer(), tracer: tracer}).api(),
+		(&producer{cfg: d.Produce, catalog: d.Catalog, tc: d.Transcoder, ap: d.Appender, seq: NewSequencer(), idem: states, tracer: tracer}).api(),
+	}
+	if states != nil {
+		apis = append(apis, (&initProducerIDHandler{states: states}).api())
 	}
 	opts := []Option{WithLogger(d.Logger), WithTracerProvider(d.TracerProvider)}
 	if d.Listener != nil {
@@ -60,5 +79,10 @@ func NewFrontdoor(cfg Config, d Deps) (*Server, error) {
 	if reg, err = NewRegistry(apis...); err != nil {
 		return nil, err
 	}
-	return NewServer(cfg, reg, opts...)
+	srv, err := NewServer(cfg, reg, opts...)
+	if err != nil {
+		return nil, err
+	}
+	srv.producers = states
+	return srv, nil
 }

@@ -217,11 +217,11 @@ func TestKgoProduceErrors(t *testing.T) {
 	})
 }
 
-// TestKgoIdempotentDefaultFallsBack pins what franz-go does with its
+// TestKgoIdempotenceDisabledFallsBack pins what franz-go does with its
 // default idempotence when InitProducerId is not advertised: it produces
 // without a producer id, which frontdoor accepts.
-func TestKgoIdempotentDefaultFallsBack(t *testing.T) {
-	h := newHarness(t, harnessOpts{})
+func TestKgoIdempotenceDisabledFallsBack(t *testing.T) {
+	h := newHarness(t, harnessOpts{noIdempotence: true})
 	cl, err := kgo.NewClient(kgo.SeedBrokers(h.addr), kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	if err != nil {
 		t.Fatal(err)
@@ -234,5 +234,8 @@ func TestKgoIdempotentDefaultFallsBack(t *testing.T) {
 	}
 	if got := len(h.ap.Log(100, 0)); got != 1 {
 		t.Fatalf("appended %d records, want 1", got)
+	}
+	if n := h.ap.WriterCalls.Load(); n != 0 {
+		t.Fatalf("%d appends carried a writer id with idempotence disabled", n)
 	}
 }

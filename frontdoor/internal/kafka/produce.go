@@ -66,6 +66,7 @@ type producer struct {
 	tc      *backends.Transcoder
 	ap      *backends.Appender
 	seq     *Sequencer
+	idem    *ProducerStates // nil: idempotent produce refused
 	tracer  trace.Tracer
 }
 
@@ -228,6 +229,12 @@ func (p *producer) producePartition(ctx context.Context, w *partWork, t backends
 		setErr(out, bp.code, bp.msg)
 		return
 	}
+	id := producerOf(w.records)
+	if id.producerID >= 0 && p.idem == nil {
+		setErr(out, kerr.ClusterAuthorizationFailed.Code,
+			fmt.Sprintf("idempotent produce (producer id %d) is disabled in this ferry; disable idempotence in the producer", id.producerID))
+		return
+	}
 
 	tr, err := p.tc.Transcode(ctx, m, out.Partition, w.records)
 	if err != nil {
@@ -257,6 +264,34 @@ func (p *producer) producePartition(ctx context.Context, w *partWork, t backends
 		setErr(out, kerr.RequestTimedOut.Code, "timed out waiting for earlier batches of the partition")
 		return
 	}
+	writerID, batchSeq := int64(-1), int32(-1)
+	var entry *seqEntry
+	if id.producerID >= 0 {
+		// Sequence rules are applied here, in the partition's order.
+		v := p.idem.admit(ctx, partitionKey{w.topic, out.Partition}, id)
+		span.SetAttributes(attribute.Int64("ferry.producer_id", id.producerID), attribute.Int("ferry.producer_epoch", int(id.epoch)),
+			attribute.Int("ferry.base_sequence", int(id.firstSeq)))
+		switch {
+		case v.code != 0:
+			setErr(out, v.code, v.msg)
+			if v.code == kerr.UnknownProducerID.Code {
+				// The Java client retries UNKNOWN_PRODUCER_ID forever when
+				// the log start offset is unknown (-1); with 0 it bumps its
+				// epoch and starts the partition over at sequence 0.
+				out.LogStartOffset = 0
+			}
+			return
+		case v.answered:
+			// A retry of a batch Fluss already acknowledged: the original
+			// offset, as a Kafka broker answers the last five batches.
+			span.SetAttributes(attribute.Bool("ferry.duplicate", true))
+			out.BaseOffset = v.baseOffset
+			return
+		}
+		writerID, batchSeq, entry = v.writer, v.flussSeq, v.entry
+		span.SetAttributes(attribute.Int64("fluss.writer_id", writerID), attribute.Int("fluss.batch_sequence", int(batchSeq)),
+			attribute.Bool("ferry.resend", v.resend))
+	}
 	pending := p.ap.Submit(ctx, &appendv1.AppendRequest{
 		TableId:               m.GetTableId(),
 		BucketId:              out.Partition,
@@ -267,19 +302,36 @@ func (p *producer) producePartition(ctx context.Context, w *partWork, t backends
 		RecordCount:           batch.GetRecordCount(),
 		Acks:                  int32(acks),
 		TimeoutMs:             remainingMillis(ctx, timeout),
-		WriterId:              -1,
-		BatchSequence:         -1,
+		WriterId:              writerID,
+		BatchSequence:         batchSeq,
 	})
 	w.ticket.Release()
 	ar, err := pending.Wait(ctx)
 	if err != nil {
+		if entry != nil {
+			p.idem.finish(entry, outcomeUnknown, -1)
+		}
 		setErr(out, kerr.RequestTimedOut.Code, "append did not finish in time: "+err.Error())
 		return
 	}
-	if ar.GetErrorCode() != 0 {
-		setErr(out, kafkaCodeForFluss(ar.GetErrorCode(), ar.GetRetriable()),
-			fmt.Sprintf("fluss error %d: %s", ar.GetErrorCode(), ar.GetErrorMessage()))
+	if code := ar.GetErrorCode(); code != 0 {
+		kcode := kafkaCodeForFluss(code, ar.GetRetriable())
+		if entry != nil {
+			if flussNeverStored(code) {
+				p.idem.finish(entry, outcomeRejected, -1)
+			} else {
+				p.idem.finish(entry, outcomeUnknown, -1)
+				// The batch may be stored: the client must retry it (the
+				// retry is resent with the same Fluss sequence and Fluss
+				// settles it) rather than fail it and move on.
+				kcode = retriableKafkaCode(kcode)
+			}
+		}
+		setErr(out, kcode, fmt.Sprintf("fluss error %d: %s", code, ar.GetErrorMessage()))
 		return
+	}
+	if entry != nil {
+		p.idem.finish(entry, outcomeStored, ar.GetBaseOffset())
 	}
 	out.BaseOffset = ar.GetBaseOffset()
 }

@@ -50,9 +50,12 @@ func TestProducePartitionErrors(t *testing.T) {
 		{"too large", func() *kmsg.ProduceRequest {
 			return produceReq(9, -1, "orders", 0, batchOf(t, strings.Repeat("x", 5000)))
 		}, kerr.MessageTooLarge.Code, "exceeds"},
-		{"idempotent batch", func() *kmsg.ProduceRequest {
-			return produceReq(9, -1, "orders", 0, batchWith([]string{"x"}, 42, 0))
-		}, kerr.ClusterAuthorizationFailed.Code, "idempoten"},
+		{"idempotent batch continuing unknown producer state", func() *kmsg.ProduceRequest {
+			return produceReq(9, -1, "orders", 0, idemBatch(42, 0, 7, "x"))
+		}, kerr.UnknownProducerID.Code, "no state for producer 42"},
+		{"idempotent batch with negative sequence", func() *kmsg.ProduceRequest {
+			return produceReq(9, -1, "orders", 0, idemBatch(42, 0, -1, "x"))
+		}, kerr.InvalidRecord.Code, "sequence"},
 		{"transactional batch", func() *kmsg.ProduceRequest {
 			return produceReq(9, -1, "orders", 0, batchWith([]string{"x"}, -1, attrTransactional))
 		}, kerr.TransactionalIDAuthorizationFailed.Code, "transactional"},

@@ -96,6 +96,9 @@ type Server struct {
 	plain        PlainAuthenticator
 
 	inflight *semaphore.Weighted
+	// producers is the idempotent producer state (NewFrontdoor), nil when
+	// idempotence is disabled; kept here for ProducerCount.
+	producers *ProducerStates
 	// hardStop ends handlers still running when the shutdown deadline
 	// passes; until then they outlive their connection (see conn.dispatch).
 	hardStop    context.Context
@@ -301,4 +304,13 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		s.log.Warn("kafka listener stopped with connections cut", "cut_connections", left)
 		return ctx.Err()
 	}
+}
+
+// ProducerCount reports the idempotent producers with state (0 when
+// idempotence is disabled).
+func (s *Server) ProducerCount() int {
+	if s.producers == nil {
+		return 0
+	}
+	return s.producers.Len()
 }

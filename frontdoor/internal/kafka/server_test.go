@@ -25,7 +25,7 @@ func TestApiVersionsAdvertisesRegistry(t *testing.T) {
 		}
 		want := map[int16][2]int16{
 			produceKey: {produceAdvertisedMin, produceMax}, findCoordinatorKey: {findCoordinatorMin, findCoordinatorMax}, metadataKey: {metadataMin, metadataMax}, apiVersionsKey: {apiVersionsMin, apiVersionsMax},
-			fetchKey: {fetchMin, fetchMax},
+			fetchKey: {fetchMin, fetchMax}, initProducerIDKey: {initProducerIDMin, initProducerIDMax},
 		}
 		if len(resp.ApiKeys) != len(want) {
 			t.Fatalf("v%d: %d api keys, want %d (no SASL configured)", v, len(resp.ApiKeys), len(want))

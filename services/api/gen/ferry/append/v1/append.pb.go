@@ -25,6 +25,86 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+type InitWriterRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *InitWriterRequest) Reset() {
+	*x = InitWriterRequest{}
+	mi := &file_ferry_append_v1_append_proto_msgTypes[0]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *InitWriterRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*InitWriterRequest) ProtoMessage() {}
+
+func (x *InitWriterRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_ferry_append_v1_append_proto_msgTypes[0]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use InitWriterRequest.ProtoReflect.Descriptor instead.
+func (*InitWriterRequest) Descriptor() ([]byte, []int) {
+	return file_ferry_append_v1_append_proto_rawDescGZIP(), []int{0}
+}
+
+type InitWriterResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	WriterId      int64                  `protobuf:"varint,1,opt,name=writer_id,json=writerId,proto3" json:"writer_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *InitWriterResponse) Reset() {
+	*x = InitWriterResponse{}
+	mi := &file_ferry_append_v1_append_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *InitWriterResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*InitWriterResponse) ProtoMessage() {}
+
+func (x *InitWriterResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_ferry_append_v1_append_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use InitWriterResponse.ProtoReflect.Descriptor instead.
+func (*InitWriterResponse) Descriptor() ([]byte, []int) {
+	return file_ferry_append_v1_append_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *InitWriterResponse) GetWriterId() int64 {
+	if x != nil {
+		return x.WriterId
+	}
+	return 0
+}
+
 type AppendRequest struct {
 	state   protoimpl.MessageState `protogen:"open.v1"`
 	JobId   uint64                 `protobuf:"varint,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
@@ -51,7 +131,7 @@ type AppendRequest struct {
 
 func (x *AppendRequest) Reset() {
 	*x = AppendRequest{}
-	mi := &file_ferry_append_v1_append_proto_msgTypes[0]
+	mi := &file_ferry_append_v1_append_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -63,7 +143,7 @@ func (x *AppendRequest) String() string {
 func (*AppendRequest) ProtoMessage() {}
 
 func (x *AppendRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ferry_append_v1_append_proto_msgTypes[0]
+	mi := &file_ferry_append_v1_append_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -76,7 +156,7 @@ func (x *AppendRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AppendRequest.ProtoReflect.Descriptor instead.
 func (*AppendRequest) Descriptor() ([]byte, []int) {
-	return file_ferry_append_v1_append_proto_rawDescGZIP(), []int{0}
+	return file_ferry_append_v1_append_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *AppendRequest) GetJobId() uint64 {
@@ -193,7 +273,7 @@ type AppendResponse struct {
 
 func (x *AppendResponse) Reset() {
 	*x = AppendResponse{}
-	mi := &file_ferry_append_v1_append_proto_msgTypes[1]
+	mi := &file_ferry_append_v1_append_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -205,7 +285,7 @@ func (x *AppendResponse) String() string {
 func (*AppendResponse) ProtoMessage() {}
 
 func (x *AppendResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ferry_append_v1_append_proto_msgTypes[1]
+	mi := &file_ferry_append_v1_append_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -218,7 +298,7 @@ func (x *AppendResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AppendResponse.ProtoReflect.Descriptor instead.
 func (*AppendResponse) Descriptor() ([]byte, []int) {
-	return file_ferry_append_v1_append_proto_rawDescGZIP(), []int{1}
+	return file_ferry_append_v1_append_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *AppendResponse) GetJobId() uint64 {
@@ -260,7 +340,10 @@ var File_ferry_append_v1_append_proto protoreflect.FileDescriptor
 
 const file_ferry_append_v1_append_proto_rawDesc = "" +
 	"\n" +
-	"\x1cferry/append/v1/append.proto\x12\x0fferry.append.v1\x1a\x1eferry/catalog/v1/catalog.proto\x1a\x1aferry/trace/v1/trace.proto\"\xa8\x04\n" +
+	"\x1cferry/append/v1/append.proto\x12\x0fferry.append.v1\x1a\x1eferry/catalog/v1/catalog.proto\x1a\x1aferry/trace/v1/trace.proto\"\x13\n" +
+	"\x11InitWriterRequest\"1\n" +
+	"\x12InitWriterResponse\x12\x1b\n" +
+	"\twriter_id\x18\x01 \x01(\x03R\bwriterId\"\xa8\x04\n" +
 	"\rAppendRequest\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\x04R\x05jobId\x12\x19\n" +
 	"\btable_id\x18\x02 \x01(\x03R\atableId\x12&\n" +
@@ -286,9 +369,11 @@ const file_ferry_append_v1_append_proto_rawDesc = "" +
 	"\n" +
 	"error_code\x18\x03 \x01(\x05R\terrorCode\x12#\n" +
 	"\rerror_message\x18\x04 \x01(\tR\ferrorMessage\x12\x1c\n" +
-	"\tretriable\x18\x05 \x01(\bR\tretriable2^\n" +
+	"\tretriable\x18\x05 \x01(\bR\tretriable2\xb5\x01\n" +
 	"\rAppendService\x12M\n" +
-	"\x06Append\x12\x1e.ferry.append.v1.AppendRequest\x1a\x1f.ferry.append.v1.AppendResponse(\x010\x01BDZBgithub.com/ferrygw/ferry/services/api/gen/ferry/append/v1;appendv1b\x06proto3"
+	"\x06Append\x12\x1e.ferry.append.v1.AppendRequest\x1a\x1f.ferry.append.v1.AppendResponse(\x010\x01\x12U\n" +
+	"\n" +
+	"InitWriter\x12\".ferry.append.v1.InitWriterRequest\x1a#.ferry.append.v1.InitWriterResponseBDZBgithub.com/ferrygw/ferry/services/api/gen/ferry/append/v1;appendv1b\x06proto3"
 
 var (
 	file_ferry_append_v1_append_proto_rawDescOnce sync.Once
@@ -302,20 +387,24 @@ func file_ferry_append_v1_append_proto_rawDescGZIP() []byte {
 	return file_ferry_append_v1_append_proto_rawDescData
 }
 
-var file_ferry_append_v1_append_proto_msgTypes = make([]protoimpl.MessageInfo, 2)
+var file_ferry_append_v1_append_proto_msgTypes = make([]protoimpl.MessageInfo, 4)
 var file_ferry_append_v1_append_proto_goTypes = []any{
-	(*AppendRequest)(nil),    // 0: ferry.append.v1.AppendRequest
-	(*AppendResponse)(nil),   // 1: ferry.append.v1.AppendResponse
-	(v1.ArrowCompression)(0), // 2: ferry.catalog.v1.ArrowCompression
-	(*v11.TraceContext)(nil), // 3: ferry.trace.v1.TraceContext
+	(*InitWriterRequest)(nil),  // 0: ferry.append.v1.InitWriterRequest
+	(*InitWriterResponse)(nil), // 1: ferry.append.v1.InitWriterResponse
+	(*AppendRequest)(nil),      // 2: ferry.append.v1.AppendRequest
+	(*AppendResponse)(nil),     // 3: ferry.append.v1.AppendResponse
+	(v1.ArrowCompression)(0),   // 4: ferry.catalog.v1.ArrowCompression
+	(*v11.TraceContext)(nil),   // 5: ferry.trace.v1.TraceContext
 }
 var file_ferry_append_v1_append_proto_depIdxs = []int32{
-	2, // 0: ferry.append.v1.AppendRequest.arrow_compression:type_name -> ferry.catalog.v1.ArrowCompression
-	3, // 1: ferry.append.v1.AppendRequest.trace:type_name -> ferry.trace.v1.TraceContext
-	0, // 2: ferry.append.v1.AppendService.Append:input_type -> ferry.append.v1.AppendRequest
-	1, // 3: ferry.append.v1.AppendService.Append:output_type -> ferry.append.v1.AppendResponse
-	3, // [3:4] is the sub-list for method output_type
-	2, // [2:3] is the sub-list for method input_type
+	4, // 0: ferry.append.v1.AppendRequest.arrow_compression:type_name -> ferry.catalog.v1.ArrowCompression
+	5, // 1: ferry.append.v1.AppendRequest.trace:type_name -> ferry.trace.v1.TraceContext
+	2, // 2: ferry.append.v1.AppendService.Append:input_type -> ferry.append.v1.AppendRequest
+	0, // 3: ferry.append.v1.AppendService.InitWriter:input_type -> ferry.append.v1.InitWriterRequest
+	3, // 4: ferry.append.v1.AppendService.Append:output_type -> ferry.append.v1.AppendResponse
+	1, // 5: ferry.append.v1.AppendService.InitWriter:output_type -> ferry.append.v1.InitWriterResponse
+	4, // [4:6] is the sub-list for method output_type
+	2, // [2:4] is the sub-list for method input_type
 	2, // [2:2] is the sub-list for extension type_name
 	2, // [2:2] is the sub-list for extension extendee
 	0, // [0:2] is the sub-list for field type_name
@@ -326,14 +415,14 @@ func file_ferry_append_v1_append_proto_init() {
 	if File_ferry_append_v1_append_proto != nil {
 		return
 	}
-	file_ferry_append_v1_append_proto_msgTypes[0].OneofWrappers = []any{}
+	file_ferry_append_v1_append_proto_msgTypes[2].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_ferry_append_v1_append_proto_rawDesc), len(file_ferry_append_v1_append_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   2,
+			NumMessages:   4,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -21,7 +21,8 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	AppendService_Append_FullMethodName = "/ferry.append.v1.AppendService/Append"
+	AppendService_Append_FullMethodName     = "/ferry.append.v1.AppendService/Append"
+	AppendService_InitWriter_FullMethodName = "/ferry.append.v1.AppendService/InitWriter"
 )
 
 // AppendServiceClient is the client API for AppendService service.
@@ -32,6 +33,10 @@ type AppendServiceClient interface {
 	// acknowledged it (or failed it). Batches for one bucket are written in
 	// the order they arrive on the stream.
 	Append(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[AppendRequest, AppendResponse], error)
+	// InitWriter allocates a cluster-unique Fluss writer id (Fluss's
+	// InitWriter) for idempotent appends: AppendRequest.writer_id with
+	// consecutive batch_sequence values per bucket, starting at 0.
+	InitWriter(ctx context.Context, in *InitWriterRequest, opts ...grpc.CallOption) (*InitWriterResponse, error)
 }
 
 type appendServiceClient struct {
@@ -55,6 +60,16 @@ func (c *appendServiceClient) Append(ctx context.Context, opts ...grpc.CallOptio
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type AppendService_AppendClient = grpc.BidiStreamingClient[AppendRequest, AppendResponse]
 
+func (c *appendServiceClient) InitWriter(ctx context.Context, in *InitWriterRequest, opts ...grpc.CallOption) (*InitWriterResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(InitWriterResponse)
+	err := c.cc.Invoke(ctx, AppendService_InitWriter_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // AppendServiceServer is the server API for AppendService service.
 // All implementations must embed UnimplementedAppendServiceServer
 // for forward compatibility.
@@ -63,6 +78,10 @@ type AppendServiceServer interface {
 	// acknowledged it (or failed it). Batches for one bucket are written in
 	// the order they arrive on the stream.
 	Append(grpc.BidiStreamingServer[AppendRequest, AppendResponse]) error
+	// InitWriter allocates a cluster-unique Fluss writer id (Fluss's
+	// InitWriter) for idempotent appends: AppendRequest.writer_id with
+	// consecutive batch_sequence values per bucket, starting at 0.
+	InitWriter(context.Context, *InitWriterRequest) (*InitWriterResponse, error)
 	mustEmbedUnimplementedAppendServiceServer()
 }
 
@@ -75,6 +94,9 @@ type UnimplementedAppendServiceServer struct{}
 
 func (UnimplementedAppendServiceServer) Append(grpc.BidiStreamingServer[AppendRequest, AppendResponse]) error {
 	return status.Error(codes.Unimplemented, "method Append not implemented")
+}
+func (UnimplementedAppendServiceServer) InitWriter(context.Context, *InitWriterRequest) (*InitWriterResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method InitWriter not implemented")
 }
 func (UnimplementedAppendServiceServer) mustEmbedUnimplementedAppendServiceServer() {}
 func (UnimplementedAppendServiceServer) testEmbeddedByValue()                       {}
@@ -104,13 +126,36 @@ func _AppendService_Append_Handler(srv interface{}, stream grpc.ServerStream) er
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type AppendService_AppendServer = grpc.BidiStreamingServer[AppendRequest, AppendResponse]
 
+func _AppendService_InitWriter_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(InitWriterRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AppendServiceServer).InitWriter(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AppendService_InitWriter_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AppendServiceServer).InitWriter(ctx, req.(*InitWriterRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // AppendService_ServiceDesc is the grpc.ServiceDesc for AppendService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
 var AppendService_ServiceDesc = grpc.ServiceDesc{
 	ServiceName: "ferry.append.v1.AppendService",
 	HandlerType: (*AppendServiceServer)(nil),
-	Methods:     []grpc.MethodDesc{},
+	Methods: []grpc.MethodDesc{
+		{
+			MethodName: "InitWriter",
+			Handler:    _AppendService_InitWriter_Handler,
+		},
+	},
 	Streams: []grpc.StreamDesc{
 		{
 			StreamName:    "Append",

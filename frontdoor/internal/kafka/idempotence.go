@@ -1,0 +1,418 @@
+package kafka
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+)
+
+// Idempotent produce: Kafka's per-partition producer state, kept by the
+// frontdoor that leads the partition, translated onto Fluss writer state.
+//
+// Kafka numbers records: a batch's base sequence is the previous batch's
+// base sequence plus its record count. Fluss numbers batches: each batch of
+// a writer on a bucket carries the previous batch sequence plus one, and
+// the tablet server deduplicates a batch whose sequence is among the
+// writer's last five on that bucket, answering it with the offsets it was
+// first stored at. The table below maps one onto the other, per (producer,
+// partition), for the last five batches (Kafka clients keep at most five in
+// flight per partition), so that a Kafka retry is resent with the Fluss
+// sequence of its first attempt and Fluss itself drops the copy.
+//
+// A Fluss writer id is used by exactly one (producer id, epoch) of one
+// frontdoor process: a new epoch, or a producer this process has no state
+// for, gets a fresh writer id whose sequences start at 0 on every bucket.
+// Reusing a writer id without knowing where its Fluss sequences stand could
+// make Fluss take a new batch for a duplicate of an old one and drop it, so
+// state that is gone (restart, expiry) is never guessed; the client is told
+// (UNKNOWN_PRODUCER_ID) and bumps its epoch instead. See docs/idempotence.md.
+
+// IdempotenceConfig tunes the producer state.
+type IdempotenceConfig struct {
+	// ProducerIdleExpiry drops a producer's state after this long without a
+	// batch (Kafka's producer.id.expiration.ms). It must stay below the
+	// Fluss tablet servers' server.writer-id.expiration-time (7 days by
+	// default), so Fluss never forgets a writer this frontdoor still uses.
+	ProducerIdleExpiry time.Duration
+	// MaxProducers bounds the producers with state; a new producer beyond
+	// it evicts the longest idle one without batches in flight.
+	MaxProducers int
+}
+
+// DefaultIdempotenceConfig mirrors Kafka's defaults.
+func DefaultIdempotenceConfig() IdempotenceConfig {
+	return IdempotenceConfig{ProducerIdleExpiry: 24 * time.Hour, MaxProducers: 100_000}
+}
+
+// Validate names the first bad field.
+func (c IdempotenceConfig) Validate() error {
+	switch {
+	case c.ProducerIdleExpiry <= 0:
+		return fmt.Errorf("idempotence config: ProducerIdleExpiry %s must be positive", c.ProducerIdleExpiry)
+	case c.ProducerIdleExpiry >= 7*24*time.Hour:
+		return fmt.Errorf("idempotence config: ProducerIdleExpiry %s must be below Fluss's default writer expiration of 7 days", c.ProducerIdleExpiry)
+	case c.MaxProducers <= 0:
+		return fmt.Errorf("idempotence config: MaxProducers %d must be positive", c.MaxProducers)
+	}
+	return nil
+}
+
+// recentBatches is how many batches per (producer, partition) are
+// remembered for duplicates: Kafka's and Fluss's window alike.
+const recentBatches = 5
+
+// WriterAllocator returns a new cluster-unique Fluss writer id.
+type WriterAllocator func(ctx context.Context) (int64, error)
+
+// batchIdentity is what a record batch header says about its producer.
+type batchIdentity struct {
+	producerID int64
+	epoch      int16
+	firstSeq   int32
+	lastSeq    int32 // firstSeq + lastOffsetDelta, wrapping past MaxInt32
+}
+
+// ProducerStates is the idempotence state of every producer writing to
+// partitions this frontdoor serves.
+type ProducerStates struct {
+	cfg   IdempotenceConfig
+	alloc WriterAllocator
+	now   func() time.Time
+
+	mu        sync.Mutex
+	producers map[int64]*producerState
+	inits     map[writerKey]*writerInit
+	lastSweep time.Time
+}
+
+type writerKey struct {
+	producerID int64
+	epoch      int16
+}
+
+// writerInit is one allocation in progress; later callers wait for it.
+type writerInit struct {
+	done chan struct{}
+	id   int64
+	err  error
+}
+
+type producerState struct {
+	writers  map[int16]int64 // epoch -> Fluss writer id
+	parts    map[partitionKey]*partState
+	lastUsed time.Time
+	inFlight int // batches admitted and not yet finished
+}
+
+// partState is one (producer, partition): Kafka's expected next sequence,
+// the Fluss writer and its next batch sequence, and the recent batches.
+type partState struct {
+	epoch     int16
+	writer    int64
+	nextKafka int32
+	nextFluss int32
+	recent    []*seqEntry // oldest first, at most recentBatches
+}
+
+// seqEntry is one admitted batch.
+type seqEntry struct {
+	owner      *producerState
+	part       *partState
+	firstSeq   int32
+	lastSeq    int32
+	writer     int64
+	flussSeq   int32
+	baseOffset int64 // -1 until Fluss acknowledged it
+	sending    int   // submissions of this batch not finished yet
+}
+
+// verdict is what to do with a batch.
+type verdict struct {
+	// code != 0: answer the partition with this Kafka error.
+	code int16
+	msg  string
+	// answered: a duplicate of an acknowledged batch; answer baseOffset.
+	answered   bool
+	baseOffset int64
+	// Otherwise append with writer and flussSeq and report the outcome on
+	// entry (finish).
+	writer   int64
+	flussSeq int32
+	entry    *seqEntry
+	resend   bool // a retry of an earlier batch whose outcome is unknown
+}
+
+// NewProducerStates returns empty state; alloc hands out writer ids.
+func NewProducerStates(cfg IdempotenceConfig, alloc WriterAllocator) (*ProducerStates, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if alloc == nil {
+		return nil, errors.New("idempotence: nil WriterAllocator")
+	}
+	return &ProducerStates{cfg: cfg, alloc: alloc, now: time.Now, producers: map[int64]*producerState{}, inits: map[writerKey]*writerInit{}}, nil
+}
+
+// NewProducer allocates a producer id for InitProducerId: a fresh Fluss
+// writer id, which is also the writer of the producer's epoch 0.
+func (ps *ProducerStates) NewProducer(ctx context.Context) (int64, error) {
+	id, err := ps.alloc(ctx)
+	if err != nil {
+		return 0, err
+	}
+	if id < 0 {
+		return 0, fmt.Errorf("idempotence: writer id %d unusable as a producer id", id)
+	}
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	p := ps.producerLocked(id)
+	if _, ok := p.writers[0]; !ok {
+		p.writers[0] = id
+	}
+	return id, nil
+}
+
+// producerLocked returns the producer's state, creating it (and evicting
+// the longest idle producer beyond MaxProducers).
+func (ps *ProducerStates) producerLocked(id int64) *producerState {
+	now := ps.now()
+	ps.sweepLocked(now)
+	p := ps.producers[id]
+	if p == nil {
+		if len(ps.producers) >= ps.cfg.MaxProducers {
+			ps.evictOneLocked()
+		}
+		p = &producerState{writers: map[int16]int64{}, parts: map[partitionKey]*partState{}}
+		ps.producers[id] = p
+	}
+	p.lastUsed = now
+	return p
+}
+
+// sweepLocked drops producers idle longer than the expiry, at most once a
+// tenth of the expiry (and at most once a minute).
+func (ps *ProducerStates) sweepLocked(now time.Time) {
+	every := min(ps.cfg.ProducerIdleExpiry/10, time.Minute)
+	if now.Sub(ps.lastSweep) < every {
+		return
+	}
+	ps.lastSweep = now
+	for id, p := range ps.producers {
+		if p.inFlight == 0 && now.Sub(p.lastUsed) > ps.cfg.ProducerIdleExpiry {
+			delete(ps.producers, id)
+		}
+	}
+}
+
+func (ps *ProducerStates) evictOneLocked() {
+	var victim int64 = -1
+	var oldest time.Time
+	for id, p := range ps.producers {
+		if p.inFlight == 0 && (victim < 0 || p.lastUsed.Before(oldest)) {
+			victim, oldest = id, p.lastUsed
+		}
+	}
+	if victim >= 0 {
+		delete(ps.producers, victim)
+	}
+}
+
+// forgetAll drops every producer's state, as a restart does.
+func (ps *ProducerStates) forgetAll() {
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	for id, p := range ps.producers {
+		if p.inFlight == 0 {
+			delete(ps.producers, id)
+		}
+	}
+}
+
+// Len reports the producers with state.
+func (ps *ProducerStates) Len() int {
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	return len(ps.producers)
+}
+
+// admit decides what to do with an idempotent batch. Call it in the
+// partition's order (holding the partition's sequencer turn), and call
+// finish on the returned entry once the append's outcome is known. It may
+// allocate a Fluss writer id first, which is the only thing it waits for.
+func (ps *ProducerStates) admit(ctx context.Context, key partitionKey, b batchIdentity) verdict {
+	for {
+		v, need := ps.decide(key, b)
+		if !need {
+			return v
+		}
+		if err := ps.ensureWriter(ctx, writerKey{b.producerID, b.epoch}); err != nil {
+			return verdict{code: kerr.RequestTimedOut.Code, msg: "allocating a Fluss writer for the producer: " + err.Error()}
+		}
+	}
+}
+
+// decide applies Kafka's sequence rules. need reports that the batch
+// starts new partition state but the writer of its epoch is not known yet.
+func (ps *ProducerStates) decide(key partitionKey, b batchIdentity) (v verdict, need bool) {
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	p := ps.producerLocked(b.producerID)
+	st := p.parts[key]
+	switch {
+	case st == nil || b.epoch > st.epoch:
+		if b.firstSeq != 0 {
+			if st == nil {
+				return verdict{code: kerr.UnknownProducerID.Code, msg: fmt.Sprintf(
+					"no state for producer %d on this partition (expired, or the frontdoor restarted); sequence %d cannot be continued",
+					b.producerID, b.firstSeq)}, false
+			}
+			return verdict{code: kerr.OutOfOrderSequenceNumber.Code, msg: fmt.Sprintf(
+				"producer %d: new epoch %d must start at sequence 0, got %d", b.producerID, b.epoch, b.firstSeq)}, false
+		}
+		w, ok := p.writers[b.epoch]
+		if !ok {
+			return verdict{}, true
+		}
+		st = &partState{epoch: b.epoch, writer: w}
+		p.parts[key] = st
+		// An older epoch's writer is not used again by this partition;
+		// once no partition uses it, forget it (a new writer would be
+		// allocated should that epoch come back, which is refused anyway).
+		ps.forgetUnusedWritersLocked(p)
+	case b.epoch < st.epoch:
+		return verdict{code: kerr.InvalidProducerEpoch.Code, msg: fmt.Sprintf(
+			"producer %d: epoch %d is older than the partition's current epoch %d", b.producerID, b.epoch, st.epoch)}, false
+	}
+	for _, e := range st.recent {
+		if e.firstSeq == b.firstSeq && e.lastSeq == b.lastSeq {
+			if e.baseOffset >= 0 {
+				return verdict{answered: true, baseOffset: e.baseOffset}, false
+			}
+			p.inFlight++
+			e.sending++
+			return verdict{writer: e.writer, flussSeq: e.flussSeq, entry: e, resend: true}, false
+		}
+	}
+	if b.firstSeq != st.nextKafka {
+		return verdict{code: kerr.OutOfOrderSequenceNumber.Code, msg: fmt.Sprintf(
+			"producer %d epoch %d: sequence %d, expected %d", b.producerID, b.epoch, b.firstSeq, st.nextKafka)}, false
+	}
+	e := &seqEntry{owner: p, part: st, firstSeq: b.firstSeq, lastSeq: b.lastSeq, writer: st.writer, flussSeq: st.nextFluss, baseOffset: -1, sending: 1}
+	st.nextKafka = nextSeq(b.lastSeq)
+	st.nextFluss = nextSeq(st.nextFluss)
+	if len(st.recent) == recentBatches {
+		copy(st.recent, st.recent[1:])
+		st.recent = st.recent[:recentBatches-1]
+	}
+	st.recent = append(st.recent, e)
+	p.inFlight++
+	return verdict{writer: e.writer, flussSeq: e.flussSeq, entry: e}, false
+}
+
+// nextSeq is the sequence after s; both Kafka and Fluss wrap to 0 after
+// MaxInt32.
+func nextSeq(s int32) int32 {
+	if s == math.MaxInt32 {
+		return 0
+	}
+	return s + 1
+}
+
+func (ps *ProducerStates) forgetUnusedWritersLocked(p *producerState) {
+	lowest := int16(math.MaxInt16)
+	for _, st := range p.parts {
+		lowest = min(lowest, st.epoch)
+	}
+	for epoch := range p.writers {
+		if epoch < lowest {
+			delete(p.writers, epoch)
+		}
+	}
+}
+
+// ensureWriter allocates the Fluss writer of (producer, epoch) once, also
+// when many partitions ask at the same time.
+func (ps *ProducerStates) ensureWriter(ctx context.Context, k writerKey) error {
+	ps.mu.Lock()
+	if p := ps.producers[k.producerID]; p != nil {
+		if _, ok := p.writers[k.epoch]; ok {
+			ps.mu.Unlock()
+			return nil
+		}
+	}
+	in := ps.inits[k]
+	owner := in == nil
+	if owner {
+		in = &writerInit{done: make(chan struct{})}
+		ps.inits[k] = in
+	}
+	ps.mu.Unlock()
+	if !owner {
+		select {
+		case <-in.done:
+			return in.err
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	in.id, in.err = ps.alloc(ctx)
+	ps.mu.Lock()
+	delete(ps.inits, k)
+	if in.err == nil {
+		p := ps.producerLocked(k.producerID)
+		if _, ok := p.writers[k.epoch]; !ok {
+			p.writers[k.epoch] = in.id
+		}
+	}
+	ps.mu.Unlock()
+	close(in.done)
+	return in.err
+}
+
+// outcome is how an admitted batch ended.
+type outcome int
+
+const (
+	// outcomeStored: Fluss acknowledged it (at baseOffset).
+	outcomeStored outcome = iota
+	// outcomeUnknown: it may or may not be stored (timeouts, broken
+	// streams, errors after sending). The entry stays, so the client's
+	// retry is resent with the same Fluss sequence and Fluss decides.
+	outcomeUnknown
+	// outcomeRejected: certainly not stored. The sequence goes back to
+	// this batch, as the Kafka client reuses it or bumps the epoch.
+	outcomeRejected
+)
+
+// finish records the outcome of an admitted batch.
+func (ps *ProducerStates) finish(e *seqEntry, o outcome, baseOffset int64) {
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	e.owner.inFlight--
+	e.sending--
+	e.owner.lastUsed = ps.now()
+	switch {
+	case o == outcomeStored:
+		e.baseOffset = baseOffset
+	case o == outcomeRejected && e.baseOffset < 0 && e.sending == 0:
+		// Rewinding is only sound when no copy of the batch is stored or
+		// still on its way: otherwise the next batch would get a Fluss
+		// sequence Fluss already holds and be dropped as its duplicate.
+		st := e.part
+		for i, r := range st.recent {
+			if r == e {
+				// This batch and every later one: their Fluss sequences
+				// follow one that was not stored, so Fluss refuses them too.
+				st.recent = st.recent[:i]
+				st.nextKafka = e.firstSeq
+				st.nextFluss = e.flussSeq
+				break
+			}
+		}
+	}
+}

@@ -1,0 +1,318 @@
+package kafka
+
+import (
+	"context"
+	"errors"
+	"math"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+)
+
+// seqAlloc hands out writer ids 100, 101, ... and counts calls.
+type seqAlloc struct {
+	next  atomic.Int64
+	calls atomic.Int64
+	fail  atomic.Bool
+}
+
+func (a *seqAlloc) alloc(context.Context) (int64, error) {
+	a.calls.Add(1)
+	if a.fail.Load() {
+		return 0, errors.New("fluss down")
+	}
+	return 100 + a.next.Add(1) - 1, nil
+}
+
+func newStates(t *testing.T, cfg IdempotenceConfig) (*ProducerStates, *seqAlloc) {
+	t.Helper()
+	a := &seqAlloc{}
+	ps, err := NewProducerStates(cfg, a.alloc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ps, a
+}
+
+// step is one batch offered to admit and, when admitted, its outcome.
+type step struct {
+	epoch        int16
+	first, count int32
+	// want
+	code      int16
+	answered  int64 // base offset answered from memory; -1: not answered
+	writer    int64 // Fluss writer to append with (when admitted)
+	flussSeq  int32
+	resend    bool
+	outcome   outcome
+	offset    int64 // stored at (outcomeStored)
+	partition int32
+}
+
+func TestProducerStatesSequenceRules(t *testing.T) {
+	ok := func(epoch int16, first, count int32, writer int64, fseq int32, off int64) step {
+		return step{epoch: epoch, first: first, count: count, answered: -1, writer: writer, flussSeq: fseq, outcome: outcomeStored, offset: off}
+	}
+	for _, tc := range []struct {
+		name  string
+		steps []step
+	}{
+		{"consecutive batches map to consecutive fluss sequences", []step{
+			ok(0, 0, 3, 100, 0, 0), ok(0, 3, 1, 100, 1, 3), ok(0, 4, 10, 100, 2, 4),
+		}},
+		{"retry of an acknowledged batch answers its offset without appending", []step{
+			ok(0, 0, 3, 100, 0, 0), ok(0, 3, 2, 100, 1, 3),
+			{first: 0, count: 3, answered: 0}, {first: 3, count: 2, answered: 3},
+		}},
+		{"retry of a batch with unknown outcome is resent with its fluss sequence", []step{
+			ok(0, 0, 3, 100, 0, 0),
+			{first: 3, count: 2, answered: -1, writer: 100, flussSeq: 1, outcome: outcomeUnknown},
+			{first: 3, count: 2, answered: -1, writer: 100, flussSeq: 1, resend: true, outcome: outcomeStored, offset: 3},
+			{first: 3, count: 2, answered: 3},
+			ok(0, 5, 1, 100, 2, 5),
+		}},
+		{"gap is out of order", []step{
+			ok(0, 0, 3, 100, 0, 0), {first: 4, count: 1, code: kerr.OutOfOrderSequenceNumber.Code},
+			ok(0, 3, 1, 100, 1, 3),
+		}},
+		{"same first sequence with another length is not a duplicate", []step{
+			ok(0, 0, 3, 100, 0, 0), {first: 0, count: 2, code: kerr.OutOfOrderSequenceNumber.Code},
+		}},
+		{"only the last five batches are duplicates", []step{
+			ok(0, 0, 1, 100, 0, 0), ok(0, 1, 1, 100, 1, 1), ok(0, 2, 1, 100, 2, 2), ok(0, 3, 1, 100, 3, 3),
+			ok(0, 4, 1, 100, 4, 4), ok(0, 5, 1, 100, 5, 5),
+			{first: 1, count: 1, answered: 1},
+			{first: 0, count: 1, code: kerr.OutOfOrderSequenceNumber.Code},
+		}},
+		{"no state and a sequence above 0 is an unknown producer", []step{
+			{first: 7, count: 1, code: kerr.UnknownProducerID.Code},
+		}},
+		{"a new epoch starts at 0 on a fresh fluss writer", []step{
+			ok(0, 0, 2, 100, 0, 0), ok(0, 2, 2, 100, 1, 2),
+			ok(1, 0, 1, 101, 0, 4),
+			{epoch: 0, first: 4, count: 1, code: kerr.InvalidProducerEpoch.Code},
+			ok(1, 1, 1, 101, 1, 5),
+		}},
+		{"a new epoch must start at 0", []step{
+			ok(0, 0, 2, 100, 0, 0), {epoch: 1, first: 2, count: 1, code: kerr.OutOfOrderSequenceNumber.Code},
+		}},
+		{"a rejected batch frees its sequence and the later ones", []step{
+			ok(0, 0, 2, 100, 0, 0),
+			{first: 2, count: 2, answered: -1, writer: 100, flussSeq: 1, outcome: outcomeRejected},
+			ok(0, 2, 5, 100, 1, 2),
+		}},
+		{"an unknown outcome keeps the sequence taken", []step{
+			ok(0, 0, 2, 100, 0, 0),
+			{first: 2, count: 2, answered: -1, writer: 100, flussSeq: 1, outcome: outcomeUnknown},
+			{first: 4, count: 1, answered: -1, writer: 100, flussSeq: 2, outcome: outcomeStored, offset: 4},
+		}},
+		{"partitions have their own sequences on the same writer", []step{
+			ok(0, 0, 2, 100, 0, 0),
+			{partition: 1, first: 0, count: 1, answered: -1, writer: 100, flussSeq: 0, outcome: outcomeStored, offset: 0},
+			ok(0, 2, 1, 100, 1, 2),
+			{partition: 1, first: 1, count: 1, answered: -1, writer: 100, flussSeq: 1, outcome: outcomeStored, offset: 1},
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ps, _ := newStates(t, DefaultIdempotenceConfig())
+			ctx := context.Background()
+			for i, s := range tc.steps {
+				v := ps.admit(ctx, partitionKey{"t", s.partition}, batchIdentity{producerID: 7, epoch: s.epoch, firstSeq: s.first, lastSeq: s.first + s.count - 1})
+				if v.code != s.code {
+					t.Fatalf("step %d: code %v (%s), want %v", i, kerr.ErrorForCode(v.code), v.msg, kerr.ErrorForCode(s.code))
+				}
+				if s.code != 0 {
+					continue
+				}
+				if s.answered >= 0 {
+					if !v.answered || v.baseOffset != s.answered {
+						t.Fatalf("step %d: answered=%v offset %d, want answered at %d", i, v.answered, v.baseOffset, s.answered)
+					}
+					continue
+				}
+				if v.answered || v.entry == nil {
+					t.Fatalf("step %d: %+v, want an append", i, v)
+				}
+				if v.writer != s.writer || v.flussSeq != s.flussSeq || v.resend != s.resend {
+					t.Fatalf("step %d: writer %d seq %d resend %v, want writer %d seq %d resend %v", i, v.writer, v.flussSeq, v.resend, s.writer, s.flussSeq, s.resend)
+				}
+				ps.finish(v.entry, s.outcome, s.offset)
+			}
+		})
+	}
+}
+
+// TestProducerStatesNewProducerIsWriterOfEpochZero: InitProducerId's id is
+// the Fluss writer of epoch 0, so no second allocation happens.
+func TestProducerStatesNewProducerIsWriterOfEpochZero(t *testing.T) {
+	ps, a := newStates(t, DefaultIdempotenceConfig())
+	ctx := context.Background()
+	id, err := ps.NewProducer(ctx)
+	if err != nil || id != 100 {
+		t.Fatalf("NewProducer = %d, %v", id, err)
+	}
+	v := ps.admit(ctx, partitionKey{"t", 0}, batchIdentity{producerID: id, firstSeq: 0, lastSeq: 0})
+	if v.code != 0 || v.writer != id || v.flussSeq != 0 {
+		t.Fatalf("verdict %+v, want writer %d seq 0", v, id)
+	}
+	if n := a.calls.Load(); n != 1 {
+		t.Fatalf("%d allocations, want 1", n)
+	}
+	// A producer id this process never handed out (another frontdoor's, or
+	// one from before a restart) gets a fresh writer, never its own id.
+	v = ps.admit(ctx, partitionKey{"t", 0}, batchIdentity{producerID: 55, firstSeq: 0, lastSeq: 4})
+	if v.code != 0 || v.writer == 55 || v.writer != 101 {
+		t.Fatalf("verdict %+v, want fresh writer 101", v)
+	}
+}
+
+func TestProducerStatesAllocationFailure(t *testing.T) {
+	ps, a := newStates(t, DefaultIdempotenceConfig())
+	a.fail.Store(true)
+	v := ps.admit(context.Background(), partitionKey{"t", 0}, batchIdentity{producerID: 9, firstSeq: 0, lastSeq: 0})
+	if v.code != kerr.RequestTimedOut.Code {
+		t.Fatalf("code %v, want REQUEST_TIMED_OUT (retriable)", kerr.ErrorForCode(v.code))
+	}
+	a.fail.Store(false)
+	v = ps.admit(context.Background(), partitionKey{"t", 0}, batchIdentity{producerID: 9, firstSeq: 0, lastSeq: 0})
+	if v.code != 0 || v.flussSeq != 0 {
+		t.Fatalf("after recovery: %+v", v)
+	}
+}
+
+// TestProducerStatesOneAllocationPerEpoch: partitions starting together
+// share one writer allocation.
+func TestProducerStatesOneAllocationPerEpoch(t *testing.T) {
+	ps, a := newStates(t, DefaultIdempotenceConfig())
+	var wg sync.WaitGroup
+	writers := make([]int64, 16)
+	for i := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			v := ps.admit(context.Background(), partitionKey{"t", int32(i)}, batchIdentity{producerID: 3, firstSeq: 0, lastSeq: 0})
+			writers[i] = v.writer
+		}()
+	}
+	wg.Wait()
+	for i, w := range writers {
+		if w != writers[0] {
+			t.Fatalf("partition %d got writer %d, partition 0 got %d", i, w, writers[0])
+		}
+	}
+	if n := a.calls.Load(); n != 1 {
+		t.Fatalf("%d allocations, want 1", n)
+	}
+}
+
+func TestProducerStatesExpiry(t *testing.T) {
+	cfg := IdempotenceConfig{ProducerIdleExpiry: time.Hour, MaxProducers: 10}
+	ps, _ := newStates(t, cfg)
+	now := time.Unix(1000, 0)
+	ps.now = func() time.Time { return now }
+	ctx := context.Background()
+	k := partitionKey{"t", 0}
+	v := ps.admit(ctx, k, batchIdentity{producerID: 1, firstSeq: 0, lastSeq: 0})
+	ps.finish(v.entry, outcomeStored, 0)
+	// A producer with a batch in flight is never dropped.
+	v2 := ps.admit(ctx, partitionKey{"t", 1}, batchIdentity{producerID: 2, firstSeq: 0, lastSeq: 0})
+	now = now.Add(2 * time.Hour)
+	if v := ps.admit(ctx, k, batchIdentity{producerID: 3, firstSeq: 0, lastSeq: 0}); v.code != 0 {
+		t.Fatal(v.msg)
+	}
+	if v := ps.admit(ctx, k, batchIdentity{producerID: 1, firstSeq: 1, lastSeq: 1}); v.code != kerr.UnknownProducerID.Code {
+		t.Fatalf("expired producer: %v, want UNKNOWN_PRODUCER_ID", kerr.ErrorForCode(v.code))
+	}
+	ps.finish(v2.entry, outcomeStored, 0)
+	if v := ps.admit(ctx, partitionKey{"t", 1}, batchIdentity{producerID: 2, firstSeq: 1, lastSeq: 1}); v.code != 0 {
+		t.Fatalf("producer with a batch in flight lost its state: %s", v.msg)
+	}
+}
+
+func TestProducerStatesMaxProducers(t *testing.T) {
+	ps, _ := newStates(t, IdempotenceConfig{ProducerIdleExpiry: time.Hour, MaxProducers: 2})
+	ctx := context.Background()
+	for id := int64(1); id <= 3; id++ {
+		v := ps.admit(ctx, partitionKey{"t", 0}, batchIdentity{producerID: id, firstSeq: 0, lastSeq: 0})
+		ps.finish(v.entry, outcomeStored, id)
+	}
+	if n := ps.Len(); n != 2 {
+		t.Fatalf("%d producers, want 2", n)
+	}
+}
+
+func TestProducerStatesSequenceWraps(t *testing.T) {
+	ps, _ := newStates(t, DefaultIdempotenceConfig())
+	ctx := context.Background()
+	k := partitionKey{"t", 0}
+	v := ps.admit(ctx, k, batchIdentity{producerID: 1, firstSeq: 0, lastSeq: 0})
+	ps.finish(v.entry, outcomeStored, 0)
+	// Jump the state to just below the wrap, as a long-lived producer.
+	ps.mu.Lock()
+	st := ps.producers[1].parts[k]
+	st.nextKafka, st.nextFluss = math.MaxInt32-1, math.MaxInt32
+	ps.mu.Unlock()
+	b := producerOf(idemBatch(1, 0, math.MaxInt32-1, "a", "b", "c"))
+	// MaxInt32-1, MaxInt32, 0.
+	if b.lastSeq != 0 {
+		t.Fatalf("last sequence %d, want 0 (wrapped)", b.lastSeq)
+	}
+	v = ps.admit(ctx, k, b)
+	if v.code != 0 || v.flussSeq != math.MaxInt32 {
+		t.Fatalf("%+v", v)
+	}
+	ps.finish(v.entry, outcomeStored, 1)
+	v = ps.admit(ctx, k, batchIdentity{producerID: 1, firstSeq: 1, lastSeq: 1})
+	if v.code != 0 || v.flussSeq != 0 {
+		t.Fatalf("after the wrap: %+v (%s)", v, v.msg)
+	}
+}
+
+func TestIdempotenceConfigValidate(t *testing.T) {
+	for _, tc := range []struct {
+		cfg   IdempotenceConfig
+		field string
+	}{
+		{IdempotenceConfig{ProducerIdleExpiry: 0, MaxProducers: 1}, "ProducerIdleExpiry"},
+		{IdempotenceConfig{ProducerIdleExpiry: 8 * 24 * time.Hour, MaxProducers: 1}, "ProducerIdleExpiry"},
+		{IdempotenceConfig{ProducerIdleExpiry: time.Hour}, "MaxProducers"},
+	} {
+		err := tc.cfg.Validate()
+		if err == nil || !strings.Contains(err.Error(), tc.field) {
+			t.Errorf("%+v: %v, want an error naming %s", tc.cfg, err, tc.field)
+		}
+	}
+	if err := DefaultIdempotenceConfig().Validate(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// BenchmarkProducerStatesAdmit is the per-batch cost of the sequence
+// rules on the produce path: admit a new batch and record its offset.
+func BenchmarkProducerStatesAdmit(b *testing.B) {
+	ps, err := NewProducerStates(DefaultIdempotenceConfig(), func(context.Context) (int64, error) { return 1, nil })
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	keys := make([]partitionKey, 16)
+	for i := range keys {
+		keys[i] = partitionKey{"orders", int32(i)}
+	}
+	seqs := make([]int32, len(keys))
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		p := i % len(keys)
+		v := ps.admit(ctx, keys[p], batchIdentity{producerID: 1, firstSeq: seqs[p], lastSeq: seqs[p] + 9})
+		if v.code != 0 {
+			b.Fatal(v.msg)
+		}
+		seqs[p] += 10
+		ps.finish(v.entry, outcomeStored, int64(i))
+	}
+}
