@@ -1,0 +1,135 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// rowCountSource is RowCount.java: Fluss ListOffsets through the official client.
+//
+//go:embed RowCount.java
+var rowCountSource []byte
+
+// javaWriter is appendbench's AppendBench.java (appendsvc/cmd/appendbench), compiled here
+// against the Fluss client jars: the official Fluss AppendWriter appending the same rows
+// (row(i) there is the row appendRow(i) here describes in JSON). Reusing the file keeps one
+// definition of the Java side for both benchmarks.
+type javaWriter struct {
+	java      string
+	classpath string
+}
+
+// compileJava compiles AppendBench.java from the repository and RowCount.java into dir.
+func compileJava(ctx context.Context, root, dir, java string) (*javaWriter, error) {
+	src := filepath.Join(root, "appendsvc", "cmd", "appendbench", "AppendBench.java")
+	rc := filepath.Join(dir, "RowCount.java")
+	if err := os.WriteFile(rc, rowCountSource, 0o644); err != nil {
+		return nil, err
+	}
+	lib := filepath.Join(root, ".cache", "fluss", "client-lib")
+	if _, err := os.Stat(filepath.Join(lib, "fluss-client-0.9.1-incubating.jar")); err != nil {
+		return nil, fmt.Errorf("no Fluss client jars in %s (run tools/install.sh): %w", lib, err)
+	}
+	cp := filepath.Join(lib, "*")
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, "javac", "--release", "17", "-nowarn", "-d", dir, "-cp", cp, src, rc).CombinedOutput()
+	if err != nil {
+		return nil, fmt.Errorf("javac %s %s: %w\n%s", src, rc, err, out)
+	}
+	return &javaWriter{java: java, classpath: dir + string(os.PathListSeparator) + cp}, nil
+}
+
+// run appends rows 0..rows-1 to db.table (after warmup rows into db.warmupTable in the same
+// JVM, so the JIT has compiled the write path) and returns the time AppendBench measured from
+// the first append until flush() returned. bytes is the rows' JSON size, for MB/s.
+func (j *javaWriter) run(ctx context.Context, bootstrap, db, table string, rows, bytes int64, warmupTable string, warmup int64) (result, error) {
+	if warmup == 0 {
+		warmupTable = "-"
+	}
+	args := []string{"-Xmx1g", "--add-opens=java.base/java.nio=ALL-UNNAMED", "-cp", j.classpath, "AppendBench",
+		bootstrap, db, table, strconv.FormatInt(rows, 10), warmupTable, strconv.FormatInt(warmup, 10)}
+	cmd := exec.CommandContext(ctx, j.java, args...)
+	cmd.Cancel = func() error { return cmd.Process.Signal(sigterm) }
+	cmd.WaitDelay = 5 * time.Second
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return result{}, fmt.Errorf("java AppendBench: %w\n%s", err, lastLines(stderr.String(), 30))
+	}
+	ms, n, err := parseAppendBench(stdout.String())
+	if err != nil {
+		return result{}, err
+	}
+	if n != rows {
+		return result{}, fmt.Errorf("java AppendBench wrote %d rows, want %d", n, rows)
+	}
+	r := result{Target: targetFluss, Producer: producerJava, Records: rows}
+	r.RecPerSec, r.MBPerSec = throughput(rows, bytes, time.Duration(ms*float64(time.Millisecond)))
+	return r, nil
+}
+
+// rowCounts returns how many rows each named table of db holds (RowCount.java), retrying each
+// until its buckets answer or timeout passes, so it also waits for new tables' leaders.
+func (j *javaWriter) rowCounts(ctx context.Context, bootstrap, db string, timeout time.Duration, tables []string) (map[string]int64, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout+30*time.Second) // + JVM start and connect
+	defer cancel()
+	args := append([]string{"-Xmx256m", "--add-opens=java.base/java.nio=ALL-UNNAMED", "-cp", j.classpath, "RowCount",
+		bootstrap, db, strconv.FormatInt(timeout.Milliseconds(), 10)}, tables...)
+	cmd := exec.CommandContext(ctx, j.java, args...)
+	cmd.Cancel = func() error { return cmd.Process.Signal(sigterm) }
+	cmd.WaitDelay = 5 * time.Second
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return nil, fmt.Errorf("java RowCount %s: %w\n%s", strings.Join(tables, " "), err, lastLines(stderr.String(), 20))
+	}
+	return parseRowCounts(stdout.String(), tables)
+}
+
+// parseRowCounts reads RowCount's {"table": rows, ...} and checks it names exactly tables.
+func parseRowCounts(out string, tables []string) (map[string]int64, error) {
+	var counts map[string]int64
+	if err := json.Unmarshal([]byte(strings.TrimSpace(out)), &counts); err != nil {
+		return nil, fmt.Errorf("java RowCount: bad output %q: %w", out, err)
+	}
+	if len(counts) != len(tables) {
+		return nil, fmt.Errorf("java RowCount: %d counts for %d tables: %q", len(counts), len(tables), out)
+	}
+	for _, t := range tables {
+		if _, ok := counts[t]; !ok {
+			return nil, fmt.Errorf("java RowCount: no count for %s: %q", t, out)
+		}
+	}
+	return counts, nil
+}
+
+// parseAppendBench reads AppendBench's last stdout line, {"rows": N, "elapsed_ms": ms}.
+func parseAppendBench(out string) (elapsedMS float64, rows int64, err error) {
+	line := strings.TrimSpace(out)
+	if i := strings.LastIndexByte(line, '\n'); i >= 0 {
+		line = line[i+1:]
+	}
+	var res struct {
+		Rows      *int64   `json:"rows"`
+		ElapsedMS *float64 `json:"elapsed_ms"`
+	}
+	dec := json.NewDecoder(bytes.NewReader([]byte(line)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&res); err != nil || res.Rows == nil || res.ElapsedMS == nil {
+		return 0, 0, fmt.Errorf("java AppendBench: bad output %q (want {\"rows\": N, \"elapsed_ms\": ms})", out)
+	}
+	if *res.ElapsedMS <= 0 {
+		return 0, 0, fmt.Errorf("java AppendBench: elapsed_ms %v: must be positive", *res.ElapsedMS)
+	}
+	return *res.ElapsedMS, *res.Rows, nil
+}

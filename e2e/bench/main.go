@@ -1,0 +1,243 @@
+// Command bench measures Ferry against a real Apache Kafka broker and against the Fluss Java
+// writer, in one run, with the same ~200-byte JSON records (ten mixed-type columns):
+//
+//   - kafka: Apache Kafka 4.4 (KRaft, one node, e2e/kafkabroker) — kafka-producer-perf-test and
+//     a franz-go producer;
+//   - ferry: the whole local stack (e2e/stack: ZooKeeper, Fluss coordinator and tablet server,
+//     catalogsvc, two transcodesvc, appendsvc, frontdoor) — the same two producers into
+//     JSON-format log tables;
+//   - fluss: the official Fluss Java AppendWriter appending the same rows directly
+//     (appendsvc/cmd/appendbench/AppendBench.java).
+//
+// The phases run one after another (Kafka is stopped before Ferry starts) so they do not
+// compete for the CPU. At the end every Kafka topic and Fluss table must hold exactly the
+// records produced into it (end offsets / Fluss ListOffsets). It is not part of `make test`:
+//
+//	make bench                       # = go run ./e2e/bench
+//	go run ./e2e/bench -records 1000000
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+)
+
+var sigterm = syscall.SIGTERM
+
+type config struct {
+	Records          int64
+	Partitions       int
+	Compression      string // Kafka producer codec
+	ArrowCompression string // Fluss tables' Arrow compression
+	LingerMS         int
+	BatchSize        int
+	MaxInFlight      int
+	Warmup           int64
+	Rounds           int
+	Targets          string
+	Producers        string
+	Java             string
+	LogLevel         string
+	ServerHeap       string
+	Timeout          time.Duration
+	RunTimeout       time.Duration
+	Keep             bool
+
+	ZooKeeperPort, CoordinatorPort, TabletPort int
+	ServicePortBase                            int
+	FerryKafkaPort                             int
+	KafkaPort, KafkaControllerPort             int
+}
+
+func (c *config) flags(fs *flag.FlagSet) {
+	fs.Int64Var(&c.Records, "records", 200_000, "records each producer sends (rows the Java writer appends)")
+	fs.IntVar(&c.Partitions, "partitions", 4, "partitions of every topic = buckets of every Fluss table")
+	fs.StringVar(&c.Compression, "compression", "lz4", "producer compression.type: none, gzip, snappy, lz4 or zstd")
+	fs.StringVar(&c.ArrowCompression, "arrow-compression", "LZ4_FRAME", "Fluss tables' Arrow compression: NONE, LZ4_FRAME or ZSTD")
+	fs.IntVar(&c.LingerMS, "linger-ms", 5, "producer linger.ms")
+	fs.IntVar(&c.BatchSize, "batch-size", 65536, "producer batch.size (franz-go: ProducerBatchMaxBytes)")
+	fs.IntVar(&c.MaxInFlight, "max-in-flight", 5, "produce requests in flight per connection (Java max.in.flight.requests.per.connection, franz-go MaxProduceRequestsInflightPerBroker)")
+	fs.Int64Var(&c.Warmup, "warmup", -1, "records each producer sends before the measured ones, in the same process (-1: half of -records; 0: none)")
+	fs.IntVar(&c.Rounds, "rounds", 1, "measure every producer this many times (interleaved) and report the median round by records/s")
+	fs.StringVar(&c.Targets, "targets", "kafka,ferry,fluss", "what to measure: any of kafka, ferry, fluss (the Java writer)")
+	fs.StringVar(&c.Producers, "producers", "perf-test,franz-go", "Kafka producers: any of perf-test, franz-go")
+	fs.StringVar(&c.Java, "java", "java", "java executable (perf-test, the Java writer, the Fluss servers)")
+	fs.StringVar(&c.LogLevel, "log-level", "info", "Ferry services' log level: debug, info, warn or error")
+	fs.StringVar(&c.ServerHeap, "server-heap", "1g", "JVM heap of the Fluss servers")
+	fs.DurationVar(&c.Timeout, "timeout", 30*time.Minute, "bound for the whole run")
+	fs.DurationVar(&c.RunTimeout, "run-timeout", 10*time.Minute, "bound for each producer run")
+	fs.BoolVar(&c.Keep, "keep", false, "keep the run directory (payload file, broker and stack logs)")
+	fs.IntVar(&c.ZooKeeperPort, "zk-port", 27181, "Ferry stack: ZooKeeper port")
+	fs.IntVar(&c.CoordinatorPort, "coordinator-port", 27122, "Ferry stack: Fluss coordinator port")
+	fs.IntVar(&c.TabletPort, "tablet-port", 27123, "Ferry stack: Fluss tablet server port")
+	fs.IntVar(&c.ServicePortBase, "service-port-base", 27100, "Ferry stack: gRPC ports base+1 catalogsvc, +2 and +12 transcodesvc, +3 appendsvc, +4 frontdoor")
+	fs.IntVar(&c.FerryKafkaPort, "ferry-kafka-port", 27092, "Ferry stack: frontdoor's Kafka port")
+	fs.IntVar(&c.KafkaPort, "kafka-port", 27192, "reference Kafka broker: client port")
+	fs.IntVar(&c.KafkaControllerPort, "kafka-controller-port", 27193, "reference Kafka broker: KRaft controller port")
+}
+
+var (
+	knownTargets   = []string{targetKafka, targetFerry, targetFluss}
+	knownProducers = []string{producerPerfTest, producerFranz}
+)
+
+// Validate names the first bad flag. Port availability is checked when things start.
+func (c *config) Validate() error {
+	switch {
+	case c.Records <= 0 || c.Records > 100_000_000:
+		return fmt.Errorf("-records %d: must be 1..100000000", c.Records)
+	case c.Partitions <= 0 || c.Partitions > 1024:
+		return fmt.Errorf("-partitions %d: must be 1..1024", c.Partitions)
+	case !slices.Contains([]string{"none", "gzip", "snappy", "lz4", "zstd"}, c.Compression):
+		return fmt.Errorf("-compression %q: want none, gzip, snappy, lz4 or zstd", c.Compression)
+	case !slices.Contains([]string{"NONE", "LZ4_FRAME", "ZSTD"}, c.ArrowCompression):
+		return fmt.Errorf("-arrow-compression %q: want NONE, LZ4_FRAME or ZSTD", c.ArrowCompression)
+	case c.LingerMS < 0 || c.LingerMS > 60_000:
+		return fmt.Errorf("-linger-ms %d: must be 0..60000", c.LingerMS)
+	case c.BatchSize < 1024 || c.BatchSize > 16<<20:
+		return fmt.Errorf("-batch-size %d: must be 1024..%d", c.BatchSize, 16<<20)
+	case c.MaxInFlight < 1 || c.MaxInFlight > 100:
+		return fmt.Errorf("-max-in-flight %d: must be 1..100", c.MaxInFlight)
+	case c.Warmup < -1 || c.Warmup > 100_000_000:
+		return fmt.Errorf("-warmup %d: must be -1 (half of -records), 0 or up to 100000000", c.Warmup)
+	case c.Rounds < 1 || c.Rounds > 100:
+		return fmt.Errorf("-rounds %d: must be 1..100", c.Rounds)
+	case c.Java == "":
+		return errors.New("-java: empty")
+	case !slices.Contains([]string{"debug", "info", "warn", "error"}, c.LogLevel):
+		return fmt.Errorf("-log-level %q: want debug, info, warn or error", c.LogLevel)
+	case c.Timeout <= 0:
+		return fmt.Errorf("-timeout %v: must be positive", c.Timeout)
+	case c.RunTimeout <= 0 || c.RunTimeout > c.Timeout:
+		return fmt.Errorf("-run-timeout %v: must be positive and at most -timeout (%v)", c.RunTimeout, c.Timeout)
+	}
+	if err := checkList("-targets", c.Targets, knownTargets); err != nil {
+		return err
+	}
+	if err := checkList("-producers", c.Producers, knownProducers); err != nil {
+		return err
+	}
+	if c.ServicePortBase < 1024 || c.ServicePortBase+12 > 65535 {
+		return fmt.Errorf("-service-port-base %d: must be 1024..%d", c.ServicePortBase, 65535-12)
+	}
+	seen := map[int]string{}
+	for _, p := range c.ports() {
+		if p.port < 1024 || p.port > 65535 {
+			return fmt.Errorf("%s %d: must be 1024..65535", p.flag, p.port)
+		}
+		if other, dup := seen[p.port]; dup {
+			return fmt.Errorf("%s %d: already used by %s", p.flag, p.port, other)
+		}
+		seen[p.port] = p.flag
+	}
+	return nil
+}
+
+// checkList accepts a comma-separated, non-empty list of known names without repeats.
+func checkList(flagName, list string, known []string) error {
+	if list == "" {
+		return fmt.Errorf("%s: empty, want some of %s", flagName, strings.Join(known, ","))
+	}
+	var seen []string
+	for _, s := range strings.Split(list, ",") {
+		if !slices.Contains(known, s) {
+			return fmt.Errorf("%s: unknown %q, want some of %s", flagName, s, strings.Join(known, ","))
+		}
+		if slices.Contains(seen, s) {
+			return fmt.Errorf("%s: %q named twice", flagName, s)
+		}
+		seen = append(seen, s)
+	}
+	return nil
+}
+
+type flagPort struct {
+	flag string
+	port int
+}
+
+func (c *config) ports() []flagPort {
+	b := c.ServicePortBase
+	return []flagPort{
+		{"-zk-port", c.ZooKeeperPort}, {"-coordinator-port", c.CoordinatorPort}, {"-tablet-port", c.TabletPort},
+		{"-service-port-base (+1 catalogsvc)", b + 1}, {"-service-port-base (+2 transcodesvc)", b + 2},
+		{"-service-port-base (+12 transcodesvc-2)", b + 12}, {"-service-port-base (+3 appendsvc)", b + 3},
+		{"-service-port-base (+4 frontdoor)", b + 4}, {"-ferry-kafka-port", c.FerryKafkaPort},
+		{"-kafka-port", c.KafkaPort}, {"-kafka-controller-port", c.KafkaControllerPort},
+	}
+}
+
+func (c *config) runs(target string) bool {
+	return slices.Contains(strings.Split(c.Targets, ","), target)
+}
+
+func (c *config) uses(producer string) bool {
+	return slices.Contains(strings.Split(c.Producers, ","), producer)
+}
+
+// warmupRecords resolves -warmup -1.
+func (c *config) warmupRecords() int64 {
+	if c.Warmup < 0 {
+		return c.Records / 2
+	}
+	return c.Warmup
+}
+
+// parseConfig parses and validates the command line.
+func parseConfig(args []string, stderr io.Writer) (*config, error) {
+	var cfg config
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	cfg.flags(fs)
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	return &cfg, nil
+}
+
+func main() {
+	cfg, err := parseConfig(os.Args[1:], os.Stderr)
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			os.Exit(0)
+		}
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(2)
+	}
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	// Ctrl-C or SIGTERM cancels the context; every phase then stops what it started before
+	// run returns (deferred stops), so no broker, JVM or service outlives the command.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	ctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
+	defer cancel()
+	if err := run(ctx, cfg, log, os.Stdout); err != nil {
+		switch {
+		case errors.Is(ctx.Err(), context.Canceled):
+			log.Error("bench interrupted; everything it started is stopped", "err", err)
+		case errors.Is(ctx.Err(), context.DeadlineExceeded):
+			log.Error("bench ran out of -timeout; everything it started is stopped", "timeout", cfg.Timeout, "err", err)
+		default:
+			log.Error("bench failed", "err", err)
+		}
+		cancel()
+		stop()
+		os.Exit(1)
+	}
+}

@@ -1,0 +1,142 @@
+package main
+
+import (
+	"cmp"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// Targets and producers, as they appear in the table.
+const (
+	targetFerry = "ferry"
+	targetKafka = "kafka"
+	targetFluss = "fluss"
+
+	producerPerfTest = "perf-test"
+	producerFranz    = "franz-go"
+	producerJava     = "java-writer"
+)
+
+// result is one producer's measurement against one target.
+type result struct {
+	Target   string
+	Producer string
+	Records  int64
+	// RecPerSec and MBPerSec are the throughput; MB is 2^20 bytes of record values, as
+	// kafka-producer-perf-test counts it (for the Java writer: the same rows' JSON size).
+	RecPerSec float64
+	MBPerSec  float64
+	// P50 and P99 are per-record latencies from send to acknowledgement; HasLatency is false
+	// where the producer measures none (the Java writer times the whole run only).
+	P50, P99   time.Duration
+	HasLatency bool
+	// Rounds is how many measurements this result summarizes (see summarize); MinRecPerSec
+	// and MaxRecPerSec are their range.
+	Rounds                     int
+	MinRecPerSec, MaxRecPerSec float64
+}
+
+// summarize returns the median round by records/s (the lower middle one for an even count),
+// with the range of all rounds. Latencies are the median round's, not medians of their own, so
+// one row always describes one real run.
+func summarize(rounds []result) result {
+	if len(rounds) == 0 {
+		return result{}
+	}
+	sorted := slices.Clone(rounds)
+	slices.SortStableFunc(sorted, func(a, b result) int { return cmp.Compare(a.RecPerSec, b.RecPerSec) })
+	m := sorted[(len(sorted)-1)/2]
+	m.Rounds = len(rounds)
+	m.MinRecPerSec, m.MaxRecPerSec = sorted[0].RecPerSec, sorted[len(sorted)-1].RecPerSec
+	return m
+}
+
+// throughput fills RecPerSec and MBPerSec from counts and a duration.
+func throughput(records, bytes int64, elapsed time.Duration) (recPerSec, mbPerSec float64) {
+	if elapsed <= 0 {
+		return 0, 0
+	}
+	s := elapsed.Seconds()
+	return float64(records) / s, float64(bytes) / (1 << 20) / s
+}
+
+// find returns the result of producer against target, if measured.
+func find(rs []result, target, producer string) (result, bool) {
+	for _, r := range rs {
+		if r.Target == target && r.Producer == producer {
+			return r, true
+		}
+	}
+	return result{}, false
+}
+
+// ratio formats a/b as "1.23x", or "-" when either side is missing or zero.
+func ratio(a, b float64) string {
+	if a <= 0 || b <= 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.2fx", a/b)
+}
+
+// writeTable prints every result and, for Ferry rows, how they compare with Kafka (same
+// producer) and with the Fluss Java writer (rows/s).
+func writeTable(w io.Writer, rs []result) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	multi := slices.ContainsFunc(rs, func(r result) bool { return r.Rounds > 1 })
+	header := "target\tproducer\trecords\trecords/s\tMB/s\tp50 ms\tp99 ms\tFerry/Kafka\tFerry/Fluss-Java\t"
+	if multi {
+		header += "rounds\tmin..max records/s\t"
+	}
+	fmt.Fprintln(tw, header)
+	java, haveJava := find(rs, targetFluss, producerJava)
+	for _, r := range rs {
+		p50, p99 := "-", "-"
+		if r.HasLatency {
+			p50, p99 = millis(r.P50), millis(r.P99)
+		}
+		vsKafka, vsJava := "", ""
+		if r.Target == targetFerry {
+			vsKafka = "-"
+			if k, ok := find(rs, targetKafka, r.Producer); ok {
+				vsKafka = ratio(r.RecPerSec, k.RecPerSec)
+			}
+			vsJava = "-"
+			if haveJava {
+				vsJava = ratio(r.RecPerSec, java.RecPerSec)
+			}
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%.2f\t%s\t%s\t%s\t%s\t", r.Target, r.Producer, r.Records,
+			groupThousands(int64(r.RecPerSec+0.5)), r.MBPerSec, p50, p99, vsKafka, vsJava)
+		if multi {
+			fmt.Fprintf(tw, "%d\t%s..%s\t", max(r.Rounds, 1), groupThousands(int64(r.MinRecPerSec+0.5)), groupThousands(int64(r.MaxRecPerSec+0.5)))
+		}
+		fmt.Fprintln(tw)
+	}
+	return tw.Flush()
+}
+
+func millis(d time.Duration) string {
+	return fmt.Sprintf("%.1f", float64(d)/float64(time.Millisecond))
+}
+
+// groupThousands writes n with thin separators: 1234567 → "1 234 567".
+func groupThousands(n int64) string {
+	s := fmt.Sprint(n)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteRune(c)
+	}
+	if neg {
+		return "-" + b.String()
+	}
+	return b.String()
+}

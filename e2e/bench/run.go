@@ -1,0 +1,384 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/ferrygw/ferry/e2e/clients"
+	"github.com/ferrygw/ferry/e2e/stack"
+	"github.com/ferrygw/ferry/services/testenv"
+)
+
+func run(ctx context.Context, cfg *config, log *slog.Logger, out io.Writer) (err error) {
+	root, err := stack.FindRoot(".")
+	if err != nil {
+		return err
+	}
+	load0 := loadAvg()
+	if cfg.runs(targetKafka) || (cfg.runs(targetFerry) && cfg.uses(producerPerfTest)) {
+		if err := installJars(ctx, root, log); err != nil {
+			return err
+		}
+	}
+	if cfg.runs(targetKafka) && !clients.BrokerInstalled() {
+		return fmt.Errorf("-targets kafka: %w", clients.ErrBrokerNotInstalled)
+	}
+	runRoot := filepath.Join(root, ".cache", "bench")
+	if err := os.MkdirAll(runRoot, 0o755); err != nil {
+		return err
+	}
+	dir, err := os.MkdirTemp(runRoot, "run-")
+	if err != nil {
+		return err
+	}
+	defer func() {
+		// A failure's logs are worth reading; an interrupted run's are not.
+		if cfg.Keep || (err != nil && ctx.Err() == nil) {
+			log.Info("run directory kept", "dir", dir)
+			return
+		}
+		_ = os.RemoveAll(dir)
+	}()
+
+	log.Info("generating records", "records", cfg.Records)
+	p := makePayloads(cfg.Records)
+	payloadFile := filepath.Join(dir, "records.jsonl")
+	if err := p.writeFile(payloadFile); err != nil {
+		return err
+	}
+	pt := perfTest{java: cfg.Java, lib: filepath.Join(runRoot, "kafka-tools-lib"), payload: payloadFile, cfg: cfg}
+
+	var results []result
+	if cfg.runs(targetKafka) {
+		rs, err := kafkaPhase(ctx, cfg, root, dir, pt, p, log)
+		if err != nil {
+			return err
+		}
+		results = append(results, rs...)
+	}
+	if cfg.runs(targetFerry) || cfg.runs(targetFluss) {
+		rs, err := flussPhase(ctx, cfg, root, dir, pt, p, log)
+		if err != nil {
+			return err
+		}
+		results = append(results, rs...)
+	}
+	load1 := loadAvg()
+	fmt.Fprintf(out, "\n%d records per producer, %.0f bytes on average (JSON, 10 columns), %d partitions/buckets, "+
+		"acks=all, idempotence off, compression %s, linger.ms %d, batch.size %d, %d requests in flight, Fluss Arrow %s\n",
+		cfg.Records, p.avgSize(), cfg.Partitions, cfg.Compression, cfg.LingerMS, cfg.BatchSize, cfg.MaxInFlight, cfg.ArrowCompression)
+	fmt.Fprintf(out, "each producer first sent %d warm-up records in the same process (not measured); %d round(s), median shown\n",
+		cfg.warmupRecords(), cfg.Rounds)
+	fmt.Fprintf(out, "machine: %d CPUs, load average %s at start, %s at end\n\n", runtime.NumCPU(), load0, load1)
+	if err := writeTable(out, results); err != nil {
+		return err
+	}
+	if cfg.runs(targetFluss) {
+		fmt.Fprintln(out, "\njava-writer: Fluss AppendWriter timed in its JVM; MB/s counts the same rows' JSON size.")
+	}
+	return nil
+}
+
+// installJars runs install.sh: kafka-tools and the broker from Maven Central, once.
+func installJars(ctx context.Context, root string, log *slog.Logger) error {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
+	defer cancel()
+	script := filepath.Join(root, "e2e", "bench", "install.sh")
+	cmd := exec.CommandContext(ctx, "bash", script)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("%s: %w\n%s", script, err, lastLines(stderr.String(), 20))
+	}
+	if s := strings.TrimSpace(stderr.String()); s != "" {
+		log.Info("installed jars", "output", lastLines(s, 3))
+	}
+	return nil
+}
+
+// kafkaPhase starts the reference broker, runs the producers against it and stops it again.
+func kafkaPhase(ctx context.Context, cfg *config, root, dir string, pt perfTest, p payloads, log *slog.Logger) (_ []result, err error) {
+	b := &refBroker{
+		script: filepath.Join(root, "e2e", "kafkabroker", "kafka-broker.sh"),
+		dir:    filepath.Join(dir, "kafka"),
+		addr:   "127.0.0.1:" + strconv.Itoa(cfg.KafkaPort),
+	}
+	log.Info("starting the reference Kafka broker", "addr", b.addr)
+	if err := b.start(ctx, cfg); err != nil {
+		return nil, err
+	}
+	defer func() {
+		if serr := b.stop(); serr != nil {
+			err = errors.Join(err, serr)
+		}
+	}()
+	prods := strings.Split(cfg.Producers, ",")
+	topicOf := func(prod string) string { return "bench_" + strings.ReplaceAll(prod, "-", "_") }
+	for _, prod := range prods {
+		if err := clients.CreateTopic(ctx, b.addr, topicOf(prod), int32(cfg.Partitions)); err != nil {
+			return nil, fmt.Errorf("create topic %s on the reference broker: %w", topicOf(prod), err)
+		}
+	}
+	// Rounds interleave the producers, so a burst of load elsewhere hits both alike.
+	rounds := map[string][]result{}
+	for round := 1; round <= cfg.Rounds; round++ {
+		for _, prod := range prods {
+			r, err := produce(ctx, cfg, prod, targetKafka, b.addr, topicOf(prod), pt, p, round, log)
+			if err != nil {
+				return nil, err
+			}
+			rounds[prod] = append(rounds[prod], r)
+		}
+	}
+	var results []result
+	for _, prod := range prods {
+		results = append(results, summarize(rounds[prod]))
+		// The same check as for Fluss: the topic holds every record, once.
+		want := int64(cfg.Rounds) * (cfg.Records + cfg.warmupRecords())
+		n, err := kafkaRecordCount(ctx, b.addr, topicOf(prod))
+		if err != nil {
+			return nil, err
+		}
+		if n != want {
+			return nil, fmt.Errorf("reference broker topic %s holds %d records, want %d", topicOf(prod), n, want)
+		}
+		log.Info("verified", "topic", topicOf(prod), "records", n)
+	}
+	return results, nil
+}
+
+// kafkaRecordCount sums the end offsets of every partition of topic.
+func kafkaRecordCount(ctx context.Context, bootstrap, topic string) (int64, error) {
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(bootstrap))
+	if err != nil {
+		return 0, err
+	}
+	defer cl.Close()
+	offs, err := kadm.NewClient(cl).ListEndOffsets(ctx, topic)
+	if err != nil {
+		return 0, fmt.Errorf("list end offsets of %s: %w", topic, err)
+	}
+	if err := offs.Error(); err != nil {
+		return 0, fmt.Errorf("list end offsets of %s: %w", topic, err)
+	}
+	var n int64
+	offs.Each(func(o kadm.ListedOffset) { n += o.Offset })
+	return n, nil
+}
+
+// produce runs one producer against one target, bounded by -run-timeout.
+func produce(ctx context.Context, cfg *config, producer, target, bootstrap, topic string, pt perfTest, p payloads, round int, log *slog.Logger) (result, error) {
+	ctx, cancel := context.WithTimeout(ctx, cfg.RunTimeout)
+	defer cancel()
+	log.Info("producing", "producer", producer, "target", target, "topic", topic, "records", cfg.Records, "round", round)
+	var r result
+	var err error
+	switch producer {
+	case producerPerfTest:
+		r, err = pt.run(ctx, target, bootstrap, topic)
+	case producerFranz:
+		r, err = runFranz(ctx, cfg, target, bootstrap, topic, p)
+	default:
+		err = fmt.Errorf("unknown producer %q", producer)
+	}
+	if err != nil {
+		return result{}, err
+	}
+	log.Info("done", "producer", producer, "target", target, "records/s", int64(r.RecPerSec), "MB/s", fmt.Sprintf("%.2f", r.MBPerSec))
+	return r, nil
+}
+
+// refBroker is the reference Kafka broker, run by e2e/kafkabroker/kafka-broker.sh on fixed ports
+// (below the ephemeral range, so no client socket in TIME_WAIT can hold them).
+type refBroker struct {
+	script, dir, addr string
+	once              sync.Once
+	stopErr           error
+}
+
+func (b *refBroker) start(ctx context.Context, cfg *config) error {
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, b.script, "start", "--dir", b.dir,
+		"--port", strconv.Itoa(cfg.KafkaPort), "--controller-port", strconv.Itoa(cfg.KafkaControllerPort),
+		"--partitions", strconv.Itoa(cfg.Partitions), "--wait", "150")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		// The script may have started the JVM before failing; stop whatever it left.
+		return errors.Join(fmt.Errorf("start the reference Kafka broker: %w: %s", err, strings.TrimSpace(string(out))), b.stop())
+	}
+	return nil
+}
+
+// stop stops the broker once (SIGTERM, SIGKILL after 30 s), also when ctx is already done.
+func (b *refBroker) stop() error {
+	b.once.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 45*time.Second)
+		defer cancel()
+		out, err := exec.CommandContext(ctx, b.script, "stop", "--dir", b.dir).CombinedOutput()
+		if err != nil {
+			b.stopErr = fmt.Errorf("stop the reference Kafka broker: %w: %s", err, strings.TrimSpace(string(out)))
+		}
+	})
+	return b.stopErr
+}
+
+// flussPhase starts the Ferry stack (with its own Fluss), creates the tables, runs the producers
+// through Ferry and the Java writer directly, and checks every table's row count.
+func flussPhase(ctx context.Context, cfg *config, root, dir string, pt perfTest, p payloads, log *slog.Logger) (_ []result, err error) {
+	sc := stack.DefaultConfig()
+	sc.Name, sc.Root = "bench", root
+	sc.ZooKeeperPort, sc.CoordinatorPort, sc.TabletPort = cfg.ZooKeeperPort, cfg.CoordinatorPort, cfg.TabletPort
+	base := cfg.ServicePortBase
+	sc.CatalogPort, sc.TranscodePorts, sc.AppendPort, sc.FrontdoorPort = base+1, []int{base + 2, base + 12}, base+3, base+4
+	sc.KafkaPort = cfg.FerryKafkaPort
+	sc.LogLevel, sc.Java, sc.ServerHeap, sc.Keep = cfg.LogLevel, cfg.Java, cfg.ServerHeap, cfg.Keep
+	sc.FlussOnly = !cfg.runs(targetFerry)
+	log.Info("starting the Ferry stack", "fluss", sc.FlussBootstrap(), "kafka", sc.KafkaAddr(), "services", !sc.FlussOnly)
+	st, err := stack.Start(ctx, sc, log)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		log.Info("stopping the Ferry stack")
+		if serr := st.Stop(); serr != nil {
+			err = errors.Join(err, serr)
+		}
+	}()
+	helper, err := testenv.NewHelper(sc.HelperPath(), sc.FlussBootstrap())
+	if err != nil {
+		return nil, err
+	}
+	db := fmt.Sprintf("bench_%d", time.Now().Unix())
+	if err := helper.CreateDatabase(ctx, db, false); err != nil {
+		return nil, err
+	}
+	// Java: the writer side (AppendBench) and the row counter (RowCount).
+	jdir := filepath.Join(dir, "java")
+	if err := os.MkdirAll(jdir, 0o755); err != nil {
+		return nil, err
+	}
+	jw, err := compileJava(ctx, root, jdir, cfg.Java)
+	if err != nil {
+		return nil, err
+	}
+
+	type table struct {
+		name, producer string
+		kafka          bool
+		rows           int64
+	}
+	var tables []table
+	if cfg.runs(targetFerry) {
+		for _, prod := range strings.Split(cfg.Producers, ",") {
+			// The warm-up records go to the same topic: the table holds both.
+			tables = append(tables, table{name: strings.ReplaceAll(prod, "-", "_"), producer: prod, kafka: true,
+				rows: cfg.Records + cfg.warmupRecords()})
+		}
+	}
+	if cfg.runs(targetFluss) {
+		tables = append(tables, table{name: "java_writer", producer: producerJava, rows: cfg.Records})
+		if w := cfg.warmupRecords(); w > 0 {
+			tables = append(tables, table{name: "java_writer_warmup", rows: w})
+		}
+	}
+	var names []string
+	for _, t := range tables {
+		spec := testenv.TableSpec{Database: db, Table: t.name, Columns: benchColumns(), BucketCount: cfg.Partitions,
+			Properties: map[string]string{"table.log.arrow.compression.type": cfg.ArrowCompression},
+			Comment:    "ferry e2e/bench"}
+		if t.kafka {
+			// JSON is the default value format (docs/mapping.md); opting in is all it takes.
+			spec.CustomProperties = map[string]string{"kafka.enabled": "true"}
+		}
+		if _, err := helper.CreateTable(ctx, spec); err != nil {
+			return nil, fmt.Errorf("create table %s.%s: %w", db, t.name, err)
+		}
+		names = append(names, t.name)
+	}
+	// Every bucket must have a leader before anything is measured, so no producer pays for
+	// the tables' creation; RowCount retries until they answer.
+	counts, err := jw.rowCounts(ctx, sc.FlussBootstrap(), db, time.Minute, names)
+	if err != nil {
+		return nil, err
+	}
+	for _, name := range names {
+		if counts[name] != 0 {
+			return nil, fmt.Errorf("new table %s.%s already holds %d rows", db, name, counts[name])
+		}
+	}
+
+	rounds := map[string][]result{}
+	for round := 1; round <= cfg.Rounds; round++ {
+		for _, t := range tables {
+			var r result
+			var err error
+			switch {
+			case t.kafka:
+				r, err = produce(ctx, cfg, t.producer, targetFerry, sc.KafkaAddr(), db+"."+t.name, pt, p, round, log)
+			case t.producer == producerJava:
+				rctx, cancel := context.WithTimeout(ctx, cfg.RunTimeout)
+				log.Info("appending", "producer", producerJava, "rows", cfg.Records, "warmup", cfg.warmupRecords(), "round", round)
+				r, err = jw.run(rctx, sc.FlussBootstrap(), db, t.name, cfg.Records, p.bytes, "java_writer_warmup", cfg.warmupRecords())
+				cancel()
+				if err == nil {
+					log.Info("done", "producer", producerJava, "target", targetFluss, "rows/s", int64(r.RecPerSec))
+				}
+			default:
+				continue // the warm-up table
+			}
+			if err != nil {
+				return nil, err
+			}
+			rounds[t.name] = append(rounds[t.name], r)
+		}
+	}
+	var results []result
+	for _, t := range tables {
+		if rs := rounds[t.name]; len(rs) > 0 {
+			results = append(results, summarize(rs))
+		}
+	}
+
+	// Every acknowledged record must be a row, once: compare each table's end offsets.
+	if counts, err = jw.rowCounts(ctx, sc.FlussBootstrap(), db, time.Minute, names); err != nil {
+		return nil, err
+	}
+	for _, t := range tables {
+		n := counts[t.name]
+		if want := int64(cfg.Rounds) * t.rows; n != want {
+			return nil, fmt.Errorf("table %s.%s holds %d rows, want %d", db, t.name, n, want)
+		}
+		log.Info("verified", "table", db+"."+t.name, "rows", n)
+	}
+	return results, nil
+}
+
+// loadAvg is the 1/5/15-minute load average, for the report ("?" where /proc is missing).
+func loadAvg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "?"
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "?"
+	}
+	return strings.Join(f[:3], " ")
+}
