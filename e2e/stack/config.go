@@ -39,6 +39,10 @@ type Config struct {
 	ZooKeeperPort   int
 	CoordinatorPort int
 	TabletPort      int
+	// ExternalFluss, when set, is the coordinator address (host:port) of a Fluss cluster that
+	// someone else runs, e.g. the one tools/test.sh started: the stack then starts no ZooKeeper,
+	// coordinator or tablet server (their ports are ignored) and points the services there.
+	ExternalFluss string
 
 	// FlussOnly skips the Ferry services.
 	FlussOnly bool
@@ -127,6 +131,14 @@ func (c Config) Validate() error {
 	if c.Host == "" || strings.ContainsAny(c.Host, " /") {
 		return fmt.Errorf("stack config: Host %q: want a hostname or IP address", c.Host)
 	}
+	if c.ExternalFluss != "" {
+		if c.FlussOnly {
+			return errors.New("stack config: ExternalFluss with FlussOnly: nothing would be started")
+		}
+		if err := checkHostPort(c.ExternalFluss); err != nil {
+			return fmt.Errorf("stack config: ExternalFluss %q: %v", c.ExternalFluss, err)
+		}
+	}
 	seen := map[int]string{}
 	for _, p := range c.namedPorts() {
 		if p.port < 1 || p.port > 65535 {
@@ -158,10 +170,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("stack config: NodeID %d: must be >= 0", c.NodeID)
 	}
 	if c.AdvertisedAddr != "" {
-		if _, port, ok := strings.Cut(c.AdvertisedAddr, ":"); !ok || port == "" {
-			return fmt.Errorf("stack config: AdvertisedAddr %q: want host:port", c.AdvertisedAddr)
-		} else if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
-			return fmt.Errorf("stack config: AdvertisedAddr %q: bad port", c.AdvertisedAddr)
+		if err := checkHostPort(c.AdvertisedAddr); err != nil {
+			return fmt.Errorf("stack config: AdvertisedAddr %q: %v", c.AdvertisedAddr, err)
 		}
 	}
 	switch c.LogLevel {
@@ -189,6 +199,18 @@ func (c Config) Validate() error {
 	return nil
 }
 
+// checkHostPort accepts host:port with a non-empty host and a port in 1..65535.
+func checkHostPort(s string) error {
+	host, port, ok := strings.Cut(s, ":")
+	if !ok || host == "" || port == "" {
+		return errors.New("want host:port")
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+		return errors.New("bad port")
+	}
+	return nil
+}
+
 type namedPort struct {
 	field string
 	port  int
@@ -196,10 +218,11 @@ type namedPort struct {
 
 // namedPorts lists every port the stack will listen on, with the field that sets it.
 func (c Config) namedPorts() []namedPort {
-	ps := []namedPort{
-		{"ZooKeeperPort", c.ZooKeeperPort},
-		{"CoordinatorPort", c.CoordinatorPort},
-		{"TabletPort", c.TabletPort},
+	var ps []namedPort
+	if c.ExternalFluss == "" {
+		ps = append(ps, namedPort{"ZooKeeperPort", c.ZooKeeperPort},
+			namedPort{"CoordinatorPort", c.CoordinatorPort},
+			namedPort{"TabletPort", c.TabletPort})
 	}
 	if c.FlussOnly {
 		return ps
@@ -250,8 +273,13 @@ func contains(list []string, s string) bool {
 
 func (c Config) addr(port int) string { return c.Host + ":" + strconv.Itoa(port) }
 
-// FlussBootstrap is the coordinator address clients bootstrap from.
-func (c Config) FlussBootstrap() string { return c.addr(c.CoordinatorPort) }
+// FlussBootstrap is the coordinator address clients bootstrap from: ExternalFluss when set.
+func (c Config) FlussBootstrap() string {
+	if c.ExternalFluss != "" {
+		return c.ExternalFluss
+	}
+	return c.addr(c.CoordinatorPort)
+}
 
 // TabletAddr is the tablet server's address.
 func (c Config) TabletAddr() string { return c.addr(c.TabletPort) }

@@ -42,6 +42,10 @@ func TestConfigValidate(t *testing.T) {
 		{name: "unknown service", mut: func(c *Config) { c.Services = []string{"catalogsvc", "kafkasvc"} }, wantErr: `unknown service "kafkasvc"`},
 		{name: "frontdoor without deps", mut: func(c *Config) { c.Services = []string{Frontdoor} }, wantErr: "frontdoor needs catalogsvc"},
 		{name: "subset", mut: func(c *Config) { c.Services = []string{Catalog, Append}; c.TranscodePorts = nil }},
+		{name: "external fluss", mut: func(c *Config) { c.ExternalFluss = "127.0.0.1:39122" }},
+		{name: "external fluss ignores fluss ports", mut: func(c *Config) { c.ExternalFluss = "127.0.0.1:39122"; c.TabletPort = c.CatalogPort }},
+		{name: "external fluss without port", mut: func(c *Config) { c.ExternalFluss = "127.0.0.1" }, wantErr: "ExternalFluss"},
+		{name: "external fluss only", mut: func(c *Config) { c.ExternalFluss = "127.0.0.1:39122"; c.FlussOnly = true }, wantErr: "ExternalFluss with FlussOnly"},
 		{name: "negative node id", mut: func(c *Config) { c.NodeID = -1 }, wantErr: "NodeID"},
 		{name: "bad advertised", mut: func(c *Config) { c.AdvertisedAddr = "localhost" }, wantErr: "AdvertisedAddr"},
 		{name: "bad advertised port", mut: func(c *Config) { c.AdvertisedAddr = "localhost:http" }, wantErr: "AdvertisedAddr"},
@@ -138,6 +142,20 @@ func TestServiceSpecs(t *testing.T) {
 	}
 	if _, ok := byName[Transcode].Env["FERRY_FLUSS_BOOTSTRAP"]; ok {
 		t.Error("transcodesvc must not get a Fluss address: it is stateless")
+	}
+
+	ext := c
+	ext.ExternalFluss = "10.0.0.5:9123"
+	for _, s := range ext.ServiceSpecs() {
+		if got, ok := s.Env["FERRY_FLUSS_BOOTSTRAP"]; ok && got != "10.0.0.5:9123" {
+			t.Errorf("ExternalFluss: %s FERRY_FLUSS_BOOTSTRAP = %q", s.Name, got)
+		}
+	}
+	if _, ok := ext.Ports()["CoordinatorPort"]; ok {
+		t.Errorf("ExternalFluss: Ports() still lists Fluss ports: %v", ext.Ports())
+	}
+	if got := ext.TestEnv()["FERRY_TEST_FLUSS_BOOTSTRAP"]; got != "10.0.0.5:9123" {
+		t.Errorf("ExternalFluss: TestEnv bootstrap = %q", got)
 	}
 
 	c.FlussOnly = true

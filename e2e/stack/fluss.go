@@ -105,7 +105,7 @@ func checkInstalled(c Config) error {
 		return fmt.Errorf("java not found (%q): install a JDK 17+ and run tools/install.sh", c.Java)
 	}
 	jar := filepath.Join(c.CacheDir(), "fluss", "server-lib", "fluss-server-0.9.1-incubating.jar")
-	if _, err := os.Stat(jar); err != nil {
+	if _, err := os.Stat(jar); err != nil && c.ExternalFluss == "" {
 		return fmt.Errorf("Fluss server jars missing (%s): run tools/install.sh", jar)
 	}
 	if _, err := os.Stat(filepath.Join(c.CacheDir(), "fluss", "flusshelper.jar")); err != nil {

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -18,11 +19,15 @@ const pidFile = "ferrystack.pid"
 
 // Stack is a running set of child processes. Start returns it ready; Stop ends it.
 type Stack struct {
-	cfg   Config
-	dir   string
-	log   *slog.Logger
-	procs []*Process // start order
-	keep  bool       // keep the run directory (Config.Keep, or a failure worth reading)
+	cfg  Config
+	dir  string
+	log  *slog.Logger
+	keep bool // keep the run directory (Config.Keep, or a failure worth reading)
+
+	// mu guards procs and specs: fault tests kill and restart services while others read.
+	mu    sync.Mutex
+	procs []*Process             // start order (a restarted service keeps its place)
+	specs map[string]ServiceSpec // by ServiceSpec.Name: how to start each service again
 }
 
 // Start validates cfg, starts Fluss (and the services unless cfg.FlussOnly) and returns once
@@ -49,7 +54,7 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (*Stack, error) {
 	if err := os.WriteFile(filepath.Join(dir, pidFile), []byte(strconv.Itoa(os.Getpid())+"\n"), 0o644); err != nil {
 		return nil, err
 	}
-	s := &Stack{cfg: cfg, dir: dir, log: log, keep: cfg.Keep}
+	s := &Stack{cfg: cfg, dir: dir, log: log, keep: cfg.Keep, specs: map[string]ServiceSpec{}}
 	readyCtx, cancel := context.WithTimeout(ctx, cfg.ReadyTimeout)
 	defer cancel()
 	if err := s.start(readyCtx); err != nil {
@@ -77,13 +82,37 @@ func (s *Stack) start(ctx context.Context) error {
 			return err
 		}
 	}
-	l := flussLayout{dir: filepath.Join(s.dir, "fluss")}
-	if err := writeFlussConfig(c, l); err != nil {
-		return fmt.Errorf("write Fluss config: %w", err)
-	}
 	logs := filepath.Join(s.dir, "logs")
 	if err := os.MkdirAll(logs, 0o755); err != nil {
 		return err
+	}
+	if c.ExternalFluss == "" {
+		if err := s.startFluss(ctx, logs); err != nil {
+			return err
+		}
+	} else {
+		// Someone else's cluster: only make sure it is usable before the services need it.
+		start := time.Now()
+		if err := waitFlussReady(ctx, c); err != nil {
+			return err
+		}
+		s.log.Info("external Fluss ready", "bootstrap", c.FlussBootstrap(), "elapsed", time.Since(start).Round(time.Millisecond))
+	}
+	for _, spec := range specs {
+		if err := s.startService(ctx, spec); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// startFluss starts ZooKeeper, the coordinator and the tablet server and waits until a tablet
+// server has registered.
+func (s *Stack) startFluss(ctx context.Context, logs string) error {
+	c := s.cfg
+	l := flussLayout{dir: filepath.Join(s.dir, "fluss")}
+	if err := writeFlussConfig(c, l); err != nil {
+		return fmt.Errorf("write Fluss config: %w", err)
 	}
 	javaEnv := os.Environ()
 	steps := []struct {
@@ -96,12 +125,14 @@ func (s *Stack) start(ctx context.Context) error {
 		{"tablet", javaCommand(c, l, c.ServerHeap, tabletMain, "--configDir", l.path("tablet", "conf")), c.TabletAddr()},
 	}
 	start := time.Now()
+	var started []*Process
 	for _, st := range steps {
 		p, err := StartProcess(st.name, st.argv, javaEnv, s.dir, filepath.Join(logs, st.name+".log"))
 		if err != nil {
 			return err
 		}
-		s.procs = append(s.procs, p)
+		s.addProcess(p)
+		started = append(started, p)
 		if err := waitPort(ctx, p, st.addr); err != nil {
 			return err
 		}
@@ -109,33 +140,152 @@ func (s *Stack) start(ctx context.Context) error {
 	}
 	if err := waitFlussReady(ctx, c); err != nil {
 		return fmt.Errorf("%w\ncoordinator log:\n%s\ntablet log:\n%s", err,
-			indent(s.procs[1].LogTail(15)), indent(s.procs[2].LogTail(15)))
+			indent(started[1].LogTail(15)), indent(started[2].LogTail(15)))
 	}
 	s.log.Info("Fluss ready", "bootstrap", c.FlussBootstrap(), "elapsed", time.Since(start).Round(time.Millisecond))
+	return nil
+}
 
-	for _, spec := range specs {
-		bin := filepath.Join(c.CacheDir(), "bin", spec.Package)
-		p, err := StartProcess(spec.Name, []string{bin}, serviceEnv(spec), c.Root, filepath.Join(logs, spec.Name+".log"))
-		if err != nil {
-			return err
+func (s *Stack) addProcess(p *Process) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.procs = append(s.procs, p)
+}
+
+// startService starts one service process from spec (its binary must be built) and waits until
+// it serves: gRPC health SERVING and, for a spec with a "kafka" port, that port accepting.
+// A service of the same name that already ran is replaced in the process list.
+func (s *Stack) startService(ctx context.Context, spec ServiceSpec) error {
+	c := s.cfg
+	bin := filepath.Join(c.CacheDir(), "bin", spec.Package)
+	logPath := filepath.Join(s.dir, "logs", spec.Name+".log")
+	p, err := StartProcess(spec.Name, []string{bin}, serviceEnv(spec), c.Root, logPath)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	replaced := false
+	for i, old := range s.procs {
+		if old.Name == spec.Name {
+			s.procs[i] = p
+			replaced = true
 		}
+	}
+	if !replaced {
 		s.procs = append(s.procs, p)
-		// Port first: a gRPC client that dials too early backs off for a second or more.
-		if err := waitPort(ctx, p, spec.GRPCAddr); err != nil {
-			return err
+	}
+	s.specs[spec.Name] = spec
+	s.mu.Unlock()
+	// Port first: a gRPC client that dials too early backs off for a second or more.
+	if err := waitPort(ctx, p, spec.GRPCAddr); err != nil {
+		return err
+	}
+	if err := waitHealthy(ctx, p, spec.GRPCAddr); err != nil {
+		return err
+	}
+	// frontdoor is only useful once Kafka clients can connect.
+	if kafka, ok := spec.Ports["kafka"]; ok {
+		if err := waitPort(ctx, p, c.addr(kafka)); err != nil {
+			return fmt.Errorf("%s is SERVING but its Kafka listener is not up: %w", spec.Name, err)
 		}
-		if err := waitHealthy(ctx, p, spec.GRPCAddr); err != nil {
-			return err
+	}
+	s.log.Info("serving", "service", spec.Name, "grpc", spec.GRPCAddr, "pid", p.Pid())
+	return nil
+}
+
+// StartService starts an extra service process next to the configured ones — e.g. a second
+// frontdoor with SASL on other ports — and returns once it serves. spec.Name must be new and
+// spec.Package one of ServiceNames; its binary is (re)built first. Stop ends it with the rest.
+func (s *Stack) StartService(ctx context.Context, spec ServiceSpec) error {
+	if !contains(ServiceNames, spec.Package) {
+		return fmt.Errorf("stack: StartService %s: unknown package %q (known: %s)", spec.Name, spec.Package, strings.Join(ServiceNames, ", "))
+	}
+	if !namePattern.MatchString(spec.Name) {
+		return fmt.Errorf("stack: StartService: bad name %q", spec.Name)
+	}
+	if s.Service(spec.Name) != nil {
+		return fmt.Errorf("stack: StartService: a process named %s already exists", spec.Name)
+	}
+	if err := buildServices(ctx, s.cfg, []ServiceSpec{spec}); err != nil {
+		return err
+	}
+	return s.startService(ctx, spec)
+}
+
+// Service returns the current process of the named service (ServiceSpec.Name, e.g.
+// "transcodesvc-2") or Fluss process ("tablet"), or nil if there is none.
+func (s *Stack) Service(name string) *Process {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, p := range s.procs {
+		if p.Name == name {
+			return p
 		}
-		// frontdoor is only useful once Kafka clients can connect.
-		if kafka, ok := spec.Ports["kafka"]; ok {
-			if err := waitPort(ctx, p, c.addr(kafka)); err != nil {
-				return fmt.Errorf("%s is SERVING but its Kafka listener is not up: %w", spec.Name, err)
-			}
-		}
-		s.log.Info("serving", "service", spec.Name, "grpc", spec.GRPCAddr, "pid", p.Pid())
 	}
 	return nil
+}
+
+// Spec returns how the named service was started.
+func (s *Stack) Spec(name string) (ServiceSpec, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	spec, ok := s.specs[name]
+	return spec, ok
+}
+
+// Kill SIGKILLs the named service's process group without any grace (a crash, for fault tests)
+// and waits until it has exited. Restart brings it back.
+func (s *Stack) Kill(name string) error {
+	p := s.Service(name)
+	if p == nil {
+		return fmt.Errorf("stack: Kill: no process named %s", name)
+	}
+	signalGroup(p.Pid(), syscall.SIGKILL)
+	select {
+	case <-p.Done():
+		s.log.Info("killed", "process", name, "pid", p.Pid())
+		return nil
+	case <-time.After(10 * time.Second):
+		return fmt.Errorf("stack: Kill %s (pid %d): still running 10s after SIGKILL", name, p.Pid())
+	}
+}
+
+// StopService stops the named service (SIGTERM, then SIGKILL after the configured grace) and
+// forgets it: Restart can no longer start it, StartService can start a new one of that name.
+func (s *Stack) StopService(name string) error {
+	p := s.Service(name)
+	if p == nil {
+		return fmt.Errorf("stack: StopService: no process named %s", name)
+	}
+	if _, ok := s.Spec(name); !ok {
+		return fmt.Errorf("stack: StopService: %s is not a service (Fluss stops with the stack)", name)
+	}
+	err := p.Stop(s.cfg.StopGrace)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i, q := range s.procs {
+		if q == p {
+			s.procs = append(s.procs[:i], s.procs[i+1:]...)
+			break
+		}
+	}
+	delete(s.specs, name)
+	return err
+}
+
+// Restart stops the named service (SIGTERM with the configured grace; nothing to do if it is
+// already dead) and starts it again with the same spec, returning once it serves again.
+func (s *Stack) Restart(ctx context.Context, name string) error {
+	spec, ok := s.Spec(name)
+	if !ok {
+		return fmt.Errorf("stack: Restart: no service named %s (Fluss processes cannot be restarted)", name)
+	}
+	if p := s.Service(name); p != nil {
+		if err := p.Stop(s.cfg.StopGrace); err != nil {
+			return err
+		}
+	}
+	return s.startService(ctx, spec)
 }
 
 // Dir is the run directory (data, configuration, logs/).
@@ -145,16 +295,21 @@ func (s *Stack) Dir() string { return s.dir }
 func (s *Stack) Config() Config { return s.cfg }
 
 // Processes lists the running children in start order.
-func (s *Stack) Processes() []*Process { return append([]*Process(nil), s.procs...) }
+func (s *Stack) Processes() []*Process {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]*Process(nil), s.procs...)
+}
 
 // Wait blocks until ctx ends (nil) or a child exits on its own (an error naming it, with its log
 // tail). Either way the caller should Stop.
 func (s *Stack) Wait(ctx context.Context) error {
 	// One watcher per child, all owned by this call: they end when ctx or the first exit does.
-	exited := make(chan *Process, len(s.procs))
+	procs := s.Processes()
+	exited := make(chan *Process, len(procs))
 	watchCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	for _, p := range s.procs {
+	for _, p := range procs {
 		go func(p *Process) {
 			select {
 			case <-p.Done():
@@ -176,15 +331,18 @@ func (s *Stack) Wait(ctx context.Context) error {
 // removes the run directory unless it is kept.
 func (s *Stack) Stop() error {
 	var errs []error
-	for i := len(s.procs) - 1; i >= 0; i-- {
-		p := s.procs[i]
+	s.mu.Lock()
+	procs := s.procs
+	s.procs = nil
+	s.mu.Unlock()
+	for i := len(procs) - 1; i >= 0; i-- {
+		p := procs[i]
 		if err := p.Stop(s.cfg.StopGrace); err != nil {
 			errs = append(errs, err)
 		} else {
 			s.log.Debug("stopped", "process", p.Name)
 		}
 	}
-	s.procs = nil
 	if s.keep {
 		// Without the pid file no later stack treats the directory as stale and deletes it.
 		_ = os.Remove(filepath.Join(s.dir, pidFile))
@@ -195,6 +353,10 @@ func (s *Stack) Stop() error {
 	}
 	return errors.Join(errs...)
 }
+
+// KeepDir makes Stop leave the run directory in place, e.g. because a test failed and its logs
+// explain why.
+func (s *Stack) KeepDir() { s.keep = true }
 
 // Kept reports whether Stop leaves the run directory in place.
 func (s *Stack) Kept() bool { return s.keep }

@@ -1,5 +1,6 @@
 // Command ferrystack runs Ferry's local stack: a real Apache Fluss 0.9.1 cluster and the four
-// Ferry services, as child processes, until Ctrl-C. `-only fluss` starts Fluss alone (tests).
+// Ferry services, as child processes, until Ctrl-C. `-only fluss` starts Fluss alone (tests);
+// `-jaeger` adds Jaeger and sends the services' traces there.
 //
 //	go run ./e2e/cmd/ferrystack                        # make up
 //	go run ./e2e/cmd/ferrystack -only fluss -test-ports -env-file /tmp/fluss.env
@@ -7,16 +8,19 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
 
+	"github.com/ferrygw/ferry/e2e/jaeger"
 	"github.com/ferrygw/ferry/e2e/stack"
 )
 
@@ -25,7 +29,7 @@ func main() {
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
-	cfg, envFile, err := parseFlags(args, stderr)
+	cfg, opts, err := parseFlags(args, stderr)
 	if err != nil {
 		if err == flag.ErrHelp {
 			return 0
@@ -38,12 +42,27 @@ func run(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
 
+	if opts.jaeger {
+		j, err := startJaeger(ctx, cfg, log)
+		if err != nil {
+			fmt.Fprintln(stderr, "ferrystack:", err)
+			return 1
+		}
+		defer func() {
+			if err := j.Stop(); err != nil {
+				fmt.Fprintln(stderr, "ferrystack: stop Jaeger:", err)
+			}
+		}()
+		cfg.OTLPEndpoint = "http://" + j.OTLPEndpoint()
+		log.Info("Jaeger ready", "ui", j.QueryURL(), "otlp", j.OTLPEndpoint())
+	}
 	s, err := stack.Start(ctx, cfg, log)
 	if err != nil {
 		fmt.Fprintln(stderr, "ferrystack:", err)
 		return 1
 	}
 	env := stack.EnvLines(cfg.TestEnv())
+	envFile := opts.envFile
 	if envFile != "" {
 		// Written only once everything is ready, and atomically: tools/test.sh waits for it.
 		tmp := envFile + ".tmp"
@@ -79,7 +98,25 @@ func run(args []string, stdout, stderr io.Writer) int {
 	return code
 }
 
-func parseFlags(args []string, stderr io.Writer) (stack.Config, string, error) {
+// cliOptions are the flags that are not stack.Config fields.
+type cliOptions struct {
+	envFile string
+	jaeger  bool
+}
+
+// startJaeger runs Jaeger (e2e/jaeger, tools/install-jaeger.sh) on its documented ports, its files
+// under .cache/run/jaeger-<name>; it stops with ferrystack (and dies with it).
+func startJaeger(ctx context.Context, cfg stack.Config, log *slog.Logger) (*jaeger.Jaeger, error) {
+	dir := filepath.Join(cfg.CacheDir(), "run", "jaeger-"+cfg.Name)
+	j, err := jaeger.Start(ctx, jaeger.Options{OTLPPort: jaeger.DefaultOTLPPort, QueryPort: jaeger.DefaultQueryPort,
+		QueryGRPCPort: jaeger.DefaultQueryGRPCPort, Dir: dir, Logger: log})
+	if err != nil {
+		return nil, fmt.Errorf("start Jaeger: %w", err)
+	}
+	return j, nil
+}
+
+func parseFlags(args []string, stderr io.Writer) (stack.Config, cliOptions, error) {
 	fs := flag.NewFlagSet("ferrystack", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	def := stack.DefaultConfig()
@@ -90,6 +127,7 @@ func parseFlags(args []string, stderr io.Writer) (stack.Config, string, error) {
 	coord := fs.Int("coordinator-port", 0, "Fluss coordinator port (default 9123, 39122 with -test-ports)")
 	tablet := fs.Int("tablet-port", 0, "Fluss tablet server port (default 9124, 39123 with -test-ports)")
 	host := fs.String("host", def.Host, "address every process binds to")
+	externalFluss := fs.String("external-fluss", "", "coordinator host:port of a running Fluss cluster to use instead of starting one")
 	services := fs.String("services", "", "comma-separated subset of "+strings.Join(stack.ServiceNames, ",")+" (default all)")
 	kafka := fs.Int("kafka-port", def.KafkaPort, "frontdoor Kafka port")
 	transcode := fs.String("transcode-ports", "7102,7112", "one transcodesvc per port, comma-separated")
@@ -100,11 +138,12 @@ func parseFlags(args []string, stderr io.Writer) (stack.Config, string, error) {
 	grace := fs.Duration("stop-grace", def.StopGrace, "SIGTERM to SIGKILL grace per process")
 	keep := fs.Bool("keep", false, "keep the run directory (data and logs) after stopping")
 	envFile := fs.String("env-file", "", "once ready, write `export VAR=...` lines for tests here")
+	withJaeger := fs.Bool("jaeger", false, "also run Jaeger (tools/install-jaeger.sh) on 4317 (OTLP) and 16686 (UI, query API) and export the services' traces to it")
 	if err := fs.Parse(args); err != nil {
-		return stack.Config{}, "", err
+		return stack.Config{}, cliOptions{}, err
 	}
 	if fs.NArg() > 0 {
-		return stack.Config{}, "", fmt.Errorf("unexpected argument %q", fs.Arg(0))
+		return stack.Config{}, cliOptions{}, fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
 	cfg := def
 	if *testPorts {
@@ -116,7 +155,7 @@ func parseFlags(args []string, stderr io.Writer) (stack.Config, string, error) {
 	case "fluss":
 		cfg.FlussOnly = true
 	default:
-		return stack.Config{}, "", fmt.Errorf("-only %q: the only part that runs alone is \"fluss\"", *only)
+		return stack.Config{}, cliOptions{}, fmt.Errorf("-only %q: the only part that runs alone is \"fluss\"", *only)
 	}
 	if *name != "" {
 		cfg.Name = *name
@@ -130,6 +169,7 @@ func parseFlags(args []string, stderr io.Writer) (stack.Config, string, error) {
 		}
 	}
 	cfg.Host = *host
+	cfg.ExternalFluss = *externalFluss
 	cfg.KafkaPort = *kafka
 	cfg.LogLevel, cfg.LogFormat, cfg.OTLPEndpoint = *logLevel, *logFormat, *otlp
 	cfg.ReadyTimeout, cfg.StopGrace, cfg.Keep = *ready, *grace, *keep
@@ -140,19 +180,25 @@ func parseFlags(args []string, stderr io.Writer) (stack.Config, string, error) {
 	for _, p := range strings.Split(*transcode, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(p))
 		if err != nil {
-			return stack.Config{}, "", fmt.Errorf("-transcode-ports: %q is not a port", p)
+			return stack.Config{}, cliOptions{}, fmt.Errorf("-transcode-ports: %q is not a port", p)
 		}
 		cfg.TranscodePorts = append(cfg.TranscodePorts, n)
 	}
 	wd, err := os.Getwd()
 	if err != nil {
-		return stack.Config{}, "", err
+		return stack.Config{}, cliOptions{}, err
 	}
 	if cfg.Root, err = stack.FindRoot(wd); err != nil {
-		return stack.Config{}, "", err
+		return stack.Config{}, cliOptions{}, err
 	}
 	if err := cfg.Validate(); err != nil {
-		return stack.Config{}, "", err
+		return stack.Config{}, cliOptions{}, err
 	}
-	return cfg, *envFile, nil
+	if *withJaeger && *otlp != "" {
+		return stack.Config{}, cliOptions{}, errors.New("-jaeger and -otlp-endpoint: choose one place to send traces")
+	}
+	if *withJaeger && cfg.FlussOnly {
+		return stack.Config{}, cliOptions{}, errors.New("-jaeger with -only fluss: Fluss exports no traces")
+	}
+	return cfg, cliOptions{envFile: *envFile, jaeger: *withJaeger}, nil
 }

@@ -13,9 +13,9 @@ func TestParseFlags(t *testing.T) {
 		name    string
 		args    []string
 		wantErr string
-		check   func(t *testing.T, c stack.Config, envFile string)
+		check   func(t *testing.T, c stack.Config, o cliOptions)
 	}{
-		{name: "defaults are make up's stack", check: func(t *testing.T, c stack.Config, _ string) {
+		{name: "defaults are make up's stack", check: func(t *testing.T, c stack.Config, _ cliOptions) {
 			if c.FlussOnly || c.ZooKeeperPort != 2181 || c.CoordinatorPort != 9123 || c.TabletPort != 9124 || c.Name != "dev" {
 				t.Errorf("config = %+v", c)
 			}
@@ -23,27 +23,42 @@ func TestParseFlags(t *testing.T) {
 				t.Errorf("want all services (two transcoders), got %d", len(c.ServiceSpecs()))
 			}
 		}},
-		{name: "test runner", args: []string{"-only", "fluss", "-test-ports", "-env-file", "/tmp/x.env"}, check: func(t *testing.T, c stack.Config, envFile string) {
+		{name: "test runner", args: []string{"-only", "fluss", "-test-ports", "-env-file", "/tmp/x.env"}, check: func(t *testing.T, c stack.Config, o cliOptions) {
 			if !c.FlussOnly || c.ZooKeeperPort != 32181 || c.CoordinatorPort != 39122 || c.TabletPort != 39123 || c.Name != "test" {
 				t.Errorf("config = %+v", c)
 			}
-			if envFile != "/tmp/x.env" {
-				t.Errorf("env file = %q", envFile)
+			if o.envFile != "/tmp/x.env" || o.jaeger {
+				t.Errorf("options = %+v", o)
 			}
 			if c.FlussBootstrap() != "127.0.0.1:39122" {
 				t.Errorf("bootstrap = %s", c.FlussBootstrap())
 			}
 		}},
-		{name: "explicit ports win", args: []string{"-test-ports", "-coordinator-port", "40000", "-name", "mine"}, check: func(t *testing.T, c stack.Config, _ string) {
+		{name: "explicit ports win", args: []string{"-test-ports", "-coordinator-port", "40000", "-name", "mine"}, check: func(t *testing.T, c stack.Config, _ cliOptions) {
 			if c.CoordinatorPort != 40000 || c.ZooKeeperPort != 32181 || c.Name != "mine" {
 				t.Errorf("config = %+v", c)
 			}
 		}},
-		{name: "service subset", args: []string{"-services", "catalogsvc,appendsvc"}, check: func(t *testing.T, c stack.Config, _ string) {
+		{name: "service subset", args: []string{"-services", "catalogsvc,appendsvc"}, check: func(t *testing.T, c stack.Config, _ cliOptions) {
 			if n := len(c.ServiceSpecs()); n != 2 {
 				t.Errorf("%d services, want 2", n)
 			}
 		}},
+		{name: "jaeger", args: []string{"-jaeger"}, check: func(t *testing.T, c stack.Config, o cliOptions) {
+			if !o.jaeger || c.OTLPEndpoint != "" {
+				t.Errorf("options = %+v, endpoint %q", o, c.OTLPEndpoint)
+			}
+		}},
+		{name: "external fluss", args: []string{"-external-fluss", "127.0.0.1:29122"}, check: func(t *testing.T, c stack.Config, _ cliOptions) {
+			if c.FlussBootstrap() != "127.0.0.1:29122" {
+				t.Errorf("bootstrap = %s", c.FlussBootstrap())
+			}
+			if _, ok := c.Ports()["CoordinatorPort"]; ok {
+				t.Error("external Fluss: the stack must not claim Fluss ports")
+			}
+		}},
+		{name: "jaeger and otlp", args: []string{"-jaeger", "-otlp-endpoint", "http://x:4317"}, wantErr: "choose one"},
+		{name: "jaeger for fluss only", args: []string{"-jaeger", "-only", "fluss"}, wantErr: "Fluss exports no traces"},
 		{name: "unknown part", args: []string{"-only", "kafka"}, wantErr: `-only "kafka"`},
 		{name: "bad transcode port", args: []string{"-transcode-ports", "7102,x"}, wantErr: `"x" is not a port`},
 		{name: "port clash", args: []string{"-kafka-port", "7101"}, wantErr: "KafkaPort 7101: already used by CatalogPort"},
@@ -52,7 +67,7 @@ func TestParseFlags(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			c, envFile, err := parseFlags(tc.args, io.Discard)
+			c, o, err := parseFlags(tc.args, io.Discard)
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("err = %v, want %q", err, tc.wantErr)
@@ -62,7 +77,7 @@ func TestParseFlags(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			tc.check(t, c, envFile)
+			tc.check(t, c, o)
 		})
 	}
 }
