@@ -450,7 +450,7 @@ func runGo(ctx context.Context, client appendv1.AppendServiceClient, info *fluss
 			defer wg.Done()
 			for i := s; i < len(jobs); i += len(streams) {
 				req := &appendv1.AppendRequest{
-					JobId: uint64(i + 1), TableId: info.TableID, SchemaId: info.SchemaID,
+					JobId: uint64(i + 1), TableId: info.TableID, Database: info.Database, Table: info.Table, SchemaId: info.SchemaID,
 					BucketId: int32(i % info.NumBuckets), ArrowCompression: enum, ArrowCompressionLevel: int32(level),
 					ArrowIpc: jobs[i].payload, RecordCount: int32(jobs[i].rows),
 					Acks: int32(fluss.AcksAll), TimeoutMs: 60_000, WriterId: -1, BatchSequence: -1,

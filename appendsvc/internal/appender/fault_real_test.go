@@ -137,10 +137,12 @@ func TestRealAppendSchemaMismatch(t *testing.T) {
 	for i, c := range cases {
 		r := baseReq(uint64(i+1), 0, c.ipc, c.rows)
 		r.TableId, r.SchemaId = info.TableID, info.SchemaID
+		r.Database, r.Table = info.Database, info.Table
 		reqs = append(reqs, r)
 	}
 	good := baseReq(100, 0, idNameIPC(t, 7000, 3), 3)
 	good.TableId, good.SchemaId = info.TableID, info.SchemaID
+	good.Database, good.Table = info.Database, info.Table
 	reqs = append(reqs, good)
 	answers := e.stream(t, reqs)
 	for i, c := range cases {
@@ -177,6 +179,7 @@ func TestRealAppendDroppedTable(t *testing.T) {
 	live := e.table(t, "alive", testCols, 1, "NONE")
 	first := baseReq(1, 0, idNameIPC(t, 1, 2), 2)
 	first.TableId, first.SchemaId = gone.TableID, gone.SchemaID
+	first.Database, first.Table = gone.Database, gone.Table
 	if a := e.stream(t, []*appendv1.AppendRequest{first})[1]; a.GetErrorCode() != 0 {
 		t.Fatalf("append before the drop: %v", a)
 	}
@@ -187,8 +190,10 @@ func TestRealAppendDroppedTable(t *testing.T) {
 	}
 	after := baseReq(2, 0, idNameIPC(t, 3, 2), 2)
 	after.TableId, after.SchemaId, after.TimeoutMs = gone.TableID, gone.SchemaID, 20000
+	after.Database, after.Table = gone.Database, gone.Table
 	other := baseReq(3, 0, idNameIPC(t, 5, 2), 2)
 	other.TableId, other.SchemaId = live.TableID, live.SchemaID
+	other.Database, other.Table = live.Database, live.Table
 	start := time.Now()
 	answers := e.stream(t, []*appendv1.AppendRequest{after, other})
 	took := time.Since(start)
@@ -570,6 +575,7 @@ func startLoad(t *testing.T, bootstrap string, h *testenv.Helper, buckets int, p
 			}
 			r := baseReq(j, int32(j%uint64(buckets)), payload, loadRowsPerJob)
 			r.TableId, r.SchemaId, r.TimeoutMs = info.TableID, info.SchemaID, 4000
+			r.Database, r.Table = info.Database, info.Table
 			ld.mu.Lock()
 			ld.jobs[j] = sent{bucket: r.BucketId, at: time.Now()}
 			ld.mu.Unlock()
@@ -767,6 +773,7 @@ func TestRealAppendDuplicateBatch(t *testing.T) {
 	job := func(id uint64, seq int32, first int64) *appendv1.AppendRequest {
 		r := baseReq(id, 0, idNameIPC(t, first, 3), 3)
 		r.TableId, r.SchemaId, r.WriterId, r.BatchSequence, r.TimeoutMs = info.TableID, info.SchemaID, wid, seq, 10000
+		r.Database, r.Table = info.Database, info.Table
 		return r
 	}
 	steps := []struct {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"reflect"
 	"sync"
 	"testing"
 	"time"
@@ -14,12 +15,20 @@ import (
 )
 
 // fakeClient knows table ids only after GetTableInfo, like fluss.Client.
+// Every table has schema versions 1 (one column named after the table)
+// and 2 (the latest, a second column added).
 type fakeClient struct {
-	mu      sync.Mutex
-	tables  map[fluss.TablePath]int64
-	known   map[int64]bool
-	infos   int
-	listErr error
+	mu         sync.Mutex
+	tables     map[fluss.TablePath]int64
+	known      map[int64]bool
+	infoErr    error // answered by GetTableInfo when set
+	infos      int   // GetTableInfo calls
+	schemaRPCs int   // GetTableSchema calls
+	writerArgs []fluss.TablePath
+}
+
+func newFakeClient(tables map[fluss.TablePath]int64) *fakeClient {
+	return &fakeClient{tables: tables, known: map[int64]bool{}}
 }
 
 func (c *fakeClient) ProduceLog(_ context.Context, tableID int64, _ fluss.Acks, _ time.Duration, b []fluss.BucketBatch) ([]fluss.BucketResult, error) {
@@ -31,102 +40,153 @@ func (c *fakeClient) ProduceLog(_ context.Context, tableID int64, _ fluss.Acks, 
 	return []fluss.BucketResult{{Bucket: b[0].Bucket, BaseOffset: 5}}, nil
 }
 
-func (c *fakeClient) ListDatabases(context.Context) ([]string, error) {
-	if c.listErr != nil {
-		return nil, c.listErr
+func fakeSchema(p fluss.TablePath, version int32) types.Schema {
+	s := types.Schema{Columns: []types.Column{{Name: p.Table, Type: types.DataType{Root: types.Int}}}}
+	if version == 2 {
+		s.Columns = append(s.Columns, types.Column{Name: "added", Type: types.DataType{Root: types.String, Nullable: true}})
 	}
-	return []string{"a", "b"}, nil
-}
-
-func (c *fakeClient) ListTables(_ context.Context, db string) ([]string, error) {
-	var out []string
-	for p := range c.tables {
-		if p.Database == db {
-			out = append(out, p.Table)
-		}
-	}
-	return out, nil
+	return s
 }
 
 func (c *fakeClient) GetTableInfo(_ context.Context, p fluss.TablePath) (*fluss.TableInfo, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.infos++
+	if c.infoErr != nil {
+		return nil, c.infoErr
+	}
 	id, ok := c.tables[p]
 	if !ok {
-		return nil, &fluss.Error{Code: fluss.CodeTableNotExist}
+		return nil, &fluss.Error{Code: fluss.CodeTableNotExist, Message: p.String()}
 	}
 	c.known[id] = true
-	return &fluss.TableInfo{TablePath: p, TableID: id}, nil
+	return &fluss.TableInfo{TablePath: p, TableID: id, SchemaID: 2, TableDescriptor: fluss.TableDescriptor{Schema: fakeSchema(p, 2)}}, nil
 }
 
 func (c *fakeClient) GetTableSchema(_ context.Context, p fluss.TablePath, schemaID int32) (types.Schema, int32, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if _, ok := c.tables[p]; !ok || schemaID != 1 {
+	c.schemaRPCs++
+	if _, ok := c.tables[p]; !ok || schemaID < 1 || schemaID > 2 {
 		return types.Schema{}, 0, &fluss.Error{Code: fluss.CodeSchemaNotExist}
 	}
-	return types.Schema{Columns: []types.Column{{Name: p.Table, Type: types.DataType{Root: types.Int}}}}, 1, nil
+	return fakeSchema(p, schemaID), schemaID, nil
+}
+
+func (c *fakeClient) InitWriter(_ context.Context, paths ...fluss.TablePath) (int64, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.writerArgs = paths
+	return 1, nil
+}
+
+var (
+	pathX = fluss.TablePath{Database: "a", Table: "x"}
+	pathY = fluss.TablePath{Database: "b", Table: "y"}
+)
+
+func TestClientAdapterProduceLooksUpByPath(t *testing.T) {
+	batch := []fluss.BucketBatch{{Bucket: 0, Records: []byte{1}}}
+	cases := []struct {
+		name      string
+		table     Table
+		infoErr   error
+		code      fluss.ErrorCode // CodeNone: appended
+		retriable bool
+		is        error // errors.Is must hold when set
+	}{
+		{name: "known path", table: Table{ID: 2, Path: pathY}},
+		// The path now names another table: the requested one was dropped
+		// and the path reused. The producer must refresh its metadata.
+		{name: "recreated table", table: Table{ID: 1, Path: pathY}, code: fluss.CodeTableNotExist, is: ErrTableRecreated},
+		{name: "missing table", table: Table{ID: 3, Path: fluss.TablePath{Database: "a", Table: "gone"}}, code: fluss.CodeTableNotExist},
+		// A database dropped with its tables is a missing table too, not
+		// a server error.
+		{name: "missing database", table: Table{ID: 3, Path: fluss.TablePath{Database: "gone", Table: "x"}},
+			infoErr: &fluss.Error{Code: fluss.CodeDatabaseNotExist}, code: fluss.CodeTableNotExist},
+		// Lookup failures that may pass come back as they are.
+		{name: "coordinator unreachable", table: Table{ID: 2, Path: pathY}, infoErr: fluss.ErrConnectionBroken,
+			code: fluss.CodeUnknownServerError, retriable: true, is: fluss.ErrConnectionBroken},
+		{name: "coordinator not ready", table: Table{ID: 2, Path: pathY}, infoErr: &fluss.Error{Code: fluss.CodeNetwork},
+			code: fluss.CodeNetwork, retriable: true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newFakeClient(map[fluss.TablePath]int64{pathX: 1, pathY: 2})
+			c.infoErr = tc.infoErr
+			a := NewClientAdapter(c, slog.New(slog.NewTextHandler(io.Discard, nil)))
+			ctx := context.Background()
+			res, err := a.ProduceLog(ctx, tc.table, fluss.AcksAll, time.Second, batch)
+			if fluss.CodeOf(err) != tc.code || fluss.IsRetriable(err) != tc.retriable {
+				t.Fatalf("err = %v (code %s, retriable %v), want code %s, retriable %v",
+					err, fluss.CodeOf(err), fluss.IsRetriable(err), tc.code, tc.retriable)
+			}
+			if tc.is != nil && !errors.Is(err, tc.is) {
+				t.Fatalf("err = %v, want it to be %v", err, tc.is)
+			}
+			if c.infos != 1 {
+				t.Fatalf("%d lookups, want 1", c.infos)
+			}
+			if tc.code != fluss.CodeNone {
+				return
+			}
+			if len(res) != 1 || res[0].BaseOffset != 5 {
+				t.Fatalf("results %v", res)
+			}
+			// The client now knows the id: no second lookup.
+			if _, err := a.ProduceLog(ctx, tc.table, fluss.AcksAll, time.Second, batch); err != nil || c.infos != 1 {
+				t.Fatalf("second produce: %v after %d lookups", err, c.infos)
+			}
+			// InitWriter names the tables appended to (for authorizers).
+			if _, err := a.InitWriter(ctx); err != nil || !reflect.DeepEqual(c.writerArgs, []fluss.TablePath{tc.table.Path}) {
+				t.Fatalf("InitWriter: %v with paths %v", err, c.writerArgs)
+			}
+		})
+	}
 }
 
 func TestClientAdapterTableSchema(t *testing.T) {
-	c := &fakeClient{tables: map[fluss.TablePath]int64{{Database: "b", Table: "y"}: 2}, known: map[int64]bool{}}
-	a := NewClientAdapter(c, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	cols, err := a.TableSchema(context.Background(), 2, 1)
-	if err != nil || len(cols) != 1 || cols[0].Name != "y" {
-		t.Fatalf("schema: %v %v", cols, err)
+	cases := []struct {
+		name       string
+		table      Table
+		schemaID   int32
+		cols       []string        // want; nil when failing
+		code       fluss.ErrorCode // when failing
+		retriable  bool
+		schemaRPCs int
+	}{
+		{name: "latest from the lookup", table: Table{ID: 2, Path: pathY}, schemaID: 2, cols: []string{"y", "added"}},
+		{name: "older version", table: Table{ID: 2, Path: pathY}, schemaID: 1, cols: []string{"y"}, schemaRPCs: 1},
+		// Fluss classifies it as retriable: a version may yet appear.
+		{name: "missing version", table: Table{ID: 2, Path: pathY}, schemaID: 5, code: fluss.CodeSchemaNotExist, retriable: true, schemaRPCs: 1},
+		{name: "missing table", table: Table{ID: 3, Path: fluss.TablePath{Database: "b", Table: "z"}}, schemaID: 1, code: fluss.CodeTableNotExist},
+		// Another table's schema must not be checked batches against.
+		{name: "recreated table", table: Table{ID: 1, Path: pathY}, schemaID: 1, code: fluss.CodeTableNotExist},
 	}
-	if _, err := a.TableSchema(context.Background(), 2, 5); fluss.CodeOf(err) != fluss.CodeSchemaNotExist {
-		t.Fatalf("missing version: %v", err)
-	}
-	if _, err := a.TableSchema(context.Background(), 3, 1); fluss.CodeOf(err) != fluss.CodeTableNotExist {
-		t.Fatalf("missing table: %v", err)
-	}
-}
-
-func TestClientAdapterResolvesTableIDs(t *testing.T) {
-	c := &fakeClient{
-		tables: map[fluss.TablePath]int64{{Database: "a", Table: "x"}: 1, {Database: "b", Table: "y"}: 2},
-		known:  map[int64]bool{},
-	}
-	a := NewClientAdapter(c, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	ctx := context.Background()
-	batch := []fluss.BucketBatch{{Bucket: 0, Records: []byte{1}}}
-
-	res, err := a.ProduceLog(ctx, 2, fluss.AcksAll, time.Second, batch)
-	if err != nil || res[0].BaseOffset != 5 {
-		t.Fatalf("known after scan: %v %v", res, err)
-	}
-	scans := c.infos
-
-	_, err = a.ProduceLog(ctx, 99, fluss.AcksAll, time.Second, batch)
-	if fluss.CodeOf(err) != fluss.CodeTableNotExist || fluss.IsRetriable(err) {
-		t.Fatalf("unknown id: %v", err)
-	}
-	afterMiss := c.infos
-	if afterMiss == scans {
-		t.Fatal("unknown id did not scan")
-	}
-	// A recent miss is remembered: no second scan.
-	if _, err := a.ProduceLog(ctx, 99, fluss.AcksAll, time.Second, batch); fluss.CodeOf(err) != fluss.CodeTableNotExist {
-		t.Fatalf("repeat: %v", err)
-	}
-	if c.infos != afterMiss {
-		t.Fatal("a remembered miss scanned again")
-	}
-	// ...until it expires; a table created meanwhile is then found.
-	a.now = func() time.Time { return time.Now().Add(time.Hour) }
-	c.mu.Lock()
-	c.tables[fluss.TablePath{Database: "a", Table: "new"}] = 99
-	c.mu.Unlock()
-	if res, err := a.ProduceLog(ctx, 99, fluss.AcksAll, time.Second, batch); err != nil || res[0].BaseOffset != 5 {
-		t.Fatalf("after expiry: %v %v", res, err)
-	}
-
-	// Scan failures come back as they are, not as a missing table.
-	c2 := &fakeClient{tables: map[fluss.TablePath]int64{}, known: map[int64]bool{}, listErr: fluss.ErrConnectionBroken}
-	a2 := NewClientAdapter(c2, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	if _, err := a2.ProduceLog(ctx, 1, fluss.AcksAll, time.Second, batch); !errors.Is(err, fluss.ErrConnectionBroken) {
-		t.Fatalf("scan failure: %v", err)
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newFakeClient(map[fluss.TablePath]int64{pathX: 1, pathY: 2})
+			a := NewClientAdapter(c, slog.New(slog.NewTextHandler(io.Discard, nil)))
+			fields, err := a.TableSchema(context.Background(), tc.table, tc.schemaID)
+			if c.schemaRPCs != tc.schemaRPCs {
+				t.Errorf("%d GetTableSchema calls, want %d", c.schemaRPCs, tc.schemaRPCs)
+			}
+			if tc.cols == nil {
+				if fluss.CodeOf(err) != tc.code || fluss.IsRetriable(err) != tc.retriable {
+					t.Fatalf("err = %v, want %s, retriable %v", err, tc.code, tc.retriable)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			var names []string
+			for _, f := range fields {
+				names = append(names, f.Name)
+			}
+			if !reflect.DeepEqual(names, tc.cols) {
+				t.Fatalf("columns %v, want %v", names, tc.cols)
+			}
+		})
 	}
 }

@@ -22,6 +22,7 @@ import (
 // job is one AppendRequest on its way through the service.
 type job struct {
 	req      *appendv1.AppendRequest
+	table    Table
 	ctx      context.Context // carries the append span
 	span     trace.Span
 	start    time.Time
@@ -51,6 +52,7 @@ func (s *Service) newJob(streamCtx context.Context, req *appendv1.AppendRequest)
 	attrs := []attribute.KeyValue{
 		attribute.Int64("ferry.job_id", int64(req.GetJobId())),
 		attribute.Int64("fluss.table_id", req.GetTableId()),
+		attribute.String("fluss.table", fluss.TablePath{Database: req.GetDatabase(), Table: req.GetTable()}.String()),
 		attribute.Int("fluss.bucket", int(req.GetBucketId())),
 		attribute.Int("ferry.arrow_ipc_bytes", len(req.GetArrowIpc())),
 	}
@@ -63,7 +65,8 @@ func (s *Service) newJob(streamCtx context.Context, req *appendv1.AppendRequest)
 		timeout = min(time.Duration(ms)*time.Millisecond, s.cfg.MaxTimeout)
 	}
 	now := time.Now()
-	return &job{req: req, ctx: ctx, span: span, start: now, deadline: now.Add(timeout), acks: fluss.Acks(req.GetAcks())}
+	return &job{req: req, table: Table{ID: req.GetTableId(), Path: fluss.TablePath{Database: req.GetDatabase(), Table: req.GetTable()}},
+		ctx: ctx, span: span, start: now, deadline: now.Add(timeout), acks: fluss.Acks(req.GetAcks())}
 }
 
 // coalescesWith tells whether o may share a produce request with j (same
@@ -116,6 +119,9 @@ var compressions = map[catalogv1.ArrowCompression]logbatch.Compression{
 // build validates the request and turns its Arrow IPC stream into j.batch.
 func (s *Service) build(j *job) error {
 	req := j.req
+	if err := s.checkPath(req); err != nil {
+		return err
+	}
 	switch j.acks {
 	case fluss.AcksNone, fluss.AcksLeader, fluss.AcksAll:
 	default:
@@ -170,13 +176,13 @@ func (s *Service) build(j *job) error {
 		return invalid(fluss.CodeCorruptRecord, "arrow_ipc: %v", err)
 	}
 	sctx, cancel := context.WithDeadline(j.ctx, j.deadline)
-	ts, err := s.schemaOf(sctx, req.GetTableId(), req.GetSchemaId())
+	ts, err := s.schemaOf(sctx, j.table, req.GetSchemaId())
 	cancel()
 	if err != nil {
 		return err
 	}
 	if err := checkRecord(rec, ts); err != nil {
-		return invalid(fluss.CodeCorruptRecord, "batch does not match schema %d of table %d: %v", req.GetSchemaId(), req.GetTableId(), err)
+		return invalid(fluss.CodeCorruptRecord, "batch does not match schema %d of table %s: %v", req.GetSchemaId(), j.table, err)
 	}
 
 	b, _ := s.builders.Get().(*logbatch.Builder)
@@ -199,6 +205,31 @@ func (s *Service) build(j *job) error {
 	j.records = rec.NumRows()
 	j.span.SetAttributes(attribute.Int64("ferry.records", j.records), attribute.Int("fluss.batch_bytes", len(j.batch)))
 	return nil
+}
+
+// checkPath refuses requests without the table path: the Fluss client
+// routes by id only for tables it has looked up by path, and a request
+// without one comes from a frontdoor older than this appendsvc, which must
+// be upgraded (no retry can help). The first refusal is logged; the others
+// are in the job spans and the jobs metric.
+func (s *Service) checkPath(req *appendv1.AppendRequest) error {
+	var missing string
+	switch {
+	case req.GetDatabase() == "" && req.GetTable() == "":
+		missing = "database and table are"
+	case req.GetDatabase() == "":
+		missing = "database is"
+	case req.GetTable() == "":
+		missing = "table is"
+	default:
+		return nil
+	}
+	err := invalid(fluss.CodeInvalidConfig, "AppendRequest.%s empty: appendsvc needs the Fluss table path of table_id %d (is frontdoor older than appendsvc?)",
+		missing, req.GetTableId())
+	if s.warnedNoPath.CompareAndSwap(false, true) {
+		s.log.Warn("append request without table path refused; further ones are not logged", "table_id", req.GetTableId(), "err", err)
+	}
+	return err
 }
 
 // produce sends a group of built jobs for one bucket as consecutive batches
@@ -252,7 +283,7 @@ func (s *Service) produce(streamCtx context.Context, group []*job) {
 		if !fluss.IsRetriable(err) {
 			break
 		}
-		s.log.Debug("append: retrying", "table_id", first.req.GetTableId(), "bucket", first.req.GetBucketId(),
+		s.log.Debug("append: retrying", "table", first.table.Path.String(), "table_id", first.table.ID, "bucket", first.req.GetBucketId(),
 			"attempt", attempt, "backoff", backoff, "err", err)
 		select {
 		case <-time.After(min(backoff, time.Until(deadline))):
@@ -275,7 +306,7 @@ func (s *Service) produce(streamCtx context.Context, group []*job) {
 	for _, j := range group {
 		j.resp = j.fail(lastErr)
 	}
-	s.log.Warn("append failed", "table_id", first.req.GetTableId(), "bucket", first.req.GetBucketId(),
+	s.log.Warn("append failed", "table", first.table.Path.String(), "table_id", first.table.ID, "bucket", first.req.GetBucketId(),
 		"jobs", len(group), "code", fluss.ErrorCode(group[0].resp.GetErrorCode()).String(), "err", lastErr)
 }
 
@@ -291,7 +322,7 @@ func (s *Service) produceOnce(ctx context.Context, group []*job, bb []fluss.Buck
 		trace.WithAttributes(attribute.Int("ferry.attempt", attempt), attribute.Int("ferry.jobs", len(group)), attribute.Int("fluss.bytes", len(bb[0].Records))))
 	defer span.End()
 	timeout := max(remaining.Truncate(time.Millisecond), time.Millisecond)
-	res, err := s.fluss.ProduceLog(spanCtx, group[0].req.GetTableId(), group[0].acks, timeout, bb)
+	res, err := s.fluss.ProduceLog(spanCtx, group[0].table, group[0].acks, timeout, bb)
 	if err == nil {
 		if len(res) != 1 {
 			err = fmt.Errorf("appender: ProduceLog answered %d results for 1 batch", len(res))

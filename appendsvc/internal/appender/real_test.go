@@ -87,12 +87,16 @@ func serveAppend(t testing.TB, bootstrap string, cfg Config, opts ...fluss.Optio
 
 func (e *realEnv) table(t testing.TB, name string, cols []types.Field, buckets int, compression string) testenv.TableInfo {
 	t.Helper()
+	return e.cluster.NewTable(t, e.tableSpec(name, cols, buckets, compression))
+}
+
+func (e *realEnv) tableSpec(name string, cols []types.Field, buckets int, compression string) testenv.TableSpec {
 	var spec []testenv.Column
 	for _, c := range cols {
 		spec = append(spec, testenv.Column{Name: c.Name, Type: c.Type.String()})
 	}
-	return e.cluster.NewTable(t, testenv.TableSpec{Database: e.db, Table: name, Columns: spec, BucketCount: buckets,
-		Properties: map[string]string{"table.log.arrow.compression.type": compression}})
+	return testenv.TableSpec{Database: e.db, Table: name, Columns: spec, BucketCount: buckets,
+		Properties: map[string]string{"table.log.arrow.compression.type": compression}}
 }
 
 // stream sends reqs on one stream and collects the answers.
@@ -148,6 +152,7 @@ func TestRealAppendEveryType(t *testing.T) {
 		recs[job] = rec
 		r := baseReq(job, int32(i%3), b, rows)
 		r.TableId, r.SchemaId, r.TimeoutMs = info.TableID, info.SchemaID, 60000
+		r.Database, r.Table = info.Database, info.Table
 		reqs = append(reqs, r)
 		total += rows
 	}
@@ -182,21 +187,31 @@ func TestRealAppendEveryType(t *testing.T) {
 	}
 }
 
-// TestRealAppendErrors checks answers Fluss decides: an unknown table id and
-// a bucket the table does not have fail without a base offset.
+// TestRealAppendErrors checks answers Fluss decides: an unknown table id,
+// a missing table or database and a bucket the table does not have fail
+// without a base offset.
 func TestRealAppendErrors(t *testing.T) {
 	e := newRealEnv(t)
 	info := e.table(t, "errors", testCols, 2, "NONE")
 	b, _ := ipcOf(t, 3, 1)
+	// The path names a table with another id.
 	unknown := baseReq(1, 0, b, 3)
-	unknown.TableId = 1 << 40
+	unknown.TableId, unknown.Database, unknown.Table = 1<<40, info.Database, info.Table
+	noTable := baseReq(4, 0, b, 3)
+	noTable.TableId, noTable.Database, noTable.Table = info.TableID, info.Database, "no_such_table"
+	noDatabase := baseReq(5, 0, b, 3)
+	noDatabase.TableId, noDatabase.Database, noDatabase.Table = info.TableID, info.Database+"_no_such_db", info.Table
 	noBucket := baseReq(2, 7, b, 3)
 	noBucket.TableId, noBucket.SchemaId, noBucket.TimeoutMs = info.TableID, info.SchemaID, 3000
+	noBucket.Database, noBucket.Table = info.Database, info.Table
 	ok := baseReq(3, 1, b, 3)
 	ok.TableId, ok.SchemaId = info.TableID, info.SchemaID
-	answers := e.stream(t, []*appendv1.AppendRequest{unknown, noBucket, ok})
-	if a := answers[1]; fluss.ErrorCode(a.GetErrorCode()) != fluss.CodeTableNotExist || a.GetRetriable() || a.GetBaseOffset() != -1 {
-		t.Errorf("unknown table: %v", a)
+	ok.Database, ok.Table = info.Database, info.Table
+	answers := e.stream(t, []*appendv1.AppendRequest{unknown, noBucket, ok, noTable, noDatabase})
+	for job, what := range map[uint64]string{1: "unknown table id", 4: "missing table", 5: "missing database"} {
+		if a := answers[job]; fluss.ErrorCode(a.GetErrorCode()) != fluss.CodeTableNotExist || a.GetRetriable() || a.GetBaseOffset() != -1 {
+			t.Errorf("%s: %v, want non-retriable TABLE_NOT_EXIST", what, a)
+		}
 	}
 	// The client reports the bucket as unknown to its metadata, which is
 	// retriable (a table can grow), so the job runs out its timeout.
@@ -206,6 +221,58 @@ func TestRealAppendErrors(t *testing.T) {
 	}
 	if a := answers[3]; a.GetErrorCode() != 0 || a.GetBaseOffset() != 0 {
 		t.Errorf("good job: %v", a)
+	}
+}
+
+// TestRealAppendRecreatedTable drops a table and creates it again under
+// the same path: jobs for the old id fail with non-retriable
+// TABLE_NOT_EXIST (frontdoor answers UNKNOWN_TOPIC_OR_PARTITION, and
+// producers refresh their metadata), both in a service that wrote to the
+// old table and in one that never met it (it finds the path naming
+// another id), while jobs for the new id are appended.
+func TestRealAppendRecreatedTable(t *testing.T) {
+	e := newRealEnv(t)
+	spec := e.tableSpec("recreated", testCols, 1, "NONE")
+	old := e.cluster.NewTable(t, spec) // its cleanup drops the new table
+	req := func(job uint64, info testenv.TableInfo, first int64) *appendv1.AppendRequest {
+		r := baseReq(job, 0, idNameIPC(t, first, 2), 2)
+		r.TableId, r.SchemaId, r.Database, r.Table, r.TimeoutMs = info.TableID, info.SchemaID, info.Database, info.Table, 20000
+		return r
+	}
+	if a := e.stream(t, []*appendv1.AppendRequest{req(1, old, 1)})[1]; a.GetErrorCode() != 0 {
+		t.Fatalf("append before recreating: %v", a)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := e.fc.DropTable(ctx, fluss.TablePath{Database: spec.Database, Table: spec.Table}, false); err != nil {
+		t.Fatal(err)
+	}
+	recreated, err := e.cluster.Helper.CreateTable(ctx, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if recreated.TableID == old.TableID {
+		t.Fatalf("the recreated table has the old id %d", old.TableID)
+	}
+	fresh := *e
+	fresh.client, _ = serveAppend(t, e.cluster.Bootstrap, Config{})
+	for i, env := range map[string]*realEnv{"wrote the old table": e, "never met it": &fresh} {
+		answers := env.stream(t, []*appendv1.AppendRequest{req(1, old, 100), req(2, recreated, 200)})
+		if a := answers[1]; fluss.ErrorCode(a.GetErrorCode()) != fluss.CodeTableNotExist || a.GetRetriable() || a.GetBaseOffset() != -1 {
+			t.Errorf("%s: append to the old id: %v, want non-retriable TABLE_NOT_EXIST", i, a)
+		}
+		if a := answers[2]; a.GetErrorCode() != 0 {
+			t.Errorf("%s: append to the new id: %v", i, a)
+		}
+	}
+	rows := e.cluster.Scan(t, spec.Database, spec.Table, testenv.ScanOptions{Timeout: time.Minute})
+	if len(rows) != 4 {
+		t.Fatalf("the recreated table holds %d rows, want the 4 appended to it: %+v", len(rows), rows)
+	}
+	for _, r := range rows {
+		if id := fmt.Sprint(r.Row["id"]); id != "200" && id != "201" {
+			t.Errorf("row %+v was not appended to the new table", r)
+		}
 	}
 }
 
@@ -264,6 +331,7 @@ func TestRealAppendPartitioned(t *testing.T) {
 			r := baseReq(uint64(len(reqs)+1), bucket, buf.Bytes(), 3)
 			pid := part.ID
 			r.TableId, r.SchemaId, r.PartitionId, r.TimeoutMs = info.TableID, info.SchemaID, &pid, 60000
+			r.Database, r.Table = info.Database, info.Table
 			r.ArrowCompression = catalogv1.ArrowCompression_ARROW_COMPRESSION_ZSTD
 			reqs = append(reqs, r)
 		}
@@ -340,6 +408,7 @@ func BenchmarkRealAppend(b *testing.B) {
 				job++
 				r := baseReq(job, int32(job%4), payload, 1000)
 				r.TableId, r.SchemaId, r.ArrowCompression, r.TimeoutMs = info.TableID, info.SchemaID, enum, 60000
+				r.Database, r.Table = info.Database, info.Table
 				if err := s.Send(r); err != nil {
 					b.Fatal(err)
 				}

@@ -23,19 +23,21 @@ type tableSchema struct {
 	arrow *arrow.Schema
 }
 
-func (s *Service) schemaOf(ctx context.Context, tableID int64, schemaID int32) (*tableSchema, error) {
-	key := schemaKey{tableID, schemaID}
+// schemaOf returns a schema version of table, cached by table id (Fluss
+// never reuses one, unlike paths).
+func (s *Service) schemaOf(ctx context.Context, table Table, schemaID int32) (*tableSchema, error) {
+	key := schemaKey{table.ID, schemaID}
 	if v, ok := s.schemas.Load(key); ok {
 		return v.(*tableSchema), nil
 	}
-	cols, err := s.fluss.TableSchema(ctx, tableID, schemaID)
+	cols, err := s.fluss.TableSchema(ctx, table, schemaID)
 	if err != nil {
 		return nil, err
 	}
 	as, err := types.ArrowSchema(cols)
 	if err != nil {
 		// A Fluss type Ferry cannot map: no batch can be written for it.
-		return nil, invalid(fluss.CodeInvalidTable, "table %d schema %d: %v", tableID, schemaID, err)
+		return nil, invalid(fluss.CodeInvalidTable, "table %s schema %d: %v", table, schemaID, err)
 	}
 	ts := &tableSchema{cols: cols, arrow: as}
 	s.schemas.Store(key, ts)

@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -30,6 +31,8 @@ type Service struct {
 	propagator propagation.TextMapPropagator
 	builders   sync.Pool // *logbatch.Builder
 	schemas    sync.Map  // schemaKey -> *tableSchema
+	// warnedNoPath is set once a request without a table path was logged.
+	warnedNoPath atomic.Bool
 
 	jobs     metric.Int64Counter
 	records  metric.Int64Counter

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"reflect"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -43,15 +44,15 @@ type fakeFluss struct {
 }
 
 type fakeCall struct {
-	table   int64
+	table   Table
 	acks    fluss.Acks
 	timeout time.Duration
 	batches []fluss.BucketBatch
 	span    trace.SpanContext
 }
 
-func (f *fakeFluss) ProduceLog(ctx context.Context, tableID int64, acks fluss.Acks, timeout time.Duration, batches []fluss.BucketBatch) ([]fluss.BucketResult, error) {
-	c := fakeCall{table: tableID, acks: acks, timeout: timeout, batches: batches, span: trace.SpanContextFromContext(ctx)}
+func (f *fakeFluss) ProduceLog(ctx context.Context, table Table, acks fluss.Acks, timeout time.Duration, batches []fluss.BucketBatch) ([]fluss.BucketResult, error) {
+	c := fakeCall{table: table, acks: acks, timeout: timeout, batches: batches, span: trace.SpanContextFromContext(ctx)}
 	f.mu.Lock()
 	f.calls = append(f.calls, c)
 	n := len(f.calls)
@@ -59,8 +60,11 @@ func (f *fakeFluss) ProduceLog(ctx context.Context, tableID int64, acks fluss.Ac
 	return f.handle(n, c)
 }
 
-func (f *fakeFluss) TableSchema(_ context.Context, tableID int64, schemaID int32) ([]types.Field, error) {
-	if tableID != 11 || schemaID != 1 {
+// testTable is the one table fakeFluss has.
+var testTable = Table{ID: 11, Path: fluss.TablePath{Database: "db", Table: "t"}}
+
+func (f *fakeFluss) TableSchema(_ context.Context, table Table, schemaID int32) ([]types.Field, error) {
+	if table != testTable || schemaID != 1 {
 		return nil, &fluss.Error{Code: fluss.CodeSchemaNotExist, Message: "no such schema"}
 	}
 	return testCols, nil
@@ -153,7 +157,7 @@ func newHarness(t *testing.T, cfg Config, handle func(*fakeFluss) func(int, fake
 
 func baseReq(job uint64, bucket int32, ipcBytes []byte, rows int) *appendv1.AppendRequest {
 	return &appendv1.AppendRequest{
-		JobId: job, TableId: 11, BucketId: bucket, SchemaId: 1,
+		JobId: job, TableId: testTable.ID, Database: testTable.Path.Database, Table: testTable.Path.Table, BucketId: bucket, SchemaId: 1,
 		ArrowCompression: catalogv1.ArrowCompression_ARROW_COMPRESSION_LZ4_FRAME,
 		ArrowIpc:         ipcBytes, RecordCount: int32(rows), Acks: -1, TimeoutMs: 5000,
 		WriterId: -1, BatchSequence: -1,
@@ -230,7 +234,7 @@ func TestAppendKeepsBucketOrderAndDecodes(t *testing.T) {
 	seen := 0
 	perBucket := map[int32][]int{}
 	for _, c := range h.fake.snapshot() {
-		if c.table != 11 || c.acks != fluss.AcksAll || c.timeout <= 0 || c.timeout > 5*time.Second || len(c.batches) != 1 {
+		if c.table != testTable || c.acks != fluss.AcksAll || c.timeout <= 0 || c.timeout > 5*time.Second || len(c.batches) != 1 {
 			t.Fatalf("call %+v", c)
 		}
 		it := logbatch.NewIterator(c.batches[0].Records)
@@ -348,6 +352,19 @@ func TestAppendRejectsBadRequests(t *testing.T) {
 		cases[job] = code
 	}
 	add(fluss.CodeInvalidRequiredAcks, func(r *appendv1.AppendRequest) { r.Acks = 2 })
+	// Without the table path (a frontdoor older than appendsvc) nothing can
+	// be looked up: refused for good, naming the missing fields.
+	noPath := map[uint64]string{}
+	for _, c := range []struct {
+		db, table, msg string
+	}{
+		{"", "", "AppendRequest.database and table are empty"},
+		{"", "t", "AppendRequest.database is empty"},
+		{"db", "", "AppendRequest.table is empty"},
+	} {
+		add(fluss.CodeInvalidConfig, func(r *appendv1.AppendRequest) { r.Database, r.Table = c.db, c.table })
+		noPath[uint64(len(reqs))] = c.msg
+	}
 	add(fluss.CodeCorruptRecord, func(r *appendv1.AppendRequest) { r.ArrowIpc = []byte("not arrow") })
 	add(fluss.CodeCorruptRecord, func(r *appendv1.AppendRequest) { r.RecordCount = 5 })
 	add(fluss.CodeSchemaNotExist, func(r *appendv1.AppendRequest) { r.SchemaId = 1 << 20 })
@@ -373,6 +390,11 @@ func TestAppendRejectsBadRequests(t *testing.T) {
 		}
 		if want != fluss.CodeNone && a.GetErrorMessage() == "" {
 			t.Errorf("job %d: no error message", job)
+		}
+	}
+	for job, msg := range noPath {
+		if !strings.Contains(answers[job].GetErrorMessage(), msg) {
+			t.Errorf("job %d: message %q does not contain %q", job, answers[job].GetErrorMessage(), msg)
 		}
 	}
 	if n := len(h.fake.snapshot()); n != 1 {

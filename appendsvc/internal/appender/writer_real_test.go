@@ -36,7 +36,7 @@ func TestRealWriterDedup(t *testing.T) {
 	req := func(writer int64, seq int32, rows int) *appendv1.AppendRequest {
 		job++
 		b, _ := ipcOf(t, rows, uint64(seq)+1)
-		return &appendv1.AppendRequest{JobId: job, TableId: info.TableID, BucketId: 0, SchemaId: info.SchemaID,
+		return &appendv1.AppendRequest{JobId: job, TableId: info.TableID, Database: info.Database, Table: info.Table, BucketId: 0, SchemaId: info.SchemaID,
 			ArrowCompression: catalogv1.ArrowCompression_ARROW_COMPRESSION_LZ4_FRAME, ArrowIpc: b, RecordCount: int32(rows),
 			Acks: -1, TimeoutMs: 30000, WriterId: writer, BatchSequence: seq}
 	}

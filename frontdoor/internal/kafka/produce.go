@@ -292,8 +292,12 @@ func (p *producer) producePartition(ctx context.Context, w *partWork, t backends
 		span.SetAttributes(attribute.Int64("fluss.writer_id", writerID), attribute.Int("fluss.batch_sequence", int(batchSeq)),
 			attribute.Bool("ferry.resend", v.resend))
 	}
+	// appendsvc looks the table up by its path; the id tells it whether the
+	// path still names the table this mapping was made for.
 	pending := p.ap.Submit(ctx, &appendv1.AppendRequest{
 		TableId:               m.GetTableId(),
+		Database:              m.GetDatabase(),
+		Table:                 m.GetTable(),
 		BucketId:              out.Partition,
 		SchemaId:              m.GetSchemaId(),
 		ArrowCompression:      m.GetArrowCompression(),

@@ -142,6 +142,41 @@ func TestProduceMapsFlussErrors(t *testing.T) {
 	}
 }
 
+// TestProduceSendsTablePath checks that every append names the table by
+// id and by path as the catalog mapped the topic: appendsvc looks tables up
+// by path and refuses requests without one.
+func TestProduceSendsTablePath(t *testing.T) {
+	h := newHarness(t, harnessOpts{})
+	var mu sync.Mutex
+	var got []*appendv1.AppendRequest
+	h.ap.Mu.Lock()
+	h.ap.Fail = func(r *appendv1.AppendRequest) *appendv1.AppendResponse {
+		mu.Lock()
+		got = append(got, r)
+		mu.Unlock()
+		return nil // store it as usual
+	}
+	h.ap.Mu.Unlock()
+	c := dialRaw(t, h.addr)
+	for _, tc := range []struct {
+		topic     string
+		partition int32
+		tableID   int64
+	}{{"orders", 3, 100}, {"events", 1, 200}} {
+		p := c.roundTrip(produceReq(12, -1, tc.topic, tc.partition, batchOf(t, "x"))).(*kmsg.ProduceResponse).Topics[0].Partitions[0]
+		if p.ErrorCode != 0 {
+			t.Fatalf("%s: %v", tc.topic, kerr.ErrorForCode(p.ErrorCode))
+		}
+		mu.Lock()
+		r := got[len(got)-1]
+		mu.Unlock()
+		if r.GetTableId() != tc.tableID || r.GetDatabase() != "db" || r.GetTable() != tc.topic || r.GetBucketId() != tc.partition {
+			t.Errorf("%s: append to table %d %s.%s bucket %d, want %d db.%s bucket %d", tc.topic,
+				r.GetTableId(), r.GetDatabase(), r.GetTable(), r.GetBucketId(), tc.tableID, tc.topic, tc.partition)
+		}
+	}
+}
+
 func TestProduceCatalogDown(t *testing.T) {
 	h := newHarness(t, harnessOpts{})
 	h.cat.Down.Store(true)

@@ -125,6 +125,13 @@ type AppendRequest struct {
 	WriterId      int64             `protobuf:"varint,12,opt,name=writer_id,json=writerId,proto3" json:"writer_id,omitempty"`
 	BatchSequence int32             `protobuf:"varint,13,opt,name=batch_sequence,json=batchSequence,proto3" json:"batch_sequence,omitempty"`
 	Trace         *v11.TraceContext `protobuf:"bytes,14,opt,name=trace,proto3" json:"trace,omitempty"`
+	// Fluss table path (frontdoor's catalog mapping) of table_id. appendsvc
+	// looks the table up by this path, and refuses requests without it: the
+	// Fluss client routes by id only for tables it has looked up by path.
+	// When the path now names a table with another id (dropped and
+	// recreated), the request fails with TABLE_NOT_EXIST.
+	Database      string `protobuf:"bytes,15,opt,name=database,proto3" json:"database,omitempty"`
+	Table         string `protobuf:"bytes,16,opt,name=table,proto3" json:"table,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -257,6 +264,20 @@ func (x *AppendRequest) GetTrace() *v11.TraceContext {
 	return nil
 }
 
+func (x *AppendRequest) GetDatabase() string {
+	if x != nil {
+		return x.Database
+	}
+	return ""
+}
+
+func (x *AppendRequest) GetTable() string {
+	if x != nil {
+		return x.Table
+	}
+	return ""
+}
+
 type AppendResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	JobId uint64                 `protobuf:"varint,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
@@ -343,7 +364,7 @@ const file_ferry_append_v1_append_proto_rawDesc = "" +
 	"\x1cferry/append/v1/append.proto\x12\x0fferry.append.v1\x1a\x1eferry/catalog/v1/catalog.proto\x1a\x1aferry/trace/v1/trace.proto\"\x13\n" +
 	"\x11InitWriterRequest\"1\n" +
 	"\x12InitWriterResponse\x12\x1b\n" +
-	"\twriter_id\x18\x01 \x01(\x03R\bwriterId\"\xa8\x04\n" +
+	"\twriter_id\x18\x01 \x01(\x03R\bwriterId\"\xda\x04\n" +
 	"\rAppendRequest\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\x04R\x05jobId\x12\x19\n" +
 	"\btable_id\x18\x02 \x01(\x03R\atableId\x12&\n" +
@@ -360,7 +381,9 @@ const file_ferry_append_v1_append_proto_rawDesc = "" +
 	"timeout_ms\x18\v \x01(\x05R\ttimeoutMs\x12\x1b\n" +
 	"\twriter_id\x18\f \x01(\x03R\bwriterId\x12%\n" +
 	"\x0ebatch_sequence\x18\r \x01(\x05R\rbatchSequence\x122\n" +
-	"\x05trace\x18\x0e \x01(\v2\x1c.ferry.trace.v1.TraceContextR\x05traceB\x0f\n" +
+	"\x05trace\x18\x0e \x01(\v2\x1c.ferry.trace.v1.TraceContextR\x05trace\x12\x1a\n" +
+	"\bdatabase\x18\x0f \x01(\tR\bdatabase\x12\x14\n" +
+	"\x05table\x18\x10 \x01(\tR\x05tableB\x0f\n" +
 	"\r_partition_id\"\xaa\x01\n" +
 	"\x0eAppendResponse\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\x04R\x05jobId\x12\x1f\n" +
