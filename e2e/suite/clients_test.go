@@ -17,8 +17,8 @@ import (
 
 // TestProduceRealClients sends JSON records through Ferry with every real client of e2e/clients
 // (Java kafka-clients, kcat, kafkajs, confluent-kafka-python, franz-go, sarama, kafka-go), keyed
-// so each client's own partitioner spreads them over the partitions, acks=all, idempotence off,
-// and compares every row and every acknowledged offset with what Fluss holds.
+// so each client's own partitioner spreads them over the partitions: acks=all with the client's
+// default codec, with each codec it can send, acks=1, and idempotent; it compares every row and every acknowledged offset with what Fluss holds.
 // FERRY_TEST_CLIENTS=java,kcat limits the clients; a client that is not installed is skipped,
 // unless FERRY_TEST_REQUIRE_CLIENTS=1.
 func TestProduceRealClients(t *testing.T) {
@@ -28,6 +28,18 @@ func TestProduceRealClients(t *testing.T) {
 		t.Run(c.Name, func(t *testing.T) {
 			t.Run("plain", func(t *testing.T) {
 				produceWithClient(t, f, db, c, clientRun{kafka: e.kafka, records: 45, table: "c_" + sanitize(c.Name)})
+			})
+			// Every codec the client can send (acks=all), then acks=1; acks=0 is TestProduceAcks.
+			for _, codec := range []string{"gzip", "snappy", "lz4", "zstd"} {
+				t.Run(codec, func(t *testing.T) {
+					if ok, why := c.Supports(codec); !ok {
+						t.Skipf("%s cannot produce %s: %s", c.Name, codec, why)
+					}
+					produceWithClient(t, f, db, c, clientRun{kafka: e.kafka, records: 12, compression: codec, table: "c_" + sanitize(c.Name) + "_" + codec})
+				})
+			}
+			t.Run("acks1", func(t *testing.T) {
+				produceWithClient(t, f, db, c, clientRun{kafka: e.kafka, records: 12, acks: "1", table: "c_" + sanitize(c.Name) + "_acks1"})
 			})
 			if !c.NoIdempotence {
 				t.Run("idempotent", func(t *testing.T) {
@@ -63,6 +75,8 @@ func selectedClients(t *testing.T) []clients.Client {
 type clientRun struct {
 	kafka              string // bootstrap address
 	records            int
+	compression        string // "" leaves the client's default
+	acks               string // "" means all
 	idempotent         bool
 	saslUser, saslPass string
 	table              string // created in the test's database
@@ -115,7 +129,11 @@ func produceWithClient(t *testing.T, f *testenv.Cluster, db string, c clients.Cl
 			recs[i].TimestampMs = &ms
 		}
 	}
-	opts := clients.Options{Bootstrap: run.kafka, Topic: topic, Acks: "all", Idempotent: &run.idempotent,
+	acks := run.acks
+	if acks == "" {
+		acks = "all"
+	}
+	opts := clients.Options{Bootstrap: run.kafka, Topic: topic, Acks: acks, Compression: run.compression, Idempotent: &run.idempotent,
 		SASLUser: run.saslUser, SASLPassword: run.saslPass, Timeout: 90 * time.Second}
 	res, err := c.Produce(ctx, opts, recs)
 	if err != nil {
