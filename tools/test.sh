@@ -5,6 +5,7 @@
 #   static    gofmt, go vet per module, buf lint, generated code up to date, buf breaking
 #   fluss     a real Fluss 0.9.1 cluster on the test ports (ferrystack -only fluss -test-ports)
 #   test      go test in every module listed in go.work, against that cluster
+#   fuzz      each fuzz target for FERRY_TEST_FUZZTIME (default 15s)
 #
 # Environment knobs:
 #   FERRY_TEST_FLAGS   go test flags (default: -count=1 -timeout 25m)
@@ -231,4 +232,20 @@ if [ "${#failed[@]}" -gt 0 ]; then
   fi
   fail "go test failed in: ${failed[*]}"
 fi
+end
+
+# ---------------------------------------------------------------------------------------------
+# Each fuzz target for a bounded time on top of its seed corpus (which `go test` already ran):
+# decoders of untrusted bytes must not panic or allocate from a declared length.
+begin fuzz
+fuzz_time=${FERRY_TEST_FUZZTIME:-15s}
+while read -r dir target; do
+  echo "--- $target ($dir, $fuzz_time)"
+  (cd "$dir" && go test -run '^$' -fuzz "^$target\$" -fuzztime "$fuzz_time" .) || fail "fuzz target $target in $dir"
+done <<'TARGETS'
+frontdoor/internal/kafka FuzzReadRequest
+transcodesvc/internal/kafkabatch FuzzDecodeBatch
+transcodesvc/internal/convert FuzzConvertJSON
+services/fluss/logbatch FuzzDecode
+TARGETS
 end
