@@ -12,7 +12,7 @@
 #   FERRY_TEST_KEEP=1  keep the Fluss run directory (logs, data) under .cache/run afterwards
 #   FERRY_TEST_SKIP_STATIC=1  skip the static phase (quick local iterations only)
 #   FERRY_TEST_ZK_PORT, FERRY_TEST_COORDINATOR_PORT, FERRY_TEST_TABLET_PORT
-#                      move the test cluster off 32181/39122/39123 (e.g. two runs side by side)
+#                      move the test cluster off 28181/28122/28123 (e.g. two runs side by side)
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -169,9 +169,9 @@ mkdir -p "$root/.cache/run"
 go build -o "$root/.cache/bin/ferrystack" ./e2e/cmd/ferrystack || fail "build ferrystack"
 keep=()
 [ "${FERRY_TEST_KEEP:-}" = "1" ] && keep=(-keep)
-ports=(-zookeeper-port "${FERRY_TEST_ZK_PORT:-32181}" -coordinator-port "${FERRY_TEST_COORDINATOR_PORT:-39122}"
-  -tablet-port "${FERRY_TEST_TABLET_PORT:-39123}")
-# A port can be briefly taken (the test ports lie in Linux's ephemeral range, so an outgoing
+ports=(-zookeeper-port "${FERRY_TEST_ZK_PORT:-28181}" -coordinator-port "${FERRY_TEST_COORDINATOR_PORT:-28122}"
+  -tablet-port "${FERRY_TEST_TABLET_PORT:-28123}")
+# A port can be briefly taken (by a socket in TIME_WAIT from an earlier run, or an outgoing
 # connection may hold one for a moment): retry a busy-port start a few times before giving up.
 for attempt in 1 2 3; do
   # Started directly (not through `go run`) so the signal in stop_fluss reaches ferrystack itself.

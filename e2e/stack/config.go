@@ -106,9 +106,9 @@ func DefaultConfig() Config {
 func TestConfig() Config {
 	c := DefaultConfig()
 	c.Name = "test"
-	c.ZooKeeperPort = 32181
-	c.CoordinatorPort = 39122
-	c.TabletPort = 39123
+	c.ZooKeeperPort = 28181
+	c.CoordinatorPort = 28122
+	c.TabletPort = 28123
 	c.FlussOnly = true
 	return c
 }

@@ -42,10 +42,10 @@ func TestConfigValidate(t *testing.T) {
 		{name: "unknown service", mut: func(c *Config) { c.Services = []string{"catalogsvc", "kafkasvc"} }, wantErr: `unknown service "kafkasvc"`},
 		{name: "frontdoor without deps", mut: func(c *Config) { c.Services = []string{Frontdoor} }, wantErr: "frontdoor needs catalogsvc"},
 		{name: "subset", mut: func(c *Config) { c.Services = []string{Catalog, Append}; c.TranscodePorts = nil }},
-		{name: "external fluss", mut: func(c *Config) { c.ExternalFluss = "127.0.0.1:39122" }},
-		{name: "external fluss ignores fluss ports", mut: func(c *Config) { c.ExternalFluss = "127.0.0.1:39122"; c.TabletPort = c.CatalogPort }},
+		{name: "external fluss", mut: func(c *Config) { c.ExternalFluss = "127.0.0.1:28122" }},
+		{name: "external fluss ignores fluss ports", mut: func(c *Config) { c.ExternalFluss = "127.0.0.1:28122"; c.TabletPort = c.CatalogPort }},
 		{name: "external fluss without port", mut: func(c *Config) { c.ExternalFluss = "127.0.0.1" }, wantErr: "ExternalFluss"},
-		{name: "external fluss only", mut: func(c *Config) { c.ExternalFluss = "127.0.0.1:39122"; c.FlussOnly = true }, wantErr: "ExternalFluss with FlussOnly"},
+		{name: "external fluss only", mut: func(c *Config) { c.ExternalFluss = "127.0.0.1:28122"; c.FlussOnly = true }, wantErr: "ExternalFluss with FlussOnly"},
 		{name: "negative node id", mut: func(c *Config) { c.NodeID = -1 }, wantErr: "NodeID"},
 		{name: "bad advertised", mut: func(c *Config) { c.AdvertisedAddr = "localhost" }, wantErr: "AdvertisedAddr"},
 		{name: "bad advertised port", mut: func(c *Config) { c.AdvertisedAddr = "localhost:http" }, wantErr: "AdvertisedAddr"},
@@ -93,7 +93,7 @@ func TestDefaultPorts(t *testing.T) {
 		}
 	}
 	tc := TestConfig()
-	if tc.ZooKeeperPort != 32181 || tc.CoordinatorPort != 39122 || tc.TabletPort != 39123 || !tc.FlussOnly {
+	if tc.ZooKeeperPort != 28181 || tc.CoordinatorPort != 28122 || tc.TabletPort != 28123 || !tc.FlussOnly {
 		t.Errorf("TestConfig = %+v", tc)
 	}
 }

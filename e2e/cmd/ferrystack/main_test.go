@@ -24,18 +24,18 @@ func TestParseFlags(t *testing.T) {
 			}
 		}},
 		{name: "test runner", args: []string{"-only", "fluss", "-test-ports", "-env-file", "/tmp/x.env"}, check: func(t *testing.T, c stack.Config, o cliOptions) {
-			if !c.FlussOnly || c.ZooKeeperPort != 32181 || c.CoordinatorPort != 39122 || c.TabletPort != 39123 || c.Name != "test" {
+			if !c.FlussOnly || c.ZooKeeperPort != 28181 || c.CoordinatorPort != 28122 || c.TabletPort != 28123 || c.Name != "test" {
 				t.Errorf("config = %+v", c)
 			}
 			if o.envFile != "/tmp/x.env" || o.jaeger {
 				t.Errorf("options = %+v", o)
 			}
-			if c.FlussBootstrap() != "127.0.0.1:39122" {
+			if c.FlussBootstrap() != "127.0.0.1:28122" {
 				t.Errorf("bootstrap = %s", c.FlussBootstrap())
 			}
 		}},
 		{name: "explicit ports win", args: []string{"-test-ports", "-coordinator-port", "40000", "-name", "mine"}, check: func(t *testing.T, c stack.Config, _ cliOptions) {
-			if c.CoordinatorPort != 40000 || c.ZooKeeperPort != 32181 || c.Name != "mine" {
+			if c.CoordinatorPort != 40000 || c.ZooKeeperPort != 28181 || c.Name != "mine" {
 				t.Errorf("config = %+v", c)
 			}
 		}},
