@@ -5,7 +5,7 @@ export PATH := $(CURDIR)/.cache/bin:$(PATH)
 .PHONY: up test install generate lint bench
 
 up: install
-	go run ./e2e/cmd/ferrystack
+	go run ./e2e/cmd/ferrystack -jaeger
 
 test:
 	bash tools/test.sh
