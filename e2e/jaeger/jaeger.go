@@ -6,19 +6,19 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
-	"io"
+	"io/fs"
 	"log/slog"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
+
+	"github.com/ferrygw/ferry/e2e/stack"
 )
 
 // Config is the Jaeger v2 configuration every instance runs with; see config.yaml for what it
@@ -175,9 +175,7 @@ type Jaeger struct {
 	dir       string
 	log       *slog.Logger
 
-	pid      int
-	done     chan struct{} // closed once the child has been reaped
-	waitErr  error         // exit status; read only after done is closed
+	proc     *stack.Process
 	stopOnce sync.Once
 	stopErr  error
 }
@@ -196,10 +194,10 @@ func (j *Jaeger) Dir() string { return j.dir }
 func (j *Jaeger) LogPath() string { return filepath.Join(j.dir, logFileName) }
 
 // Pid is the child's process id, which is also its process group id.
-func (j *Jaeger) Pid() int { return j.pid }
+func (j *Jaeger) Pid() int { return j.proc.Pid() }
 
 // Done is closed when the process has exited.
-func (j *Jaeger) Done() <-chan struct{} { return j.done }
+func (j *Jaeger) Done() <-chan struct{} { return j.proc.Done() }
 
 // Start launches Jaeger with opts and returns once both its OTLP receiver and its query API
 // answer. On failure nothing is left running and the error carries the end of jaeger.log.
@@ -258,7 +256,6 @@ func start(ctx context.Context, opts Options, bin string, log *slog.Logger) (*Ja
 		grpcAddr:  hostPort(opts.QueryGRPCPort),
 		dir:       opts.Dir,
 		log:       log,
-		done:      make(chan struct{}),
 	}
 	j.Client = NewClient(j.QueryURL())
 
@@ -266,15 +263,11 @@ func start(ctx context.Context, opts Options, bin string, log *slog.Logger) (*Ja
 	if err := os.WriteFile(cfgPath, Config, 0o644); err != nil {
 		return nil, fmt.Errorf("jaeger: write config: %w", err)
 	}
-	logFile, err := os.OpenFile(j.LogPath(), os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644) // truncated: the ready marker must come from this run
-	if err != nil {
+	// The log is started afresh: the ready marker must come from this run.
+	if err := os.Remove(j.LogPath()); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("jaeger: log file: %w", err)
 	}
-	cmd := exec.Command(bin, "--config", cfgPath)
-	cmd.Dir = opts.Dir
-	cmd.Stdout = logFile
-	cmd.Stderr = logFile
-	cmd.Env = append(childEnv(os.Environ()),
+	env := append(childEnv(os.Environ()),
 		EnvOTLPEndpoint+"="+j.otlpAddr,
 		EnvQueryHTTPEndpoint+"="+j.queryAddr,
 		EnvQueryGRPCEndpoint+"="+j.grpcAddr,
@@ -283,34 +276,14 @@ func start(ctx context.Context, opts Options, bin string, log *slog.Logger) (*Ja
 		EnvLogLevel+"=info",
 		EnvUIAssets+"="+opts.UIAssets,
 	)
-	// Setpgid: Stop signals the whole group, and a terminal's Ctrl-C reaches only the parent.
-	// Pdeathsig: the kernel kills Jaeger when the thread that forked it dies, so it never
-	// outlives a test binary killed by a timeout or SIGKILL.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-
-	started := make(chan error, 1)
-	// The reaper goroutine owns the child. It forks from an OS thread locked for the child's
-	// whole life: PR_SET_PDEATHSIG fires when the forking *thread* exits, and a thread that the
-	// Go runtime retires early would otherwise take Jaeger down with it. It returns once the
-	// child has exited, which Stop guarantees.
-	go func() {
-		runtime.LockOSThread()
-		defer runtime.UnlockOSThread()
-		defer logFile.Close()
-		if err := cmd.Start(); err != nil {
-			started <- err
-			close(j.done)
-			return
-		}
-		j.pid = cmd.Process.Pid
-		started <- nil
-		j.waitErr = cmd.Wait()
-		close(j.done)
-	}()
-	if err := <-started; err != nil {
-		return nil, fmt.Errorf("jaeger: start %s: %w", bin, err)
+	// A process group tied to this process (see stack.StartProcess): Stop reaches the whole
+	// group, and Jaeger never outlives a test binary killed by a timeout or SIGKILL.
+	proc, err := stack.StartProcess("jaeger", []string{bin, "--config", cfgPath}, env, opts.Dir, j.LogPath())
+	if err != nil {
+		return nil, fmt.Errorf("jaeger: %w", err)
 	}
-	log.Info("jaeger starting", "pid", j.pid, "otlp", j.otlpAddr, "query", j.QueryURL(), "dir", opts.Dir)
+	j.proc = proc
+	log.Info("jaeger starting", "pid", proc.Pid(), "otlp", j.otlpAddr, "query", j.QueryURL(), "dir", opts.Dir)
 
 	timeout := opts.ReadyTimeout
 	if timeout == 0 {
@@ -323,9 +296,9 @@ func start(ctx context.Context, opts Options, bin string, log *slog.Logger) (*Ja
 		if inUse, _ := fileContains(j.LogPath(), "address already in use"); inUse {
 			err = fmt.Errorf("%w: %w", errAddrInUse, err)
 		}
-		return nil, errors.Join(fmt.Errorf("jaeger: not ready: %w\n--- %s (last lines)\n%s", err, j.LogPath(), tailFile(j.LogPath(), 30)), stopErr)
+		return nil, errors.Join(fmt.Errorf("jaeger: not ready: %w\n--- %s (last lines)\n%s", err, j.LogPath(), proc.LogTail(30)), stopErr)
 	}
-	log.Info("jaeger ready", "pid", j.pid, "ui", j.QueryURL())
+	log.Info("jaeger ready", "pid", proc.Pid(), "ui", j.QueryURL())
 	return j, nil
 }
 
@@ -342,8 +315,8 @@ func (j *Jaeger) waitReady(ctx context.Context) error {
 	var last error
 	for {
 		select {
-		case <-j.done:
-			return fmt.Errorf("process exited during start-up: %v", j.waitErr)
+		case <-j.proc.Done():
+			return fmt.Errorf("process exited during start-up: %v", j.proc.ExitErr())
 		case <-ctx.Done():
 			if last != nil {
 				return fmt.Errorf("%w (last check: %v)", ctx.Err(), last)
@@ -388,43 +361,15 @@ func (j *Jaeger) Stop() error {
 }
 
 func (j *Jaeger) stop() error {
-	select {
-	case <-j.done:
-		// Already gone (crashed, or never started); still sweep the group for stragglers.
-		if j.pid > 0 {
-			_ = syscall.Kill(-j.pid, syscall.SIGKILL)
-		}
-		return nil
-	default:
+	if err := j.proc.Stop(defaultStopGrace); err != nil {
+		return fmt.Errorf("jaeger: %w", err)
 	}
-	// ESRCH from Kill only means the group is gone already, which is what Stop wants.
-	_ = syscall.Kill(-j.pid, syscall.SIGTERM)
-	grace := time.NewTimer(defaultStopGrace)
-	defer grace.Stop()
-	select {
-	case <-j.done:
-	case <-grace.C:
-		j.log.Warn("jaeger did not stop after SIGTERM; killing", "pid", j.pid, "grace", defaultStopGrace)
-	}
-	_ = syscall.Kill(-j.pid, syscall.SIGKILL)
-	select {
-	case <-j.done:
-		j.log.Info("jaeger stopped", "pid", j.pid)
-		return nil
-	case <-time.After(10 * time.Second):
-		return fmt.Errorf("jaeger: pid %d still running 10s after SIGKILL", j.pid)
-	}
+	j.log.Info("jaeger stopped", "pid", j.proc.Pid())
+	return nil
 }
 
 // ExitErr is the exit status once the process has ended (nil for a clean exit or while it runs).
-func (j *Jaeger) ExitErr() error {
-	select {
-	case <-j.done:
-		return j.waitErr
-	default:
-		return nil
-	}
-}
+func (j *Jaeger) ExitErr() error { return j.proc.ExitErr() }
 
 // childEnv drops settings that would change the child's behaviour behind config.yaml's back: a
 // developer's own FERRY_JAEGER_* values and OTEL_* SDK variables (Jaeger embeds the OTel SDK).
@@ -465,29 +410,6 @@ func fileContains(path, s string) (bool, error) {
 		return false, err
 	}
 	return bytes.Contains(b, []byte(s)), nil
-}
-
-func tailFile(path string, n int) string {
-	f, err := os.Open(path)
-	if err != nil {
-		return fmt.Sprintf("(cannot read log: %v)", err)
-	}
-	defer f.Close()
-	const max = 64 << 10
-	if st, err := f.Stat(); err == nil && st.Size() > max {
-		if _, err := f.Seek(st.Size()-max, io.SeekStart); err != nil {
-			return ""
-		}
-	}
-	b, err := io.ReadAll(f)
-	if err != nil {
-		return ""
-	}
-	lines := bytes.Split(bytes.TrimRight(b, "\n"), []byte("\n"))
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return string(bytes.Join(lines, []byte("\n")))
 }
 
 // httpClient is shared by all Clients: short-lived loopback requests, no proxies (a developer's
