@@ -43,7 +43,7 @@ func TestProduceRealClients(t *testing.T) {
 			})
 			if !c.NoIdempotence {
 				t.Run("idempotent", func(t *testing.T) {
-					if !offersInitProducerID(t, e) {
+					if !offersInitProducerID(t, e.kafka) {
 						t.Skip("frontdoor does not offer InitProducerId: idempotent producers cannot work yet")
 					}
 					produceWithClient(t, f, db, c, clientRun{kafka: e.kafka, records: 45, idempotent: true, table: "c_" + sanitize(c.Name) + "_idem"})
