@@ -121,7 +121,7 @@ func startSuite(log *slog.Logger) (*suiteEnv, error) {
 		start = time.Now()
 	)
 	for attempt := 1; ; attempt++ {
-		ports, err := freePorts(6)
+		ports, err := freePorts(11)
 		if err != nil {
 			return nil, e.stopAfter(err)
 		}
@@ -134,6 +134,10 @@ func startSuite(log *slog.Logger) (*suiteEnv, error) {
 		cfg.AppendPort = ports[3]
 		cfg.FrontdoorPort = ports[4]
 		cfg.KafkaPort = ports[5]
+		cfg.CatalogMetricsPort = ports[6]
+		cfg.TranscodeMetricsPorts = []int{ports[7], ports[8]}
+		cfg.AppendMetricsPort = ports[9]
+		cfg.FrontdoorMetricsPort = ports[10]
 		cfg.NodeID = int(e.nodeID)
 		cfg.LogLevel = "debug"
 		cfg.StopGrace = 10 * time.Second
