@@ -149,7 +149,7 @@ func startSuite(log *slog.Logger) (*suiteEnv, error) {
 // servicesConfig is a stack of the four services (two transcodesvc) on free loopback ports, for
 // the caller to point at a Fluss cluster (ExternalFluss, or Fluss ports of its own).
 func servicesConfig(name, root string) (stack.Config, error) {
-	ports, err := freePorts(6)
+	ports, err := freePorts(11)
 	if err != nil {
 		return stack.Config{}, err
 	}
@@ -161,6 +161,10 @@ func servicesConfig(name, root string) (stack.Config, error) {
 	cfg.AppendPort = ports[3]
 	cfg.FrontdoorPort = ports[4]
 	cfg.KafkaPort = ports[5]
+	cfg.CatalogMetricsPort = ports[6]
+	cfg.TranscodeMetricsPorts = []int{ports[7], ports[8]}
+	cfg.AppendMetricsPort = ports[9]
+	cfg.FrontdoorMetricsPort = ports[10]
 	cfg.LogLevel = "debug"
 	cfg.StopGrace = 10 * time.Second
 	cfg.ReadyTimeout = 9 * time.Minute

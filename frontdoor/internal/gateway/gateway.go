@@ -286,7 +286,7 @@ func Setup(ctx context.Context, app *runtime.App, c *Config) error {
 	pcfg.MaxMessageBytes = c.MaxMessageBytes
 	deps := kafka.Deps{
 		Catalog: catalog, Transcoder: tc, Appender: ap, Produce: pcfg,
-		TracerProvider: app.Telemetry.TracerProvider, Logger: log, Listener: ln,
+		TracerProvider: app.Telemetry.TracerProvider, MeterProvider: app.Telemetry.MeterProvider, Logger: log, Listener: ln,
 		Idempotence:        kafka.IdempotenceConfig{ProducerIdleExpiry: c.ProducerIdleExpiry, MaxProducers: c.MaxProducers},
 		DisableIdempotence: c.DisableIdempotence,
 	}

@@ -17,6 +17,7 @@ import (
 	catalogv1 "github.com/ferrygw/ferry/services/api/gen/ferry/catalog/v1"
 	transcodev1 "github.com/ferrygw/ferry/services/api/gen/ferry/transcode/v1"
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/grpc"
@@ -65,6 +66,7 @@ type harnessOpts struct {
 	transcoders int
 	hold        chan struct{}
 	tp          trace.TracerProvider
+	mp          metric.MeterProvider
 	jitter      time.Duration
 	// noIdempotence leaves InitProducerId unserved.
 	noIdempotence bool
@@ -130,7 +132,7 @@ func newHarness(t testing.TB, o harnessOpts) *harness {
 	if o.produce != nil {
 		o.produce(&pc)
 	}
-	srv, err := NewFrontdoor(cfg, Deps{Catalog: cat, Transcoder: tc, Appender: ap, Produce: pc, SASL: o.sasl, Logger: log, Listener: ln, TracerProvider: o.tp,
+	srv, err := NewFrontdoor(cfg, Deps{Catalog: cat, Transcoder: tc, Appender: ap, Produce: pc, SASL: o.sasl, Logger: log, Listener: ln, TracerProvider: o.tp, MeterProvider: o.mp,
 		DisableIdempotence: o.noIdempotence})
 	if err != nil {
 		t.Fatal(err)

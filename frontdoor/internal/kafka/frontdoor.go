@@ -6,6 +6,7 @@ import (
 	"net"
 
 	"github.com/ferrygw/ferry/frontdoor/internal/backends"
+	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
 	"go.opentelemetry.io/otel/trace/noop"
 )
@@ -26,7 +27,9 @@ type Deps struct {
 	// connection and registers the SASL APIs.
 	SASL           PlainAuthenticator
 	TracerProvider trace.TracerProvider
-	Logger         *slog.Logger
+	// MeterProvider receives the frontdoor's metrics (default: no-op).
+	MeterProvider metric.MeterProvider
+	Logger        *slog.Logger
 	// Listener, when set, is served instead of binding Config.Listen.
 	Listener net.Listener
 }
@@ -56,18 +59,22 @@ func NewFrontdoor(cfg Config, d Deps) (*Server, error) {
 			return nil, err
 		}
 	}
+	metrics, err := newServerMetrics(d.MeterProvider)
+	if err != nil {
+		return nil, err
+	}
 	var reg *Registry
 	apis := []API{
 		apiVersionsAPI(func() *Registry { return reg }),
 		(&metadataHandler{catalog: d.Catalog}).api(),
 		fetchAPI(),
 		findCoordinatorAPI(),
-		(&producer{cfg: d.Produce, catalog: d.Catalog, tc: d.Transcoder, ap: d.Appender, seq: NewSequencer(), idem: states, tracer: tracer}).api(),
+		(&producer{cfg: d.Produce, catalog: d.Catalog, tc: d.Transcoder, ap: d.Appender, seq: NewSequencer(), idem: states, tracer: tracer, metrics: metrics}).api(),
 	}
 	if states != nil {
 		apis = append(apis, (&initProducerIDHandler{states: states}).api())
 	}
-	opts := []Option{WithLogger(d.Logger), WithTracerProvider(d.TracerProvider)}
+	opts := []Option{WithLogger(d.Logger), WithTracerProvider(d.TracerProvider), withMetrics(metrics), withProducerStates(states)}
 	if d.Listener != nil {
 		opts = append(opts, WithListener(d.Listener))
 	}
@@ -75,14 +82,8 @@ func NewFrontdoor(cfg Config, d Deps) (*Server, error) {
 		apis = append(apis, (&saslHandler{auth: d.SASL}).apis()...)
 		opts = append(opts, WithSASLPlain(d.SASL))
 	}
-	var err error
 	if reg, err = NewRegistry(apis...); err != nil {
 		return nil, err
 	}
-	srv, err := NewServer(cfg, reg, opts...)
-	if err != nil {
-		return nil, err
-	}
-	srv.producers = states
-	return srv, nil
+	return NewServer(cfg, reg, opts...)
 }
