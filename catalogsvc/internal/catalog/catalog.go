@@ -339,26 +339,35 @@ func (c *Catalog) Refresh(ctx context.Context) error {
 // incremental: new tables are read, known ones are taken from the last
 // full read, so that lookups of names that do not exist cost Fluss only
 // the listing calls. Changes to known tables are the periodic refresh's
-// job.
-func (c *Catalog) refreshOnDemand(ctx context.Context) {
+// job, or, with full, this one's: a caller that found a known table gone
+// (recreated under the same name) needs every table read again.
+func (c *Catalog) refreshOnDemand(ctx context.Context, full bool) {
 	span := trace.SpanFromContext(ctx)
-	c.mu.Lock()
-	f := c.flight
-	switch {
-	case f != nil:
-		span.AddEvent("catalog refresh joined")
-	case !c.lastStart.IsZero() && c.now().Sub(c.lastStart) < c.cfg.MinRefreshGap:
+	for {
+		c.mu.Lock()
+		f := c.flight
+		joined := f != nil
+		switch {
+		case joined:
+			span.AddEvent("catalog refresh joined")
+		case !c.lastStart.IsZero() && c.now().Sub(c.lastStart) < c.cfg.MinRefreshGap:
+			c.mu.Unlock()
+			span.AddEvent("catalog refresh skipped: rate-limited")
+			return
+		default:
+			f = c.startLocked("on-demand", full)
+			span.AddEvent("catalog refresh started")
+		}
 		c.mu.Unlock()
-		span.AddEvent("catalog refresh skipped: rate-limited")
-		return
-	default:
-		f = c.startLocked("on-demand", false)
-		span.AddEvent("catalog refresh started")
-	}
-	c.mu.Unlock()
-	select {
-	case <-f.done:
-	case <-ctx.Done():
+		select {
+		case <-f.done:
+		case <-ctx.Done():
+			return
+		}
+		// An incremental refresh joined does not reread known tables.
+		if !joined || f.full || !full {
+			return
+		}
 	}
 }
 
@@ -708,10 +717,13 @@ func topicAttr(r report) []any {
 // Resolve answers each requested topic. Names it does not know trigger one
 // on-demand refresh (shared and rate-limited) before they are reported
 // unknown; while the catalog has never loaded, they are reported as
-// LEADER_NOT_AVAILABLE so that clients retry.
-func (c *Catalog) Resolve(ctx context.Context, topics []string) []Result {
+// LEADER_NOT_AVAILABLE so that clients retry. A topic still mapped to one
+// of the stale table ids (the caller found that table gone) triggers a full
+// refresh the same way, so a table dropped and created again is found
+// under its new id.
+func (c *Catalog) Resolve(ctx context.Context, topics []string, stale ...int64) []Result {
 	results := make([]Result, len(topics))
-	missing := false
+	missing, outdated := false, false
 	snap := c.Snapshot()
 	for i, t := range topics {
 		results[i].Topic = t
@@ -721,12 +733,14 @@ func (c *Catalog) Resolve(ctx context.Context, topics []string) []Result {
 		}
 		if snap == nil {
 			missing = true
-		} else if _, ok := snap.Lookup(t); !ok {
+		} else if e, ok := snap.Lookup(t); !ok {
 			missing = true
+		} else if e.Mapping != nil && slices.Contains(stale, e.Mapping.GetTableId()) {
+			outdated = true
 		}
 	}
-	if missing {
-		c.refreshOnDemand(ctx)
+	if missing || outdated {
+		c.refreshOnDemand(ctx, outdated)
 		snap = c.Snapshot()
 	}
 	for i := range results {
@@ -765,7 +779,7 @@ func unknownMessage(topic string) string {
 func (c *Catalog) Topics(ctx context.Context) ([]*catalogv1.TopicMapping, error) {
 	snap := c.Snapshot()
 	if snap == nil {
-		c.refreshOnDemand(ctx)
+		c.refreshOnDemand(ctx, false)
 		if snap = c.Snapshot(); snap == nil {
 			return nil, c.notLoaded()
 		}

@@ -26,7 +26,7 @@ const MaxTopicsPerRequest = 10000
 
 // Topics is what the server needs from the catalog.
 type Topics interface {
-	Resolve(ctx context.Context, topics []string) []catalog.Result
+	Resolve(ctx context.Context, topics []string, stale ...int64) []catalog.Result
 	Topics(ctx context.Context) ([]*catalogv1.TopicMapping, error)
 }
 
@@ -51,7 +51,7 @@ func (s *Server) ResolveTopics(ctx context.Context, req *catalogv1.ResolveTopics
 	if n := len(req.GetTopics()); n > MaxTopicsPerRequest {
 		return nil, status.Errorf(codes.InvalidArgument, "%d topics in one request, at most %d allowed", n, MaxTopicsPerRequest)
 	}
-	results := s.topics.Resolve(ctx, req.GetTopics())
+	results := s.topics.Resolve(ctx, req.GetTopics(), req.GetStaleTableIds()...)
 	resp := &catalogv1.ResolveTopicsResponse{Results: make([]*catalogv1.TopicResult, len(results))}
 	failed := 0
 	for i, r := range results {

@@ -21,7 +21,7 @@ type stubTopics struct {
 	resolved [][]string
 }
 
-func (s *stubTopics) Resolve(_ context.Context, names []string) []catalog.Result {
+func (s *stubTopics) Resolve(_ context.Context, names []string, _ ...int64) []catalog.Result {
 	s.resolved = append(s.resolved, names)
 	out := make([]catalog.Result, len(names))
 	for i, n := range names {

@@ -85,6 +85,49 @@ func TestCatalogCachesByTTL(t *testing.T) {
 	}
 }
 
+// TestCatalogMarkStale: a table Fluss reported gone is asked for again at
+// once, naming its id as stale, and again after the negative TTL while
+// catalogsvc still answers the old id; the new id is cached as usual.
+func TestCatalogMarkStale(t *testing.T) {
+	fake := fakebackends.NewCatalog()
+	fake.AddTopic("t", 1, 5)
+	c := newCatalog(t, fake)
+	now := time.Unix(1000, 0)
+	c.now = func() time.Time { return now }
+	ctx := context.Background()
+	resolve := func() (int64, []int64) {
+		t.Helper()
+		got, err := c.Resolve(ctx, []string{"t"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		fake.Mu.Lock()
+		defer fake.Mu.Unlock()
+		return got["t"].Mapping.GetTableId(), fake.LastStale
+	}
+	if id, stale := resolve(); id != 5 || len(stale) != 0 {
+		t.Fatalf("first resolve: table %d, stale %v", id, stale)
+	}
+	c.MarkStale("t", 5)
+	if id, stale := resolve(); id != 5 || fake.Resolves.Load() != 2 || len(stale) != 1 || stale[0] != 5 {
+		t.Fatalf("after MarkStale: table %d, stale %v, %d calls; want a new call naming 5", id, stale, fake.Resolves.Load())
+	}
+	// catalogsvc catches up; the old answer was kept only for the negative TTL.
+	fake.AddTopic("t", 1, 6)
+	now = now.Add(2 * time.Second)
+	if id, stale := resolve(); id != 6 || fake.Resolves.Load() != 3 || len(stale) != 1 {
+		t.Fatalf("after the negative TTL: table %d, stale %v, %d calls", id, stale, fake.Resolves.Load())
+	}
+	now = now.Add(2 * time.Second)
+	if id, _ := resolve(); id != 6 || fake.Resolves.Load() != 3 {
+		t.Fatalf("new mapping not cached for the TTL: table %d, %d calls", id, fake.Resolves.Load())
+	}
+	now = now.Add(2 * time.Minute)
+	if _, stale := resolve(); len(stale) != 0 {
+		t.Fatalf("stale id still sent after the new table was found: %v", stale)
+	}
+}
+
 func TestCatalogConcurrentCallersShareOneCall(t *testing.T) {
 	fake := fakebackends.NewCatalog()
 	fake.AddTopic("a", 1, 1)

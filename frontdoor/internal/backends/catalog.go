@@ -76,6 +76,7 @@ type Catalog struct {
 	mu        sync.Mutex
 	cache     map[string]cacheEntry
 	inflight  map[string]*flight
+	stale     map[string]int64 // topic -> table id Fluss said is gone
 	clusterID string
 
 	hbCancel context.CancelFunc
@@ -92,7 +93,7 @@ func NewCatalog(cfg CatalogConfig, conn grpc.ClientConnInterface, log *slog.Logg
 	}
 	return &Catalog{
 		cfg: cfg, client: catalogv1.NewCatalogServiceClient(conn), log: log.With("backend", "catalog"),
-		now: time.Now, cache: map[string]cacheEntry{}, inflight: map[string]*flight{},
+		now: time.Now, cache: map[string]cacheEntry{}, inflight: map[string]*flight{}, stale: map[string]int64{},
 	}, nil
 }
 
@@ -173,10 +174,32 @@ func (c *Catalog) Resolve(ctx context.Context, names []string) (map[string]Topic
 	}
 }
 
+// MarkStale drops topic's cached mapping if it is of table tableID, which
+// Fluss reported gone (the table was dropped, perhaps created again under
+// the same name). The next Resolve of topic asks catalogsvc with the id
+// marked stale, so catalogsvc reads the tables again instead of answering
+// from its own snapshot.
+func (c *Catalog) MarkStale(topic string, tableID int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e, ok := c.cache[topic]; ok && e.topic.Mapping.GetTableId() == tableID {
+		delete(c.cache, topic)
+	}
+	c.stale[topic] = tableID
+}
+
 func (c *Catalog) fetch(ctx context.Context, names []string) (map[string]Topic, error) {
 	ctx, cancel := context.WithTimeout(ctx, c.cfg.CallTimeout)
 	defer cancel()
-	resp, err := c.client.ResolveTopics(ctx, &catalogv1.ResolveTopicsRequest{Topics: names})
+	req := &catalogv1.ResolveTopicsRequest{Topics: names}
+	c.mu.Lock()
+	for _, n := range names {
+		if id, ok := c.stale[n]; ok {
+			req.StaleTableIds = append(req.StaleTableIds, id)
+		}
+	}
+	c.mu.Unlock()
+	resp, err := c.client.ResolveTopics(ctx, req)
 	if err != nil {
 		c.log.Warn("catalog ResolveTopics failed", "topics", len(names), "err", err)
 		return nil, fmt.Errorf("catalog ResolveTopics: %w", err)
@@ -192,6 +215,15 @@ func (c *Catalog) fetch(ctx context.Context, names []string) (map[string]Topic, 
 			ttl = c.cfg.NegativeTTL
 			if t.ErrorCode == 0 {
 				t.ErrorCode = 3 // UNKNOWN_TOPIC_OR_PARTITION: no mapping and no reason
+			}
+		}
+		if id, ok := c.stale[r.GetTopic()]; ok {
+			if t.Mapping.GetTableId() == id {
+				// catalogsvc has not seen the change yet (its refreshes are
+				// rate-limited): ask again soon rather than after TTL.
+				ttl = c.cfg.NegativeTTL
+			} else {
+				delete(c.stale, r.GetTopic())
 			}
 		}
 		c.cache[r.GetTopic()] = cacheEntry{topic: t, expires: now.Add(ttl)}

@@ -56,6 +56,8 @@ type Catalog struct {
 	Heartbeats atomic.Int64
 	// LastBroker is the broker of the latest heartbeat.
 	LastBroker atomic.Pointer[catalogv1.Broker]
+	// LastStale is the stale table ids of the latest ResolveTopics (Mu).
+	LastStale []int64
 }
 
 // AddTopic exposes a topic backed by table tableID with partitions buckets.
@@ -79,6 +81,7 @@ func (f *Catalog) ResolveTopics(_ context.Context, r *catalogv1.ResolveTopicsReq
 	f.Resolves.Add(1)
 	f.Mu.Lock()
 	defer f.Mu.Unlock()
+	f.LastStale = r.StaleTableIds
 	resp := &catalogv1.ResolveTopicsResponse{}
 	for _, n := range r.Topics {
 		if m := f.topics[n]; m != nil {

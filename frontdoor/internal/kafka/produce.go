@@ -322,6 +322,11 @@ func (p *producer) producePartition(ctx context.Context, w *partWork, t backends
 		return
 	}
 	if code := ar.GetErrorCode(); code != 0 {
+		if code == flussTableNotExist {
+			// Dropped, perhaps recreated: the next batch asks catalogsvc
+			// for the table behind the topic now.
+			p.catalog.MarkStale(w.topic, m.GetTableId())
+		}
 		kcode := kafkaCodeForFluss(code, ar.GetRetriable())
 		if entry != nil {
 			if flussNeverStored(code) {

@@ -683,8 +683,13 @@ func (x *TopicMapping) GetMappingId() string {
 }
 
 type ResolveTopicsRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Topics        []string               `protobuf:"bytes,1,rep,name=topics,proto3" json:"topics,omitempty"`
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Topics []string               `protobuf:"bytes,1,rep,name=topics,proto3" json:"topics,omitempty"`
+	// Table ids the caller found gone: Fluss answered TABLE_NOT_EXIST for an
+	// append with a mapping of one of these tables, e.g. because the table
+	// was dropped and created again. A requested topic still mapped to one of
+	// them makes catalogsvc read Fluss's tables again before it answers.
+	StaleTableIds []int64 `protobuf:"varint,2,rep,packed,name=stale_table_ids,json=staleTableIds,proto3" json:"stale_table_ids,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -722,6 +727,13 @@ func (*ResolveTopicsRequest) Descriptor() ([]byte, []int) {
 func (x *ResolveTopicsRequest) GetTopics() []string {
 	if x != nil {
 		return x.Topics
+	}
+	return nil
+}
+
+func (x *ResolveTopicsRequest) GetStaleTableIds() []int64 {
+	if x != nil {
+		return x.StaleTableIds
 	}
 	return nil
 }
@@ -1395,9 +1407,10 @@ const file_ferry_catalog_v1_catalog_proto_rawDesc = "" +
 	"\x17arrow_compression_level\x18\v \x01(\x05R\x15arrowCompressionLevel\x129\n" +
 	"\amapping\x18\f \x01(\v2\x1f.ferry.catalog.v1.ColumnMappingR\amapping\x12\x1d\n" +
 	"\n" +
-	"mapping_id\x18\r \x01(\tR\tmappingId\".\n" +
+	"mapping_id\x18\r \x01(\tR\tmappingId\"V\n" +
 	"\x14ResolveTopicsRequest\x12\x16\n" +
-	"\x06topics\x18\x01 \x03(\tR\x06topics\"P\n" +
+	"\x06topics\x18\x01 \x03(\tR\x06topics\x12&\n" +
+	"\x0fstale_table_ids\x18\x02 \x03(\x03R\rstaleTableIds\"P\n" +
 	"\x15ResolveTopicsResponse\x127\n" +
 	"\aresults\x18\x01 \x03(\v2\x1d.ferry.catalog.v1.TopicResultR\aresults\"\xa1\x01\n" +
 	"\vTopicResult\x12\x14\n" +
