@@ -249,6 +249,7 @@ func flussPhase(ctx context.Context, cfg *config, root, dir string, pt perfTest,
 	sc.CatalogPort, sc.TranscodePorts, sc.AppendPort, sc.FrontdoorPort = base+1, []int{base + 2, base + 12}, base+3, base+4
 	sc.KafkaPort = cfg.FerryKafkaPort
 	sc.LogLevel, sc.Java, sc.ServerHeap, sc.Keep = cfg.LogLevel, cfg.Java, cfg.ServerHeap, cfg.Keep
+	sc.PprofPortOffset = cfg.PprofPortOffset
 	sc.FlussOnly = !cfg.runs(targetFerry)
 	log.Info("starting the Ferry stack", "fluss", sc.FlussBootstrap(), "kafka", sc.KafkaAddr(), "services", !sc.FlussOnly)
 	st, err := stack.Start(ctx, sc, log)

@@ -64,6 +64,10 @@ type Config struct {
 	LogLevel     string
 	LogFormat    string
 	OTLPEndpoint string
+	// PprofPortOffset, when positive, has every service serve Go profiles
+	// (FERRY_PPROF_ADDR) on its gRPC port plus this offset, for profiling
+	// the services under load (e2e/bench -pprof-port-offset).
+	PprofPortOffset int
 
 	// Java is the java executable for the Fluss servers.
 	Java string
@@ -324,12 +328,16 @@ func (c Config) ServiceSpecs() []ServiceSpec {
 		return nil
 	}
 	common := func(port int) map[string]string {
-		return map[string]string{
+		env := map[string]string{
 			"FERRY_LISTEN":                c.addr(port),
 			"FERRY_LOG_LEVEL":             c.LogLevel,
 			"FERRY_LOG_FORMAT":            c.LogFormat,
 			"OTEL_EXPORTER_OTLP_ENDPOINT": c.OTLPEndpoint,
 		}
+		if c.PprofPortOffset > 0 {
+			env["FERRY_PPROF_ADDR"] = c.addr(port + c.PprofPortOffset)
+		}
+		return env
 	}
 	var specs []ServiceSpec
 	if c.wants(Catalog) {
