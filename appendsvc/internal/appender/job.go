@@ -249,6 +249,11 @@ func (s *Service) produce(streamCtx context.Context, group []*job) {
 	if len(group) == 1 {
 		records = first.batch
 	} else {
+		n := 0
+		for _, j := range group {
+			n += len(j.batch)
+		}
+		records = make([]byte, 0, n)
 		for _, j := range group {
 			records = append(records, j.batch...)
 		}
