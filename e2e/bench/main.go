@@ -48,6 +48,7 @@ type config struct {
 	Producers        string
 	Java             string
 	LogLevel         string
+	PprofPortOffset  int
 	ServerHeap       string
 	Timeout          time.Duration
 	RunTimeout       time.Duration
@@ -73,6 +74,7 @@ func (c *config) flags(fs *flag.FlagSet) {
 	fs.StringVar(&c.Producers, "producers", "perf-test,franz-go", "Kafka producers: any of perf-test, franz-go")
 	fs.StringVar(&c.Java, "java", "java", "java executable (perf-test, the Java writer, the Fluss servers)")
 	fs.StringVar(&c.LogLevel, "log-level", "info", "Ferry services' log level: debug, info, warn or error")
+	fs.IntVar(&c.PprofPortOffset, "pprof-port-offset", 0, "Ferry stack: when positive, every service serves Go profiles (/debug/pprof) on its gRPC port plus this offset")
 	fs.StringVar(&c.ServerHeap, "server-heap", "1g", "JVM heap of the Fluss servers")
 	fs.DurationVar(&c.Timeout, "timeout", 30*time.Minute, "bound for the whole run")
 	fs.DurationVar(&c.RunTimeout, "run-timeout", 10*time.Minute, "bound for each producer run")

@@ -251,6 +251,7 @@ func flussPhase(ctx context.Context, cfg *config, root, dir string, pt perfTest,
 	// No metrics endpoints: the defaults would collide with a developer's stack.
 	sc.CatalogMetricsPort, sc.TranscodeMetricsPorts, sc.AppendMetricsPort, sc.FrontdoorMetricsPort = 0, nil, 0, 0
 	sc.LogLevel, sc.Java, sc.ServerHeap, sc.Keep = cfg.LogLevel, cfg.Java, cfg.ServerHeap, cfg.Keep
+	sc.PprofPortOffset = cfg.PprofPortOffset
 	sc.FlussOnly = !cfg.runs(targetFerry)
 	log.Info("starting the Ferry stack", "fluss", sc.FlussBootstrap(), "kafka", sc.KafkaAddr(), "services", !sc.FlussOnly)
 	st, err := stack.Start(ctx, sc, log)

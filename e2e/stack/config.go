@@ -71,6 +71,10 @@ type Config struct {
 	LogLevel     string
 	LogFormat    string
 	OTLPEndpoint string
+	// PprofPortOffset, when positive, has every service serve Go profiles
+	// (FERRY_PPROF_ADDR) on its gRPC port plus this offset, for profiling
+	// the services under load (e2e/bench -pprof-port-offset).
+	PprofPortOffset int
 
 	// Java is the java executable for the Fluss servers.
 	Java string
@@ -364,6 +368,9 @@ func (c Config) ServiceSpecs() []ServiceSpec {
 		}
 		if metricsPort != 0 {
 			env["FERRY_METRICS_ADDR"] = c.addr(metricsPort)
+		}
+		if c.PprofPortOffset > 0 {
+			env["FERRY_PPROF_ADDR"] = c.addr(port + c.PprofPortOffset)
 		}
 		return env
 	}

@@ -36,6 +36,9 @@ type Config struct {
 	Log             LogConfig
 	Telemetry       TelemetryConfig
 	ShutdownTimeout time.Duration
+	// PprofAddr, when set, serves net/http/pprof (with block and mutex
+	// profiling on) at this host:port. Empty: off.
+	PprofAddr string
 }
 
 // LogConfig selects the slog handler.
@@ -97,6 +100,9 @@ func (c *Config) Declare(s *Settings) {
 	s.DurationVar(&c.ShutdownTimeout, Spec[time.Duration]{Flag: FlagShutdownTimeout, Env: EnvShutdownTimeout,
 		Default: c.ShutdownTimeout, Validate: PositiveDuration,
 		Usage: "how long a graceful shutdown may take before connections are cut"})
+	s.StringVar(&c.PprofAddr, Spec[string]{Flag: FlagPprofAddr, Env: EnvPprofAddr, Default: c.PprofAddr,
+		Validate: validPprofAddr,
+		Usage:    "serve Go profiles (net/http/pprof, with block and mutex profiling) at host:port; empty: off. Not for untrusted networks"})
 }
 
 // Validate checks a Config built in code the same way Parse checks settings.
@@ -113,6 +119,7 @@ func (c Config) Validate() error {
 		{EnvLogFormat, FlagLogFormat, c.Log.Format, validLogFormat},
 		{EnvOTLPEndpoint, FlagOTLPEndpoint, c.Telemetry.OTLPEndpoint, validOTLPEndpoint},
 		{EnvMetricsAddr, FlagMetricsAddr, c.Telemetry.MetricsAddr, OptionalListenAddr},
+		{EnvPprofAddr, FlagPprofAddr, c.PprofAddr, validPprofAddr},
 	}
 	for _, ch := range checks {
 		if err := ch.check(ch.value); err != nil {

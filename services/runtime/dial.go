@@ -38,6 +38,10 @@ func Dial(target string, tel *Telemetry, opts ...grpc.DialOption) (*grpc.ClientC
 			Time: clientKeepaliveTime, Timeout: clientKeepaliveTimeout, PermitWithoutStream: true,
 		}),
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(MaxMessageSize), grpc.MaxCallSendMsgSize(MaxMessageSize)),
+		grpc.WithInitialWindowSize(streamWindow),
+		grpc.WithInitialConnWindowSize(connWindow),
+		grpc.WithReadBufferSize(transportBuffer),
+		grpc.WithWriteBufferSize(transportBuffer),
 	}
 	addrs := SplitList(target)
 	if len(addrs) == 0 {

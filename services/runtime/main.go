@@ -123,6 +123,19 @@ func runService[C any](ctx context.Context, svc Service[C], args []string, looku
 			return err
 		}
 	}
+	if cfg.PprofAddr != "" {
+		// Added first, so it outlives every other component at shutdown.
+		ps, err := newPprofServer(cfg.PprofAddr)
+		if err != nil {
+			_ = app.Server.Shutdown(context.WithoutCancel(ctx))
+			if app.Metrics != nil {
+				_ = app.Metrics.Shutdown(context.WithoutCancel(ctx))
+			}
+			_ = app.Telemetry.Shutdown(context.WithoutCancel(ctx))
+			return err
+		}
+		app.Add(ps)
+	}
 	if svc.Setup != nil {
 		if err := svc.Setup(WithLogger(ctx, app.Logger), app, own); err != nil {
 			sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.ShutdownTimeout)

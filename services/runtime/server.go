@@ -28,6 +28,18 @@ import (
 // default; 64 MiB stays well above Kafka's own request limits.
 const MaxMessageSize = 64 << 20
 
+// Transport sizes of every internal gRPC connection, client and server
+// side. Jobs are batches of tens to hundreds of KiB on a few long-lived
+// streams: with gRPC's defaults (64 KiB windows, 32 KiB socket buffers)
+// a batch waits for a window update mid-message and takes several reads
+// and writes. Fixed windows also turn off gRPC's BDP probing, which only
+// ever grows them.
+const (
+	streamWindow    = 4 << 20
+	connWindow      = 16 << 20
+	transportBuffer = 256 << 10
+)
+
 // Keepalive policy shared by servers and clients: clients ping idle
 // connections every clientKeepaliveTime so a dead peer is noticed within
 // a minute; the server must permit at least that rate or it would close the
@@ -70,6 +82,10 @@ func NewServer(listen string, logger *slog.Logger, tel *Telemetry, extra ...grpc
 		grpc.ChainStreamInterceptor(s.streamInterceptor),
 		grpc.MaxRecvMsgSize(MaxMessageSize),
 		grpc.MaxSendMsgSize(MaxMessageSize),
+		grpc.InitialWindowSize(streamWindow),
+		grpc.InitialConnWindowSize(connWindow),
+		grpc.ReadBufferSize(transportBuffer),
+		grpc.WriteBufferSize(transportBuffer),
 		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{
 			MinTime: serverMinPingInterval, PermitWithoutStream: true,
 		}),

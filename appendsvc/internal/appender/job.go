@@ -148,7 +148,7 @@ func (s *Service) build(j *job) error {
 		return invalid(fluss.CodeInvalidConfig, "writer_id %d / batch_sequence %d below -1", req.GetWriterId(), req.GetBatchSequence())
 	}
 
-	r, err := ipc.NewReader(bytes.NewReader(req.GetArrowIpc()))
+	r, err := ipc.NewReader(bytes.NewReader(req.GetArrowIpc()), ipc.WithAllocator(&s.arrowMem))
 	if err != nil {
 		return invalid(fluss.CodeCorruptRecord, "arrow_ipc: %v", err)
 	}
@@ -249,6 +249,11 @@ func (s *Service) produce(streamCtx context.Context, group []*job) {
 	if len(group) == 1 {
 		records = first.batch
 	} else {
+		n := 0
+		for _, j := range group {
+			n += len(j.batch)
+		}
+		records = make([]byte, 0, n)
 		for _, j := range group {
 			records = append(records, j.batch...)
 		}

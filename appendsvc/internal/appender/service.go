@@ -30,7 +30,8 @@ type Service struct {
 	tracer     trace.Tracer
 	propagator propagation.TextMapPropagator
 	builders   sync.Pool // *logbatch.Builder
-	schemas    sync.Map  // schemaKey -> *tableSchema
+	arrowMem   pooledAllocator
+	schemas    sync.Map // schemaKey -> *tableSchema
 	// warnedNoPath is set once a request without a table path was logged.
 	warnedNoPath atomic.Bool
 

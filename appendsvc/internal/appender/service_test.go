@@ -125,7 +125,7 @@ type harness struct {
 	tp      *sdktrace.TracerProvider
 }
 
-func newHarness(t *testing.T, cfg Config, handle func(*fakeFluss) func(int, fakeCall) ([]fluss.BucketResult, error)) *harness {
+func newHarness(t testing.TB, cfg Config, handle func(*fakeFluss) func(int, fakeCall) ([]fluss.BucketResult, error)) *harness {
 	t.Helper()
 	f := &fakeFluss{}
 	f.handle = handle(f)
@@ -588,4 +588,47 @@ func TestConfigValidate(t *testing.T) {
 	if err := (Config{}).WithDefaults().Validate(); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// BenchmarkAppendBucket streams jobs of one bucket through the service,
+// keeping window jobs unanswered as frontdoor does, against a Fluss that
+// answers after a fixed round trip: what one bucket sustains when building
+// batches competes with waiting for Fluss.
+func BenchmarkAppendBucket(b *testing.B) {
+	const rows, window = 300, 8
+	const rtt = 500 * time.Microsecond
+	h := newHarness(b, Config{}, func(f *fakeFluss) func(int, fakeCall) ([]fluss.BucketResult, error) {
+		return func(_ int, c fakeCall) ([]fluss.BucketResult, error) {
+			time.Sleep(rtt)
+			return []fluss.BucketResult{{Bucket: c.batches[0].Bucket}}, nil
+		}
+	})
+	ipcBytes, _ := ipcOf(b, rows, 1)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	stream, err := h.client.Append(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.SetBytes(int64(len(ipcBytes)))
+	sent, answered := 0, 0
+	for b.Loop() {
+		for sent-answered >= window {
+			if _, err := stream.Recv(); err != nil {
+				b.Fatal(err)
+			}
+			answered++
+		}
+		sent++
+		if err := stream.Send(baseReq(uint64(sent), 0, ipcBytes, rows)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for ; answered < sent; answered++ {
+		if _, err := stream.Recv(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(sent*rows)/b.Elapsed().Seconds(), "rows/s")
 }

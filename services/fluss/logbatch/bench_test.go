@@ -1,6 +1,7 @@
 package logbatch_test
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
@@ -30,8 +31,9 @@ func BenchmarkBuild(b *testing.B) {
 		name string
 		comp logbatch.Compression
 	}{{"none", logbatch.CompressionNone}, {"lz4", logbatch.CompressionLZ4Frame}, {"zstd3", logbatch.CompressionZSTD}} {
-		for _, nullPct := range []int{0, 10} {
-			rec, err := goldentest.Record(memory.NewGoAllocator(), benchColumns(), 4096, 1, nullPct)
+		for _, shape := range []struct{ rows, nullPct int }{{4096, 0}, {4096, 10}, {300, 10}} {
+			nullPct := shape.nullPct
+			rec, err := goldentest.Record(memory.NewGoAllocator(), benchColumns(), shape.rows, 1, nullPct)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -53,6 +55,10 @@ func BenchmarkBuild(b *testing.B) {
 			name := c.name + "/nulls0"
 			if nullPct > 0 {
 				name = c.name + "/nulls10"
+			}
+			if shape.rows != 4096 {
+				// About one producer batch of 64 KiB of JSON records.
+				name = fmt.Sprintf("%s/rows%d", name, shape.rows)
 			}
 			b.Run(name, func(b *testing.B) {
 				b.ReportAllocs()

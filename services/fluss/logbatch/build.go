@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -191,6 +192,9 @@ func (b *Builder) appendArrow(dst []byte, rec arrow.RecordBatch, opts Options) (
 	if r := (metaLen + 8) % 8; r != 0 {
 		metaLen += 8 - r
 	}
+	// The size is known now: one allocation instead of growing dst piece
+	// by piece (callers often pass nil).
+	dst = slices.Grow(dst, 8+metaLen+int(bodyLen))
 	dst = binary.LittleEndian.AppendUint32(dst, 0xFFFFFFFF)
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(metaLen))
 	dst = append(dst, meta...)

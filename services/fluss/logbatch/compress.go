@@ -21,9 +21,8 @@ const (
 )
 
 type codecs struct {
-	lz4   lz4.CompressorCCompat
-	lz4sc []byte
-	zstd  map[int]*zstd.Encoder
+	lz4  lz4.CompressorCCompat
+	zstd map[int]*zstd.Encoder
 }
 
 // compress returns one body buffer compressed the way Arrow Java's
@@ -60,18 +59,22 @@ func (c *codecs) compress(mem *slab, raw []byte, opts Options) ([]byte, error) {
 }
 
 func (c *codecs) lz4Frame(mem *slab, raw []byte) []byte {
-	blocks := (len(raw) + lz4BlockMax - 1) / lz4BlockMax
-	bound := 8 + len(lz4FrameHeader) + blocks*(4+lz4.CompressBlockBound(lz4BlockMax)) + 4
+	// The bound follows the actual block sizes: most buffers of a batch are
+	// far smaller than one 64 KiB block, and slab memory is zeroed.
+	full, last := len(raw)/lz4BlockMax, len(raw)%lz4BlockMax
+	bound := 8 + len(lz4FrameHeader) + full*(4+lz4.CompressBlockBound(lz4BlockMax)) + 4
+	if last > 0 {
+		bound += 4 + lz4.CompressBlockBound(last)
+	}
 	out := mem.alloc(bound)
 	pos := 8
 	pos += copy(out[pos:], lz4FrameHeader)
-	if cap(c.lz4sc) < lz4.CompressBlockBound(lz4BlockMax) {
-		c.lz4sc = make([]byte, lz4.CompressBlockBound(lz4BlockMax))
-	}
 	for len(raw) > 0 {
 		blk := raw[:min(len(raw), lz4BlockMax)]
 		raw = raw[len(blk):]
-		n, err := c.lz4.CompressBlock(blk, c.lz4sc[:cap(c.lz4sc)])
+		// Compressed straight into place after the block's size field.
+		dst := out[pos+4 : pos+4+lz4.CompressBlockBound(len(blk))]
+		n, err := c.lz4.CompressBlock(blk, dst)
 		// Same rule as the Java stream: a block that does not shrink is stored.
 		if err != nil || n == 0 || n >= len(blk) {
 			binary.LittleEndian.PutUint32(out[pos:], uint32(len(blk))|lz4Incompressed)
@@ -80,8 +83,7 @@ func (c *codecs) lz4Frame(mem *slab, raw []byte) []byte {
 			continue
 		}
 		binary.LittleEndian.PutUint32(out[pos:], uint32(n))
-		pos += 4
-		pos += copy(out[pos:], c.lz4sc[:n])
+		pos += 4 + n
 	}
 	binary.LittleEndian.PutUint32(out[pos:], 0)
 	pos += 4
