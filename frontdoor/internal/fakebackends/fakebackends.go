@@ -261,6 +261,13 @@ type Appender struct {
 	WriterCalls atomic.Int64
 	writers     map[fakeWriterKey]*fakeWriter
 	writerIDs   atomic.Int64
+	// batches are the headers of the stored batches per (table, bucket),
+	// for ListWriterBatches; ListPage bounds the batches one call reads
+	// (0: all), so that callers page.
+	batches  map[[2]int64][]fakeBatch
+	ListPage int
+	// ListCalls counts ListWriterBatches calls.
+	ListCalls atomic.Int64
 }
 
 // Writer state as a Fluss tablet server keeps it: per (table, bucket,
@@ -274,6 +281,13 @@ type fakeWriterKey struct {
 type fakeWriter struct {
 	last   int32
 	recent []fakeStored
+}
+
+type fakeBatch struct {
+	writer int64
+	seq    int32
+	base   int64
+	count  int32
 }
 
 type fakeStored struct {
@@ -385,6 +399,10 @@ func (f *Appender) Append(stream grpc.BidiStreamingServer[appendv1.AppendRequest
 			base = int64(len(f.logs[k]))
 			f.logs[k] = append(f.logs[k], vals...)
 			f.recordWriterLocked(req, base)
+			if f.batches == nil {
+				f.batches = map[[2]int64][]fakeBatch{}
+			}
+			f.batches[k] = append(f.batches[k], fakeBatch{writer: req.WriterId, seq: req.BatchSequence, base: base, count: int32(len(vals))})
 		}
 		lose := f.StoreThenFail
 		f.Mu.Unlock()
@@ -397,6 +415,46 @@ func (f *Appender) Append(stream grpc.BidiStreamingServer[appendv1.AppendRequest
 			return err
 		}
 	}
+}
+
+// GetLatestOffset answers the length of the bucket's log. Unknown tables
+// (any id but those in NewAppender's caller's catalog) are not modelled:
+// every bucket exists.
+func (f *Appender) GetLatestOffset(_ context.Context, r *appendv1.GetLatestOffsetRequest) (*appendv1.GetLatestOffsetResponse, error) {
+	f.Mu.Lock()
+	defer f.Mu.Unlock()
+	b := r.GetBucket()
+	return &appendv1.GetLatestOffsetResponse{Offset: int64(len(f.logs[[2]int64{b.GetTableId(), int64(b.GetBucketId())}]))}, nil
+}
+
+// ListWriterBatches answers the stored batches of the writer starting at or
+// after from_offset, reading at most ListPage batches (of any writer).
+func (f *Appender) ListWriterBatches(_ context.Context, r *appendv1.ListWriterBatchesRequest) (*appendv1.ListWriterBatchesResponse, error) {
+	f.ListCalls.Add(1)
+	f.Mu.Lock()
+	defer f.Mu.Unlock()
+	b := r.GetBucket()
+	k := [2]int64{b.GetTableId(), int64(b.GetBucketId())}
+	hw := int64(len(f.logs[k]))
+	resp := &appendv1.ListWriterBatchesResponse{NextOffset: max(r.GetFromOffset(), 0), HighWatermark: hw}
+	read := 0
+	for _, fb := range f.batches[k] {
+		if fb.base < r.GetFromOffset() {
+			continue
+		}
+		if f.ListPage > 0 && read == f.ListPage {
+			break
+		}
+		read++
+		if fb.writer == r.GetWriterId() {
+			resp.Batches = append(resp.Batches, &appendv1.WriterBatch{BaseOffset: fb.base, BatchSequence: fb.seq, RecordCount: fb.count})
+		}
+		resp.NextOffset = fb.base + int64(fb.count)
+	}
+	if f.ListPage == 0 || read < f.ListPage {
+		resp.NextOffset = max(resp.NextOffset, hw)
+	}
+	return resp, nil
 }
 
 // Log returns the values appended to (table, bucket), in order.

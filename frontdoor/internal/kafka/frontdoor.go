@@ -22,6 +22,10 @@ type Deps struct {
 	// and batches with a producer id are refused.
 	Idempotence        IdempotenceConfig
 	DisableIdempotence bool
+	// StateDir, when set, keeps anchors of the idempotent producer state in
+	// this directory so that it can be rebuilt from the Fluss log after a
+	// restart (docs/idempotence.md); empty keeps the state in memory only.
+	StateDir string
 	// SASL, when set, requires SASL/PLAIN authentication on every
 	// connection and registers the SASL APIs.
 	SASL           PlainAuthenticator
@@ -55,7 +59,20 @@ func NewFrontdoor(cfg Config, d Deps) (*Server, error) {
 		if states, err = NewProducerStates(d.Idempotence, d.Appender.InitWriter); err != nil {
 			return nil, err
 		}
+		if d.StateDir != "" {
+			store, err := openAnchorStore(d.StateDir, d.Logger)
+			if err != nil {
+				return nil, err
+			}
+			states.persist(store, d.Appender, d.Logger)
+		}
 	}
+	ok := false
+	defer func() {
+		if !ok && states != nil {
+			_ = states.stopPersisting()
+		}
+	}()
 	var reg *Registry
 	apis := []API{
 		apiVersionsAPI(func() *Registry { return reg }),
@@ -84,5 +101,6 @@ func NewFrontdoor(cfg Config, d Deps) (*Server, error) {
 		return nil, err
 	}
 	srv.producers = states
+	ok = true
 	return srv, nil
 }

@@ -1,0 +1,195 @@
+package kafka
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	appendv1 "github.com/ferrygw/ferry/services/api/gen/ferry/append/v1"
+)
+
+// TestKgoIdempotentRestartRecovers: the frontdoor is killed while batches
+// that Fluss stored are still unanswered (their acknowledgements were
+// lost), and started again on the same state dir. franz-go retries them
+// with their old sequences; the new frontdoor has no state in memory, reads
+// it back from the log through the anchors, and answers the retries with
+// their original offsets: every record once, in order, none failed. One
+// partition had batches before (its anchor was moved on), one gets its
+// very first batches in flight (its anchor is the one written before them).
+// Without the state dir the retries would get UNKNOWN_PRODUCER_ID, franz-go
+// would resend them on a new epoch and they would be stored twice.
+func TestKgoIdempotentRestartRecovers(t *testing.T) {
+	dir := t.TempDir()
+	h := newHarness(t, harnessOpts{stateDir: dir})
+	h.ap.Mu.Lock()
+	h.ap.ListPage = 2 // rebuilds read the log in pages
+	h.ap.Mu.Unlock()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(h.addr), kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.ProducerLinger(0),
+		kgo.ProducerBatchCompression(kgo.NoCompression()), kgo.RetryBackoffFn(func(int) time.Duration { return 20 * time.Millisecond }),
+		kgo.MetadataMinAge(50*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	rec := func(p int32, i int) *kgo.Record {
+		return &kgo.Record{Topic: "orders", Partition: p, Value: fmt.Appendf(nil, "p%d-%04d", p, i)}
+	}
+	for i := 0; i < 40; i++ {
+		if err := cl.ProduceSync(ctx, rec(0, i)).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Move partition 0's anchor past its first batches.
+	if err := h.srv.producers.flushAnchors(); err != nil {
+		t.Fatal(err)
+	}
+
+	// From here on appendsvc stores every batch but loses every answer.
+	h.ap.Mu.Lock()
+	h.ap.StoreThenFail = func(*appendv1.AppendRequest) bool { return true }
+	h.ap.Mu.Unlock()
+	const more = 30
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var errs []error
+	for i := 0; i < more; i++ {
+		for _, p := range []int32{0, 1} {
+			wg.Add(1)
+			n := i
+			if p == 0 {
+				n += 40
+			}
+			cl.Produce(ctx, rec(p, n), func(_ *kgo.Record, err error) {
+				defer wg.Done()
+				if err != nil {
+					mu.Lock()
+					errs = append(errs, err)
+					mu.Unlock()
+				}
+			})
+		}
+	}
+	// Wait until both partitions hold batches that were stored but not
+	// answered (franz-go may hold later batches back while it retries).
+	for len(h.ap.Log(100, 0)) <= 40 || len(h.ap.Log(100, 1)) == 0 {
+		if ctx.Err() != nil {
+			t.Fatalf("records never stored: %d and %d", len(h.ap.Log(100, 0)), len(h.ap.Log(100, 1)))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+
+	h.restartFrontdoor(t)
+	h.ap.Mu.Lock()
+	h.ap.StoreThenFail = nil
+	h.ap.Mu.Unlock()
+	wg.Wait()
+	if len(errs) > 0 {
+		t.Fatalf("%d records failed, first: %v", len(errs), errs[0])
+	}
+	logs := map[int32][]string{0: h.ap.Log(100, 0), 1: h.ap.Log(100, 1)}
+	if len(logs[0]) != 40+more {
+		t.Fatalf("partition 0 holds %d records, want %d", len(logs[0]), 40+more)
+	}
+	wantExactlyOnce(t, map[int32][]string{1: logs[1]}, more)
+	for i, v := range logs[0] {
+		if want := fmt.Sprintf("p0-%04d", i); v != want {
+			t.Fatalf("partition 0 offset %d holds %s, want %s", i, v, want)
+		}
+	}
+	if h.ap.ListCalls.Load() == 0 {
+		t.Fatal("nothing was read back from the log")
+	}
+	// And the producer goes on exactly once after the restart.
+	if err := cl.ProduceSync(ctx, rec(1, more)).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	wantExactlyOnce(t, map[int32][]string{1: h.ap.Log(100, 1)}, more+1)
+}
+
+// TestAnchorStoreReload: anchors survive reopening, a torn last line is cut
+// off, removals and producer drops stick, and compaction keeps the live
+// anchors only.
+func TestAnchorStoreReload(t *testing.T) {
+	dir := t.TempDir()
+	log := testLogger(t)
+	s, err := openAnchorStore(dir, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := openAnchorStore(dir, log); err == nil || !strings.Contains(err.Error(), "in use") {
+		t.Fatalf("second open of a locked dir: %v", err)
+	}
+	k1, k2, k3 := anchorKey{1, "t", 0}, anchorKey{1, "t", 1}, anchorKey{2, "t", 0}
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	now := time.Now()
+	must(s.put(k1, anchor{Writer: 10, TableID: 5, Offset: 3, Time: now.UnixMilli()}))
+	must(s.put(k2, anchor{Writer: 10, TableID: 5, Offset: 7, Time: now.UnixMilli()}))
+	must(s.put(k3, anchor{Writer: 11, TableID: 5, Offset: 1, Time: now.Add(-2 * time.Hour).UnixMilli()}))
+	// Stale advances (another writer, or not forward) are skipped.
+	must(s.advance(map[anchorKey]anchor{
+		k1: {Writer: 10, TableID: 5, FlussSeq: 4, KafkaSeq: 40, Offset: 9, Time: now.UnixMilli()},
+		k2: {Writer: 99, TableID: 5, FlussSeq: 4, Offset: 20},
+	}))
+	must(s.expire(now, time.Hour, map[int64]time.Time{}))
+	must(s.close())
+	// A crash in the middle of a write leaves a torn line.
+	f, err := os.OpenFile(filepath.Join(dir, anchorJournal), os.O_APPEND|os.O_WRONLY, 0)
+	must(err)
+	_, err = f.WriteString(`{"p":1,"t":"t","n":0,"a":{"e":0,"w":77`)
+	must(err)
+	must(f.Close())
+
+	s, err = openAnchorStore(dir, log)
+	must(err)
+	want := map[anchorKey]anchor{
+		k1: {Writer: 10, TableID: 5, FlussSeq: 4, KafkaSeq: 40, Offset: 9, Time: now.UnixMilli()},
+		k2: {Writer: 10, TableID: 5, Offset: 7, Time: now.UnixMilli()},
+	}
+	check := func() {
+		t.Helper()
+		for k, w := range want {
+			if a, ok := s.get(k); !ok || a != w {
+				t.Fatalf("%v: %+v %v, want %+v", k, a, ok, w)
+			}
+		}
+		if _, ok := s.get(k3); ok {
+			t.Fatal("the idle producer's anchor survived")
+		}
+	}
+	check()
+	s.compactMin = 16
+	must(s.remove(k2))
+	delete(want, k2)
+	// Enough advances to make the journal compact itself.
+	for i := int64(10); i < 100; i++ {
+		a := want[k1]
+		a.Offset = i
+		must(s.advance(map[anchorKey]anchor{k1: a}))
+		want[k1] = a
+	}
+	must(s.close())
+	s, err = openAnchorStore(dir, log)
+	must(err)
+	defer s.close()
+	check()
+	if _, ok := s.get(k2); ok {
+		t.Fatal("a removed anchor came back")
+	}
+	if s.lines > 16 {
+		t.Fatalf("journal has %d lines for 1 anchor: not compacted", s.lines)
+	}
+}
