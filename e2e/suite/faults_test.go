@@ -22,7 +22,8 @@ import (
 // retries) are allowed and reported. The victims are one of the two transcodesvc instances
 // (frontdoor moves its unanswered jobs to the other), the one appendsvc (every append stalls
 // until it is back, then frontdoor re-sends the unanswered ones) and catalogsvc (frontdoor goes
-// on with the mappings it has cached). Each takes a few seconds;
+// on with the mappings it has cached); for an idempotent producer also frontdoor itself (its
+// state is rebuilt from the Fluss log). Each takes a few seconds;
 // FERRY_TEST_FAULTS=0 skips them.
 func TestFaultKill(t *testing.T) {
 	if os.Getenv("FERRY_TEST_FAULTS") == "0" {
@@ -40,6 +41,17 @@ func TestFaultKill(t *testing.T) {
 			killDuringProduce(t, victim, true)
 		})
 	}
+	// A killed frontdoor loses the idempotence state it kept in memory. The new process rebuilds
+	// it from the Fluss log through the anchors in its state dir (the stack keeps that dir across
+	// the restart), so the producer's retries of batches that were stored but not answered are
+	// answered with their offsets instead of being stored again: every record exactly once.
+	t.Run(stack.Frontdoor+"/idempotent", func(t *testing.T) {
+		need(t)
+		if !offersInitProducerID(t, env) {
+			t.Skip("frontdoor does not offer InitProducerId")
+		}
+		killDuringProduce(t, stack.Frontdoor, true)
+	})
 }
 
 func killDuringProduce(t *testing.T, victim string, idempotent bool) {
@@ -192,6 +204,31 @@ func killDuringProduce(t *testing.T, victim string, idempotent bool) {
 	t.Logf("Fluss holds %d rows: %d records duplicated (%d extra copies); %d acknowledged records lost", len(rows), dups, extra, lost)
 	if idempotent && dups > 0 {
 		t.Errorf("idempotent producer: %d records were written more than once", dups)
+	}
+	if idempotent && victim == stack.Frontdoor {
+		// franz-go retries without a limit: every record must have made it, once.
+		missing := 0
+		for id := int64(0); id < total; id++ {
+			if copies[id] == 0 {
+				missing++
+			}
+		}
+		if missing > 0 || len(failed) > 0 {
+			t.Errorf("idempotent producer across a frontdoor kill: %d records missing from Fluss, %d failed", missing, len(failed))
+		}
+		// The producer went on after the restart, so the new process had to rebuild its state.
+		rebuilt := 0
+		for _, line := range strings.Split(e.stack.Service(stack.Frontdoor).LogTail(2000), "\n") {
+			if strings.Contains(line, "state rebuilt from the log") {
+				rebuilt++
+				if rebuilt == 1 {
+					t.Logf("frontdoor: %s", line)
+				}
+			}
+		}
+		if rebuilt == 0 {
+			t.Error("the restarted frontdoor rebuilt no producer state from the log")
+		}
 	}
 	if lost > 0 {
 		t.Errorf("%d acknowledged records lost or not at their acknowledged offsets", lost)
