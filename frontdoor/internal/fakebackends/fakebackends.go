@@ -266,8 +266,10 @@ type Appender struct {
 	// (0: all), so that callers page.
 	batches  map[[2]int64][]fakeBatch
 	ListPage int
-	// ListCalls counts ListWriterBatches calls.
+	// ListCalls counts ListWriterBatches calls; ListFail, when it returns
+	// an error, fails the call with it (a gRPC status).
 	ListCalls atomic.Int64
+	ListFail  func(*appendv1.ListWriterBatchesRequest) error
 }
 
 // Writer state as a Fluss tablet server keeps it: per (table, bucket,
@@ -433,6 +435,11 @@ func (f *Appender) ListWriterBatches(_ context.Context, r *appendv1.ListWriterBa
 	f.ListCalls.Add(1)
 	f.Mu.Lock()
 	defer f.Mu.Unlock()
+	if f.ListFail != nil {
+		if err := f.ListFail(r); err != nil {
+			return nil, err
+		}
+	}
 	b := r.GetBucket()
 	k := [2]int64{b.GetTableId(), int64(b.GetBucketId())}
 	hw := int64(len(f.logs[k]))
@@ -455,6 +462,26 @@ func (f *Appender) ListWriterBatches(_ context.Context, r *appendv1.ListWriterBa
 		resp.NextOffset = max(resp.NextOffset, hw)
 	}
 	return resp, nil
+}
+
+// Seed stores a batch as if a writer (-1: none) had appended it with seq,
+// and returns its base offset.
+func (f *Appender) Seed(table int64, bucket int32, writer int64, seq int32, values ...string) int64 {
+	f.Mu.Lock()
+	defer f.Mu.Unlock()
+	k := [2]int64{table, int64(bucket)}
+	base := int64(len(f.logs[k]))
+	f.logs[k] = append(f.logs[k], values...)
+	if f.batches == nil {
+		f.batches = map[[2]int64][]fakeBatch{}
+	}
+	f.batches[k] = append(f.batches[k], fakeBatch{writer: writer, seq: seq, base: base, count: int32(len(values))})
+	if writer >= 0 {
+		req := &appendv1.AppendRequest{TableId: table, BucketId: bucket, WriterId: writer, BatchSequence: seq}
+		f.checkWriterLocked(req)
+		f.recordWriterLocked(req, base)
+	}
+	return base
 }
 
 // Log returns the values appended to (table, bucket), in order.
