@@ -33,7 +33,10 @@ import (
 // Reusing a writer id without knowing where its Fluss sequences stand could
 // make Fluss take a new batch for a duplicate of an old one and drop it, so
 // state that is gone (restart, expiry) is never guessed; the client is told
-// (UNKNOWN_PRODUCER_ID) and bumps its epoch instead. See docs/idempotence.md.
+// (UNKNOWN_PRODUCER_ID) and bumps its epoch instead. The exception is state
+// read back from the Fluss log through a persisted anchor (anchors.go,
+// recovery.go), which continues a writer exactly where the log shows it.
+// See docs/idempotence.md.
 
 // IdempotenceConfig tunes the producer state.
 type IdempotenceConfig struct {
