@@ -1,9 +1,12 @@
 package kafka
 
 import (
+	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -192,4 +195,77 @@ func TestAnchorStoreReload(t *testing.T) {
 	if s.lines > 16 {
 		t.Fatalf("journal has %d lines for 1 anchor: not compacted", s.lines)
 	}
+}
+
+// TestJavaIdempotentRestartRecovers: a Java kafka-clients producer (default
+// settings) whose record was stored but not answered when the frontdoor
+// went down retries it against the restarted frontdoor and gets the offset
+// it was stored at: every record once, each acknowledged at its offset.
+// (FerryJavaStateLoss sends one record at a time, so exactly one is in
+// flight at the restart.)
+func TestJavaIdempotentRestartRecovers(t *testing.T) {
+	cp := os.Getenv("FERRY_TEST_KAFKA_CLIENTS_CP")
+	javac, err1 := exec.LookPath("javac")
+	java, err2 := exec.LookPath("java")
+	if cp == "" || err1 != nil || err2 != nil {
+		t.Skip("FERRY_TEST_KAFKA_CLIENTS_CP, javac or java missing")
+	}
+	classes := t.TempDir()
+	if out, err := exec.Command(javac, "-cp", cp, "-d", classes, filepath.Join("testdata", "FerryJavaStateLoss.java")).CombinedOutput(); err != nil {
+		t.Fatalf("javac: %v\n%s", err, out)
+	}
+	h := newHarness(t, harnessOpts{stateDir: t.TempDir()})
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, java, "-cp", cp+string(os.PathListSeparator)+classes, "FerryJavaStateLoss", h.addr, "orders", "1", "10")
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	lines := bufio.NewScanner(stdout)
+	if !lines.Scan() || lines.Text() != "HALF" {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		t.Fatalf("java producer: %q", lines.Text())
+	}
+	h.ap.Mu.Lock()
+	h.ap.StoreThenFail = func(*appendv1.AppendRequest) bool { return true }
+	h.ap.Mu.Unlock()
+	if _, err := io.WriteString(stdin, "go\n"); err != nil {
+		t.Fatal(err)
+	}
+	for len(h.ap.Log(100, 1)) < 11 {
+		if ctx.Err() != nil {
+			t.Fatal("the 11th record was never stored")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	h.restartFrontdoor(t)
+	h.ap.Mu.Lock()
+	h.ap.StoreThenFail = nil
+	h.ap.Mu.Unlock()
+	var out string
+	if lines.Scan() {
+		out = lines.Text()
+	}
+	if err := cmd.Wait(); err != nil || !strings.HasPrefix(out, "OK") {
+		t.Fatalf("java producer: %v: %s", err, out)
+	}
+	log := h.ap.Log(100, 1)
+	if len(log) != 20 {
+		t.Fatalf("partition holds %d records, want 20", len(log))
+	}
+	for i, v := range log {
+		if v != fmt.Sprintf("java-%04d", i) {
+			t.Fatalf("offset %d holds %q", i, v)
+		}
+	}
+	wantOffsets(t, out, 0, 20)
 }
