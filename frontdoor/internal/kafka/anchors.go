@@ -91,8 +91,9 @@ type anchorStore struct {
 	// compactMin: the journal is not rewritten below this many lines.
 	compactMin int
 
-	mu      sync.Mutex // the map; held briefly, never across I/O
+	mu      sync.Mutex // the map and queue; held briefly, never across I/O
 	anchors map[anchorKey]anchor
+	queue   []*pendingPut
 }
 
 // openAnchorStore opens (creating) the journal in dir and loads it. The
@@ -192,10 +193,42 @@ func (s *anchorStore) get(k anchorKey) (anchor, bool) {
 }
 
 // put durably records a new anchor for k (a new partition state).
+// Puts that arrive while another write is syncing share the next write
+// and sync (group commit): many producers starting at once cost a few
+// syncs, not one each.
 func (s *anchorStore) put(k anchorKey, a anchor) error {
+	p := &pendingPut{rec: anchorRecord{ProducerID: k.producerID, Topic: k.topic, Partition: k.partition, Anchor: &a}, done: make(chan struct{})}
+	s.mu.Lock()
+	s.queue = append(s.queue, p)
+	s.mu.Unlock()
 	s.fileMu.Lock()
 	defer s.fileMu.Unlock()
-	return s.writeLocked([]anchorRecord{{ProducerID: k.producerID, Topic: k.topic, Partition: k.partition, Anchor: &a}})
+	select {
+	case <-p.done: // written by the holder before us
+		return p.err
+	default:
+	}
+	s.mu.Lock()
+	batch := s.queue
+	s.queue = nil
+	s.mu.Unlock()
+	recs := make([]anchorRecord, len(batch))
+	for i, q := range batch {
+		recs[i] = q.rec
+	}
+	err := s.writeLocked(recs)
+	for _, q := range batch {
+		q.err = err
+		close(q.done)
+	}
+	return p.err
+}
+
+// pendingPut is a put waiting for the next write.
+type pendingPut struct {
+	rec  anchorRecord
+	done chan struct{}
+	err  error
 }
 
 // remove durably drops the anchor of k.
