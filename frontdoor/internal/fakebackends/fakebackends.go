@@ -270,6 +270,8 @@ type Appender struct {
 	// an error, fails the call with it (a gRPC status).
 	ListCalls atomic.Int64
 	ListFail  func(*appendv1.ListWriterBatchesRequest) error
+	// LatestFail, when it returns an error, fails GetLatestOffset with it.
+	LatestFail func(*appendv1.GetLatestOffsetRequest) error
 }
 
 // Writer state as a Fluss tablet server keeps it: per (table, bucket,
@@ -425,6 +427,11 @@ func (f *Appender) Append(stream grpc.BidiStreamingServer[appendv1.AppendRequest
 func (f *Appender) GetLatestOffset(_ context.Context, r *appendv1.GetLatestOffsetRequest) (*appendv1.GetLatestOffsetResponse, error) {
 	f.Mu.Lock()
 	defer f.Mu.Unlock()
+	if f.LatestFail != nil {
+		if err := f.LatestFail(r); err != nil {
+			return nil, err
+		}
+	}
 	b := r.GetBucket()
 	return &appendv1.GetLatestOffsetResponse{Offset: int64(len(f.logs[[2]int64{b.GetTableId(), int64(b.GetBucketId())}]))}, nil
 }

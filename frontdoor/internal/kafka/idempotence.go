@@ -99,6 +99,8 @@ type ProducerStates struct {
 	stop       chan struct{}
 	loopDone   chan struct{}
 	stopOnce   sync.Once
+	// warnUnimplemented: an old appendsvc was reported once.
+	warnUnimplemented sync.Once
 
 	mu        sync.Mutex
 	producers map[int64]*producerState

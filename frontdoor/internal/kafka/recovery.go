@@ -133,11 +133,19 @@ func (ps *ProducerStates) flushAnchors() error {
 // anchorNew writes the anchor of a new partition state on writer and
 // returns the state; or nil and the answer for the batch.
 func (ps *ProducerStates) anchorNew(ctx context.Context, key partitionKey, tbl tableRef, b batchIdentity, writer int64) (*partState, verdict) {
+	ak := anchorKey{b.producerID, key.topic, key.partition}
 	off, err := ps.wlog.LatestOffset(ctx, tbl.bucket(key.partition))
+	if status.Code(err) == codes.Unimplemented {
+		// An appendsvc older than the read-back: produce goes on, with
+		// this state in memory only.
+		ps.warnUnimplemented.Do(func() {
+			ps.log.Warn("idempotence: appendsvc cannot read logs back; producer state is kept in memory only", "err", err)
+		})
+		return &partState{epoch: b.epoch, writer: writer, ak: ak, table: tbl}, verdict{}
+	}
 	if err != nil {
 		return nil, verdictForLogError("reading the partition's end offset", err)
 	}
-	ak := anchorKey{b.producerID, key.topic, key.partition}
 	a := anchor{Epoch: b.epoch, Writer: writer, TableID: tbl.id, Offset: off, Time: ps.now().UnixMilli()}
 	if err := ps.store.put(ak, a); err != nil {
 		ps.log.Error("idempotence: writing an anchor failed", "err", err)
@@ -158,7 +166,7 @@ func (ps *ProducerStates) rebuild(ctx context.Context, tbl tableRef, ak anchorKe
 			Bucket: tbl.bucket(ak.partition), FromOffset: from, WriterId: a.Writer,
 		})
 		if err != nil {
-			if status.Code(err) == codes.OutOfRange {
+			if c := status.Code(err); c == codes.OutOfRange || c == codes.Unimplemented {
 				return nil, fmt.Errorf("%w: %v", errAnchorUnusable, err)
 			}
 			return nil, err

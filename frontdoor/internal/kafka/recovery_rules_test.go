@@ -127,6 +127,7 @@ func TestProducerStatesRebuild(t *testing.T) {
 		{"an acknowledged anchor batch missing from the log drops it", anchor{Writer: w, TableID: 100, FlussSeq: 3, KafkaSeq: 9}, false, nil, batch(0, 12, 1), kerr.UnknownProducerID.Code, false},
 		{"a log deleted past the anchor drops it", anchor{Writer: w, TableID: 100}, true, status.Error(codes.OutOfRange, "gone"), batch(0, 3, 1), kerr.UnknownProducerID.Code, false},
 		{"an unreadable log is retriable and keeps the anchor", anchor{Writer: w, TableID: 100}, true, status.Error(codes.Unavailable, "down"), batch(0, 3, 1), kerr.RequestTimedOut.Code, true},
+		{"an appendsvc that cannot read logs makes the anchor useless", anchor{Writer: w, TableID: 100}, true, status.Error(codes.Unimplemented, "old"), batch(0, 3, 1), kerr.UnknownProducerID.Code, false},
 		{"a missing table is UNKNOWN_TOPIC_OR_PARTITION", anchor{Writer: w, TableID: 100}, true, status.Error(codes.NotFound, "no table"), batch(0, 3, 1), kerr.UnknownTopicOrPartition.Code, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
