@@ -112,6 +112,20 @@ func TestProducerStatesRebuild(t *testing.T) {
 		}
 	})
 
+	t.Run("without the end offset no state starts, unless appendsvc cannot tell", func(t *testing.T) {
+		ps, store, fake := persistentStates(t)
+		fake.LatestFail = func(*appendv1.GetLatestOffsetRequest) error { return status.Error(codes.Unavailable, "down") }
+		if v := ps.admit(ctx, partitionKey{"t", 4}, tbl, batch(0, 0, 1)); v.code != kerr.RequestTimedOut.Code {
+			t.Fatalf("%v (%s), want REQUEST_TIMED_OUT", kerr.ErrorForCode(v.code), v.msg)
+		}
+		// An appendsvc without the read-back: in memory only, as before.
+		fake.LatestFail = func(*appendv1.GetLatestOffsetRequest) error { return status.Error(codes.Unimplemented, "old") }
+		v := ps.admit(ctx, partitionKey{"t", 4}, tbl, batch(0, 0, 1))
+		if _, ok := store.get(anchorKey{7, "t", 4}); v.code != 0 || v.flussSeq != 0 || ok {
+			t.Fatalf("verdict %+v (%s), anchor written: %v", v, v.msg, ok)
+		}
+	})
+
 	for _, tc := range []struct {
 		name       string
 		anchor     anchor
