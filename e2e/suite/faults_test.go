@@ -22,8 +22,7 @@ import (
 // retries) are allowed and reported. The victims are one of the two transcodesvc instances
 // (frontdoor moves its unanswered jobs to the other), the one appendsvc (every append stalls
 // until it is back, then frontdoor re-sends the unanswered ones) and catalogsvc (frontdoor goes
-// on with the mappings it has cached); for an idempotent producer also frontdoor itself (its
-// state is rebuilt from the Fluss log). Each takes a few seconds;
+// on with the mappings it has cached). Each takes a few seconds;
 // FERRY_TEST_FAULTS=0 skips them.
 func TestFaultKill(t *testing.T) {
 	if os.Getenv("FERRY_TEST_FAULTS") == "0" {
