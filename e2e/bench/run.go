@@ -248,6 +248,8 @@ func flussPhase(ctx context.Context, cfg *config, root, dir string, pt perfTest,
 	base := cfg.ServicePortBase
 	sc.CatalogPort, sc.TranscodePorts, sc.AppendPort, sc.FrontdoorPort = base+1, []int{base + 2, base + 12}, base+3, base+4
 	sc.KafkaPort = cfg.FerryKafkaPort
+	// No metrics endpoints: the defaults would collide with a developer's stack.
+	sc.CatalogMetricsPort, sc.TranscodeMetricsPorts, sc.AppendMetricsPort, sc.FrontdoorMetricsPort = 0, nil, 0, 0
 	sc.LogLevel, sc.Java, sc.ServerHeap, sc.Keep = cfg.LogLevel, cfg.Java, cfg.ServerHeap, cfg.Keep
 	sc.FlussOnly = !cfg.runs(targetFerry)
 	log.Info("starting the Ferry stack", "fluss", sc.FlussBootstrap(), "kafka", sc.KafkaAddr(), "services", !sc.FlussOnly)

@@ -46,6 +46,10 @@ type Client struct {
 	NoIdempotence bool
 	// DefaultAcks is the acks the client sends when --acks is not given ("0", "1" or "all").
 	DefaultAcks string
+	// ConnectionPerRecord is set when the runner may send each record from a process (and
+	// connection) of its own: with acks=0 nothing orders one connection's request after the
+	// previous one's, so such records may be stored in any order.
+	ConnectionPerRecord bool
 
 	runner string // absolute path of bin/<Name>
 }
@@ -74,7 +78,7 @@ func All() []Client {
 	bin := filepath.Join(Dir(), "bin")
 	cs := []Client{
 		{Name: "java", Library: "org.apache.kafka:kafka-clients (Maven Central)", DefaultAcks: "all"},
-		{Name: "kcat", Library: "kcat + librdkafka (Debian package kcat)", DefaultAcks: "all", NoTimestamps: true},
+		{Name: "kcat", Library: "kcat + librdkafka (Debian package kcat)", DefaultAcks: "all", NoTimestamps: true, ConnectionPerRecord: true},
 		{Name: "kafkajs", Library: "kafkajs (npm) with kafkajs-snappy and kafkajs-lz4 codecs", DefaultAcks: "all",
 			Unsupported: map[string]string{"zstd": "kafkajs ships no zstd codec and the npm codec @kafkajs/zstd (native cppzst) does not build on Node 20"}},
 		{Name: "confluent-kafka", Library: "confluent-kafka (PyPI wheel, bundled librdkafka)", DefaultAcks: "all"},

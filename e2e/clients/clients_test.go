@@ -249,7 +249,10 @@ func runCase(t *testing.T, b *Broker, c Client, mc matrixCase) {
 		if mc.partition != nil && g.Partition != *mc.partition {
 			t.Errorf("record %d: on partition %d, asked for %d", i, g.Partition, *mc.partition)
 		}
-		if last, seen := lastOffset[g.Partition]; seen && g.Offset <= last {
+		// Send order holds within a connection; with acks=0 a runner that connects per record
+		// has nothing that orders its connections' requests.
+		ordered := acks != "0" || !c.ConnectionPerRecord
+		if last, seen := lastOffset[g.Partition]; ordered && seen && g.Offset <= last {
 			t.Errorf("record %d: offset %d on partition %d is not after the previous record's %d (order lost)", i, g.Offset, g.Partition, last)
 		}
 		lastOffset[g.Partition] = g.Offset

@@ -100,7 +100,7 @@ func TestComposeServicesMatchTheLauncher(t *testing.T) {
 				continue // optional in the launcher too
 			case got == nil:
 				t.Errorf("%s: compose sets no %s (the launcher sets %q)", spec.Package, key, want)
-			case key == "FERRY_LISTEN" || key == "FERRY_KAFKA_LISTEN":
+			case key == "FERRY_LISTEN" || key == "FERRY_KAFKA_LISTEN" || key == "FERRY_METRICS_ADDR":
 				if p := port(t, *got); p != port(t, want) {
 					t.Errorf("%s: %s listens on port %d, the launcher on %d", spec.Package, key, p, port(t, want))
 				}
@@ -118,6 +118,11 @@ func TestComposeServicesMatchTheLauncher(t *testing.T) {
 		}
 		if spec.Package == stack.Frontdoor && svc.Environment[stack.EnvStateDir] == nil {
 			t.Errorf("%s: compose sets no %s: a restart would lose the idempotent producer state", spec.Package, stack.EnvStateDir)
+		}
+		if metrics, ok := spec.Ports["metrics"]; !ok {
+			t.Errorf("%s: the launcher gives it no metrics port", spec.Package)
+		} else if !containsString(svc.Expose, strconv.Itoa(metrics)) {
+			t.Errorf("%s: metrics port %d is not exposed (expose: %v)", spec.Package, metrics, svc.Expose)
 		}
 		if kafka, ok := spec.Ports["kafka"]; ok {
 			published := false
@@ -222,6 +227,15 @@ func port(t *testing.T, addr string) int {
 func containsInt(list []int, n int) bool {
 	for _, v := range list {
 		if v == n {
+			return true
+		}
+	}
+	return false
+}
+
+func containsString(list []string, v string) bool {
+	for _, s := range list {
+		if s == v {
 			return true
 		}
 	}

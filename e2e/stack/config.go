@@ -60,6 +60,13 @@ type Config struct {
 	AppendPort     int
 	FrontdoorPort  int // frontdoor's gRPC (health) port
 	KafkaPort      int
+	// The metrics ports: each service serves Prometheus /metrics there (FERRY_METRICS_ADDR).
+	// 0 leaves a service without the endpoint. TranscodeMetricsPorts pairs with TranscodePorts
+	// by index; a transcodesvc past its end has no endpoint.
+	CatalogMetricsPort    int
+	TranscodeMetricsPorts []int
+	AppendMetricsPort     int
+	FrontdoorMetricsPort  int
 	// AdvertisedAddr is what frontdoor tells Kafka clients; empty means Host:KafkaPort.
 	AdvertisedAddr string
 	NodeID         int
@@ -103,6 +110,12 @@ func DefaultConfig() Config {
 		ServerHeap:      "1g",
 		ReadyTimeout:    3 * time.Minute,
 		StopGrace:       15 * time.Second,
+
+		// Metrics: the gRPC port plus 100.
+		CatalogMetricsPort:    7201,
+		TranscodeMetricsPorts: []int{7202, 7212},
+		AppendMetricsPort:     7203,
+		FrontdoorMetricsPort:  7204,
 	}
 }
 
@@ -232,21 +245,39 @@ func (c Config) namedPorts() []namedPort {
 	if c.FlussOnly {
 		return ps
 	}
+	// Metrics ports set to 0 are off and not listed.
+	metrics := func(field string, port int) {
+		if port != 0 {
+			ps = append(ps, namedPort{field, port})
+		}
+	}
 	if c.wants(Catalog) {
 		ps = append(ps, namedPort{"CatalogPort", c.CatalogPort})
+		metrics("CatalogMetricsPort", c.CatalogMetricsPort)
 	}
 	if c.wants(Transcode) {
 		for i, p := range c.TranscodePorts {
 			ps = append(ps, namedPort{fmt.Sprintf("TranscodePorts[%d]", i), p})
+			metrics(fmt.Sprintf("TranscodeMetricsPorts[%d]", i), c.transcodeMetricsPort(i))
 		}
 	}
 	if c.wants(Append) {
 		ps = append(ps, namedPort{"AppendPort", c.AppendPort})
+		metrics("AppendMetricsPort", c.AppendMetricsPort)
 	}
 	if c.wants(Frontdoor) {
 		ps = append(ps, namedPort{"FrontdoorPort", c.FrontdoorPort}, namedPort{"KafkaPort", c.KafkaPort})
+		metrics("FrontdoorMetricsPort", c.FrontdoorMetricsPort)
 	}
 	return ps
+}
+
+// transcodeMetricsPort is the metrics port of the i-th transcodesvc, 0 if it has none.
+func (c Config) transcodeMetricsPort(i int) int {
+	if i < len(c.TranscodeMetricsPorts) {
+		return c.TranscodeMetricsPorts[i]
+	}
+	return 0
 }
 
 // Ports maps every port this stack listens on to the Config field that sets it
@@ -319,7 +350,7 @@ type ServiceSpec struct {
 	GRPCAddr string
 	// Env is the complete service environment (empty values are not exported).
 	Env map[string]string
-	// Ports names every port the process listens on ("grpc", "kafka").
+	// Ports names every port the process listens on ("grpc", "kafka", "metrics").
 	Ports map[string]int
 }
 
@@ -328,20 +359,32 @@ func (c Config) ServiceSpecs() []ServiceSpec {
 	if c.FlussOnly {
 		return nil
 	}
-	common := func(port int) map[string]string {
-		return map[string]string{
+	common := func(port, metricsPort int) map[string]string {
+		env := map[string]string{
 			"FERRY_LISTEN":                c.addr(port),
 			"FERRY_LOG_LEVEL":             c.LogLevel,
 			"FERRY_LOG_FORMAT":            c.LogFormat,
 			"OTEL_EXPORTER_OTLP_ENDPOINT": c.OTLPEndpoint,
+			"FERRY_METRICS_ADDR":          "",
 		}
+		if metricsPort != 0 {
+			env["FERRY_METRICS_ADDR"] = c.addr(metricsPort)
+		}
+		return env
+	}
+	// ports names a service's ports, "metrics" only when it has one.
+	ports := func(named map[string]int, metricsPort int) map[string]int {
+		if metricsPort != 0 {
+			named["metrics"] = metricsPort
+		}
+		return named
 	}
 	var specs []ServiceSpec
 	if c.wants(Catalog) {
-		env := common(c.CatalogPort)
+		env := common(c.CatalogPort, c.CatalogMetricsPort)
 		env["FERRY_FLUSS_BOOTSTRAP"] = c.FlussBootstrap()
 		specs = append(specs, ServiceSpec{Name: Catalog, Package: Catalog, GRPCAddr: c.addr(c.CatalogPort),
-			Env: env, Ports: map[string]int{"grpc": c.CatalogPort}})
+			Env: env, Ports: ports(map[string]int{"grpc": c.CatalogPort}, c.CatalogMetricsPort)})
 	}
 	var transcodeAddrs []string
 	if c.wants(Transcode) {
@@ -351,18 +394,19 @@ func (c Config) ServiceSpecs() []ServiceSpec {
 				name = fmt.Sprintf("%s-%d", Transcode, i+1)
 			}
 			transcodeAddrs = append(transcodeAddrs, c.addr(p))
+			mp := c.transcodeMetricsPort(i)
 			specs = append(specs, ServiceSpec{Name: name, Package: Transcode, GRPCAddr: c.addr(p),
-				Env: common(p), Ports: map[string]int{"grpc": p}})
+				Env: common(p, mp), Ports: ports(map[string]int{"grpc": p}, mp)})
 		}
 	}
 	if c.wants(Append) {
-		env := common(c.AppendPort)
+		env := common(c.AppendPort, c.AppendMetricsPort)
 		env["FERRY_FLUSS_BOOTSTRAP"] = c.FlussBootstrap()
 		specs = append(specs, ServiceSpec{Name: Append, Package: Append, GRPCAddr: c.addr(c.AppendPort),
-			Env: env, Ports: map[string]int{"grpc": c.AppendPort}})
+			Env: env, Ports: ports(map[string]int{"grpc": c.AppendPort}, c.AppendMetricsPort)})
 	}
 	if c.wants(Frontdoor) {
-		env := common(c.FrontdoorPort)
+		env := common(c.FrontdoorPort, c.FrontdoorMetricsPort)
 		env["FERRY_KAFKA_LISTEN"] = c.addr(c.KafkaPort)
 		env["FERRY_ADVERTISED_ADDR"] = c.KafkaAddr()
 		env["FERRY_NODE_ID"] = strconv.Itoa(c.NodeID)
@@ -370,7 +414,7 @@ func (c Config) ServiceSpecs() []ServiceSpec {
 		env["FERRY_TRANSCODE_ADDR"] = strings.Join(transcodeAddrs, ",")
 		env["FERRY_APPEND_ADDR"] = c.addr(c.AppendPort)
 		specs = append(specs, ServiceSpec{Name: Frontdoor, Package: Frontdoor, GRPCAddr: c.addr(c.FrontdoorPort),
-			Env: env, Ports: map[string]int{"grpc": c.FrontdoorPort, "kafka": c.KafkaPort}})
+			Env: env, Ports: ports(map[string]int{"grpc": c.FrontdoorPort, "kafka": c.KafkaPort}, c.FrontdoorMetricsPort)})
 	}
 	return specs
 }

@@ -38,6 +38,11 @@ func TestConfigValidate(t *testing.T) {
 		{name: "duplicate port", mut: func(c *Config) { c.AppendPort = c.CatalogPort }, wantErr: "AppendPort 7101: already used by CatalogPort"},
 		{name: "duplicate transcode port", mut: func(c *Config) { c.TranscodePorts = []int{7102, 7102} }, wantErr: "TranscodePorts[1]"},
 		{name: "service ports ignored for fluss only", mut: func(c *Config) { c.FlussOnly = true; c.AppendPort = c.CatalogPort }},
+		{name: "metrics port clashes", mut: func(c *Config) { c.FrontdoorMetricsPort = c.KafkaPort }, wantErr: "FrontdoorMetricsPort 9092: already used by KafkaPort"},
+		{name: "transcode metrics port clashes", mut: func(c *Config) { c.TranscodeMetricsPorts = []int{7202, 7201} }, wantErr: "TranscodeMetricsPorts[1] 7201: already used by CatalogMetricsPort"},
+		{name: "metrics ports off", mut: func(c *Config) {
+			c.CatalogMetricsPort, c.TranscodeMetricsPorts, c.AppendMetricsPort, c.FrontdoorMetricsPort = 0, nil, 0, 0
+		}},
 		{name: "no transcode port", mut: func(c *Config) { c.TranscodePorts = nil }, wantErr: "TranscodePorts"},
 		{name: "unknown service", mut: func(c *Config) { c.Services = []string{"catalogsvc", "kafkasvc"} }, wantErr: `unknown service "kafkasvc"`},
 		{name: "frontdoor without deps", mut: func(c *Config) { c.Services = []string{Frontdoor} }, wantErr: "frontdoor needs catalogsvc"},
@@ -83,6 +88,13 @@ func TestDefaultPorts(t *testing.T) {
 		"ZooKeeperPort": 2181, "CoordinatorPort": 9123, "TabletPort": 9124,
 		"CatalogPort": 7101, "TranscodePorts[0]": 7102, "TranscodePorts[1]": 7112,
 		"AppendPort": 7103, "FrontdoorPort": 7104, "KafkaPort": 9092,
+		"CatalogMetricsPort": 7201, "TranscodeMetricsPorts[0]": 7202, "TranscodeMetricsPorts[1]": 7212,
+		"AppendMetricsPort": 7203, "FrontdoorMetricsPort": 7204,
+	}
+	for k, v := range got {
+		if v >= 32768 {
+			t.Errorf("%s = %d: in the ephemeral range, where the kernel hands out client ports", k, v)
+		}
 	}
 	if len(got) != len(want) {
 		t.Fatalf("ports = %v, want %v", got, want)
@@ -119,6 +131,18 @@ func TestServiceSpecs(t *testing.T) {
 		}
 		if s.Env["FERRY_LISTEN"] != s.GRPCAddr || s.GRPCAddr != "127.0.0.1:"+itoa(s.Ports["grpc"]) {
 			t.Errorf("%s: FERRY_LISTEN %q, GRPCAddr %q, grpc port %d disagree", s.Name, s.Env["FERRY_LISTEN"], s.GRPCAddr, s.Ports["grpc"])
+		}
+		if s.Ports["metrics"] == 0 || s.Env["FERRY_METRICS_ADDR"] != "127.0.0.1:"+itoa(s.Ports["metrics"]) {
+			t.Errorf("%s: FERRY_METRICS_ADDR %q, metrics port %d disagree", s.Name, s.Env["FERRY_METRICS_ADDR"], s.Ports["metrics"])
+		}
+	}
+	// A metrics port of 0 and a transcodesvc past TranscodeMetricsPorts have no endpoint.
+	off := DefaultConfig()
+	off.AppendMetricsPort, off.TranscodeMetricsPorts = 0, []int{7202}
+	for _, s := range off.ServiceSpecs() {
+		_, has := s.Ports["metrics"]
+		if off := s.Name == Append || s.Name == "transcodesvc-2"; has == off || (off && s.Env["FERRY_METRICS_ADDR"] != "") {
+			t.Errorf("%s: metrics port %v, FERRY_METRICS_ADDR %q", s.Name, s.Ports, s.Env["FERRY_METRICS_ADDR"])
 		}
 	}
 	if byName["transcodesvc-2"].Package != Transcode || byName["transcodesvc-2"].GRPCAddr != "127.0.0.1:7112" {

@@ -22,7 +22,7 @@ func TestServiceControl(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.addProcess(p)
+	s.replaceProcess(p)
 	t.Cleanup(func() { _ = s.Stop() })
 
 	if got := s.Service("sleeper"); got != p {
@@ -39,7 +39,7 @@ func TestServiceControl(t *testing.T) {
 		wantErr string
 	}{
 		{"kill unknown", func() error { return s.Kill("nobody") }, "no process named nobody"},
-		{"restart non-service", func() error { return s.Restart(ctx, "sleeper") }, "no service named sleeper"},
+		{"restart non-service", func() error { return s.Restart(ctx, "sleeper") }, "no service or Fluss process named sleeper"},
 		{"stop non-service", func() error { return s.StopService("sleeper") }, "not a service"},
 		{"start unknown package", func() error {
 			return s.StartService(ctx, ServiceSpec{Name: "x", Package: "kafkasvc"})

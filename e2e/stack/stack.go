@@ -28,6 +28,14 @@ type Stack struct {
 	mu    sync.Mutex
 	procs []*Process             // start order (a restarted service keeps its place)
 	specs map[string]ServiceSpec // by ServiceSpec.Name: how to start each service again
+	fluss map[string]flussStep   // by process name ("tablet"…): how to start it again
+}
+
+// flussStep is how one Fluss process (ZooKeeper, coordinator, tablet server) is started.
+type flussStep struct {
+	name string
+	argv []string
+	addr string
 }
 
 // Start validates cfg, starts Fluss (and the services unless cfg.FlussOnly) and returns once
@@ -54,7 +62,7 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (*Stack, error) {
 	if err := os.WriteFile(filepath.Join(dir, pidFile), []byte(strconv.Itoa(os.Getpid())+"\n"), 0o644); err != nil {
 		return nil, err
 	}
-	s := &Stack{cfg: cfg, dir: dir, log: log, keep: cfg.Keep, specs: map[string]ServiceSpec{}}
+	s := &Stack{cfg: cfg, dir: dir, log: log, keep: cfg.Keep, specs: map[string]ServiceSpec{}, fluss: map[string]flussStep{}}
 	readyCtx, cancel := context.WithTimeout(ctx, cfg.ReadyTimeout)
 	defer cancel()
 	if err := s.start(readyCtx); err != nil {
@@ -114,12 +122,7 @@ func (s *Stack) startFluss(ctx context.Context, logs string) error {
 	if err := writeFlussConfig(c, l); err != nil {
 		return fmt.Errorf("write Fluss config: %w", err)
 	}
-	javaEnv := os.Environ()
-	steps := []struct {
-		name string
-		argv []string
-		addr string
-	}{
+	steps := []flussStep{
 		{"zookeeper", javaCommand(c, l, "256m", zooKeeperMain, l.path("zookeeper", "zookeeper.properties")), c.ZooKeeperAddr()},
 		{"coordinator", javaCommand(c, l, c.ServerHeap, coordinatorMain, "--configDir", l.path("coordinator", "conf")), c.FlussBootstrap()},
 		{"tablet", javaCommand(c, l, c.ServerHeap, tabletMain, "--configDir", l.path("tablet", "conf")), c.TabletAddr()},
@@ -127,15 +130,14 @@ func (s *Stack) startFluss(ctx context.Context, logs string) error {
 	start := time.Now()
 	var started []*Process
 	for _, st := range steps {
-		p, err := StartProcess(st.name, st.argv, javaEnv, s.dir, filepath.Join(logs, st.name+".log"))
+		s.mu.Lock()
+		s.fluss[st.name] = st
+		s.mu.Unlock()
+		p, err := s.startFlussProcess(ctx, st)
 		if err != nil {
 			return err
 		}
-		s.addProcess(p)
 		started = append(started, p)
-		if err := waitPort(ctx, p, st.addr); err != nil {
-			return err
-		}
 		s.log.Info("listening", "process", st.name, "addr", st.addr, "pid", p.Pid(), "elapsed", time.Since(start).Round(time.Millisecond))
 	}
 	if err := waitFlussReady(ctx, c); err != nil {
@@ -146,9 +148,30 @@ func (s *Stack) startFluss(ctx context.Context, logs string) error {
 	return nil
 }
 
-func (s *Stack) addProcess(p *Process) {
+// startFlussProcess starts one Fluss process (replacing an earlier one of its name in the
+// process list) and waits until its port accepts connections. Its log is appended to, so a
+// restarted server's log follows the one before.
+func (s *Stack) startFlussProcess(ctx context.Context, st flussStep) (*Process, error) {
+	logPath := filepath.Join(s.dir, "logs", st.name+".log")
+	p, err := StartProcess(st.name, st.argv, os.Environ(), s.dir, logPath)
+	if err != nil {
+		return nil, err
+	}
+	s.replaceProcess(p)
+	return p, waitPort(ctx, p, st.addr)
+}
+
+// replaceProcess puts p in the process list in the place of the process of the same name, or
+// at the end.
+func (s *Stack) replaceProcess(p *Process) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	for i, old := range s.procs {
+		if old.Name == p.Name {
+			s.procs[i] = p
+			return
+		}
+	}
 	s.procs = append(s.procs, p)
 }
 
@@ -170,17 +193,8 @@ func (s *Stack) startService(ctx context.Context, spec ServiceSpec) error {
 	if err != nil {
 		return err
 	}
+	s.replaceProcess(p)
 	s.mu.Lock()
-	replaced := false
-	for i, old := range s.procs {
-		if old.Name == spec.Name {
-			s.procs[i] = p
-			replaced = true
-		}
-	}
-	if !replaced {
-		s.procs = append(s.procs, p)
-	}
 	s.specs[spec.Name] = spec
 	s.mu.Unlock()
 	// Port first: a gRPC client that dials too early backs off for a second or more.
@@ -280,19 +294,35 @@ func (s *Stack) StopService(name string) error {
 	return err
 }
 
-// Restart stops the named service (SIGTERM with the configured grace; nothing to do if it is
-// already dead) and starts it again with the same spec, returning once it serves again.
+// Restart stops the named service or Fluss process (SIGTERM with the configured grace; nothing
+// to do if it is already dead) and starts it again the same way, returning once it serves again:
+// a service once healthy, a Fluss process once its port accepts and Fluss is ready again (the
+// restarted tablet server keeps its id and data directory).
 func (s *Stack) Restart(ctx context.Context, name string) error {
-	spec, ok := s.Spec(name)
-	if !ok {
-		return fmt.Errorf("stack: Restart: no service named %s (Fluss processes cannot be restarted)", name)
+	spec, isService := s.Spec(name)
+	s.mu.Lock()
+	st, isFluss := s.fluss[name]
+	s.mu.Unlock()
+	if !isService && !isFluss {
+		return fmt.Errorf("stack: Restart: no service or Fluss process named %s", name)
 	}
 	if p := s.Service(name); p != nil {
 		if err := p.Stop(s.cfg.StopGrace); err != nil {
 			return err
 		}
 	}
-	return s.startService(ctx, spec)
+	if isService {
+		return s.startService(ctx, spec)
+	}
+	p, err := s.startFlussProcess(ctx, st)
+	if err != nil {
+		return err
+	}
+	if err := waitFlussReady(ctx, s.cfg); err != nil {
+		return fmt.Errorf("after restarting %s: %w", name, err)
+	}
+	s.log.Info("restarted", "process", name, "pid", p.Pid())
+	return nil
 }
 
 // Dir is the run directory (data, configuration, logs/).

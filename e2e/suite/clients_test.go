@@ -18,7 +18,8 @@ import (
 // TestProduceRealClients sends JSON records through Ferry with every real client of e2e/clients
 // (Java kafka-clients, kcat, kafkajs, confluent-kafka-python, franz-go, sarama, kafka-go), keyed
 // so each client's own partitioner spreads them over the partitions: acks=all with the client's
-// default codec, with each codec it can send, acks=1, and idempotent; it compares every row and every acknowledged offset with what Fluss holds.
+// default codec, with each codec it can send, acks=1, acks=0 and idempotent; it compares every
+// row and every acknowledged offset with what Fluss holds (acks=0: see findByID).
 // FERRY_TEST_CLIENTS=java,kcat limits the clients; a client that is not installed is skipped,
 // unless FERRY_TEST_REQUIRE_CLIENTS=1.
 func TestProduceRealClients(t *testing.T) {
@@ -29,7 +30,7 @@ func TestProduceRealClients(t *testing.T) {
 			t.Run("plain", func(t *testing.T) {
 				produceWithClient(t, f, db, c, clientRun{kafka: e.kafka, records: 45, table: "c_" + sanitize(c.Name)})
 			})
-			// Every codec the client can send (acks=all), then acks=1; acks=0 is TestProduceAcks.
+			// Every codec the client can send (acks=all), then acks=1 and acks=0.
 			for _, codec := range []string{"gzip", "snappy", "lz4", "zstd"} {
 				t.Run(codec, func(t *testing.T) {
 					if ok, why := c.Supports(codec); !ok {
@@ -41,9 +42,12 @@ func TestProduceRealClients(t *testing.T) {
 			t.Run("acks1", func(t *testing.T) {
 				produceWithClient(t, f, db, c, clientRun{kafka: e.kafka, records: 12, acks: "1", table: "c_" + sanitize(c.Name) + "_acks1"})
 			})
+			t.Run("acks0", func(t *testing.T) {
+				produceWithClient(t, f, db, c, clientRun{kafka: e.kafka, records: 12, acks: "0", table: "c_" + sanitize(c.Name) + "_acks0"})
+			})
 			if !c.NoIdempotence {
 				t.Run("idempotent", func(t *testing.T) {
-					if !offersInitProducerID(t, e) {
+					if !offersInitProducerID(t, e.kafka) {
 						t.Skip("frontdoor does not offer InitProducerId: idempotent producers cannot work yet")
 					}
 					produceWithClient(t, f, db, c, clientRun{kafka: e.kafka, records: 45, idempotent: true, table: "c_" + sanitize(c.Name) + "_idem"})
@@ -144,10 +148,18 @@ func produceWithClient(t *testing.T, f *testenv.Cluster, db string, c clients.Cl
 	}
 	t.Logf("%s: %d records acknowledged in %v", c.Name, n, res.Elapsed.Round(time.Millisecond))
 
+	var positions []sent // where each record is: as acknowledged, or for acks=0 as found
+	if acks == "0" {
+		positions = findByID(t, f, db, table, n, !c.ConnectionPerRecord)
+	} else {
+		for _, d := range res.Deliveries {
+			positions = append(positions, sent{Partition: *d.Partition, Offset: *d.Offset})
+		}
+	}
 	acked := make([]sent, n)
 	partitions := map[int32]bool{}
-	for i, d := range res.Deliveries {
-		s := sent{Partition: *d.Partition, Offset: *d.Offset, Key: []byte(*recs[i].Key), Value: []byte(recs[i].Value)}
+	for i, pos := range positions {
+		s := sent{Partition: pos.Partition, Offset: pos.Offset, Key: []byte(*recs[i].Key), Value: []byte(recs[i].Value)}
 		for _, h := range recs[i].Headers {
 			s.Headers = append(s.Headers, header{Key: h.Key, Value: []byte(h.Value)})
 		}
@@ -173,6 +185,38 @@ func produceWithClient(t *testing.T, f *testenv.Cluster, db string, c clients.Cl
 		}
 		return row
 	})
+}
+
+// findByID waits for n rows in the table and returns where the row with id i is, for every i.
+// An acks=0 producer gets no offsets back, so the records are found by content instead: each
+// must be there exactly once (frontdoor finishes every request it read, also when the producer
+// disconnects right after writing it), and, when ordered (one connection), in the order it was
+// sent within its partition.
+func findByID(t *testing.T, f *testenv.Cluster, db, table string, n int, ordered bool) []sent {
+	t.Helper()
+	rows := f.Scan(t, db, table, testenv.ScanOptions{Expect: n, Timeout: 60 * time.Second})
+	out := make([]sent, n)
+	found := make([]bool, n)
+	for _, r := range rows {
+		id := idOf(r)
+		if id < 0 || id >= int64(n) || found[id] {
+			t.Fatalf("row %v at bucket %d offset %d: id out of range or repeated", r.Row, r.Bucket, r.Offset)
+		}
+		found[id] = true
+		out[id] = sent{Partition: r.Bucket, Offset: r.Offset}
+	}
+	last := map[int32]int{}
+	for i, ok := range found {
+		if !ok {
+			t.Fatalf("record %d never reached Fluss (%d of %d rows there)", i, len(rows), n)
+		}
+		if prev, seen := last[out[i].Partition]; ordered && seen && out[i].Offset < out[prev].Offset {
+			t.Errorf("partition %d: record %d at offset %d is before record %d at offset %d (send order lost)",
+				out[i].Partition, i, out[i].Offset, prev, out[prev].Offset)
+		}
+		last[out[i].Partition] = i
+	}
+	return out
 }
 
 func tailString(s string, n int) string {

@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -21,49 +23,142 @@ import (
 // is in Fluss at the offset it was acknowledged with. Duplicates (at-least-once delivery on
 // retries) are allowed and reported. The victims are one of the two transcodesvc instances
 // (frontdoor moves its unanswered jobs to the other), the one appendsvc (every append stalls
-// until it is back, then frontdoor re-sends the unanswered ones) and catalogsvc (frontdoor goes
-// on with the mappings it has cached). Each takes a few seconds;
-// FERRY_TEST_FAULTS=0 skips them.
+// until it is back, then frontdoor re-sends the unanswered ones), catalogsvc (frontdoor goes
+// on with the mappings it has cached) and frontdoor itself (the client loses its connection,
+// reconnects to the restarted frontdoor and retries what was unanswered). Each takes a few
+// seconds; FERRY_TEST_FAULTS=0 skips them.
 func TestFaultKill(t *testing.T) {
-	if os.Getenv("FERRY_TEST_FAULTS") == "0" {
-		t.Skip("FERRY_TEST_FAULTS=0")
-	}
-	for _, victim := range []string{stack.Transcode + "-2", stack.Append, stack.Catalog} {
-		t.Run(victim, func(t *testing.T) { killDuringProduce(t, victim, false) })
+	skipFaults(t)
+	for _, victim := range []string{stack.Transcode + "-2", stack.Append, stack.Catalog, stack.Frontdoor} {
+		t.Run(victim, func(t *testing.T) { produceThroughFault(t, suiteTarget(t), victim, crash, false) })
 		// An idempotent producer's retries must not become duplicates: frontdoor resends them
-		// with the Fluss writer sequence of the first attempt, and Fluss drops the copy.
+		// with the Fluss writer sequence of the first attempt, and Fluss drops the copy. A killed
+		// frontdoor rebuilds that state from the Fluss log through the anchors in its state dir,
+		// which the stack keeps across the restart (docs/idempotence.md).
 		t.Run(victim+"/idempotent", func(t *testing.T) {
-			need(t)
-			if !offersInitProducerID(t, env) {
-				t.Skip("frontdoor does not offer InitProducerId")
-			}
-			killDuringProduce(t, victim, true)
+			tg := suiteTarget(t)
+			requireIdempotence(t, tg)
+			produceThroughFault(t, tg, victim, crash, true)
 		})
 	}
-	// A killed frontdoor loses the idempotence state it kept in memory. The new process rebuilds
-	// it from the Fluss log through the anchors in its state dir (the stack keeps that dir across
-	// the restart), so the producer's retries of batches that were stored but not answered are
-	// answered with their offsets instead of being stored again: every record exactly once.
-	t.Run(stack.Frontdoor+"/idempotent", func(t *testing.T) {
-		need(t)
-		if !offersInitProducerID(t, env) {
-			t.Skip("frontdoor does not offer InitProducerId")
-		}
-		killDuringProduce(t, stack.Frontdoor, true)
+}
+
+// TestFaultTabletRestart restarts the Fluss tablet server (SIGTERM, then the same server with
+// its data started again) while a producer is sending. The suite's shared Fluss cluster belongs
+// to the test runner, so this test starts a stack of its own: Fluss and the four services, on
+// free ports (about half a minute more). Nothing acknowledged may be lost; with an idempotent
+// producer nothing may be stored twice either, as Fluss recovers its writer state on restart.
+// A SIGKILL is not tested here: a one-replica Fluss tablet server killed that way loses
+// acknowledged appends itself (docs/limits.md).
+func TestFaultTabletRestart(t *testing.T) {
+	skipFaults(t)
+	tg := privateTarget(t)
+	t.Run("tablet", func(t *testing.T) { produceThroughFault(t, tg, "tablet", restart, false) })
+	t.Run("tablet/idempotent", func(t *testing.T) {
+		requireIdempotence(t, tg)
+		produceThroughFault(t, tg, "tablet", restart, true)
 	})
 }
 
-func killDuringProduce(t *testing.T, victim string, idempotent bool) {
+func skipFaults(t *testing.T) {
+	t.Helper()
+	if os.Getenv("FERRY_TEST_FAULTS") == "0" {
+		t.Skip("FERRY_TEST_FAULTS=0")
+	}
+}
+
+// faultTarget is a stack to break: its processes, frontdoor's Kafka address and its Fluss
+// cluster.
+type faultTarget struct {
+	stack *stack.Stack
+	kafka string
+	fluss *testenv.Cluster
+}
+
+func suiteTarget(t *testing.T) faultTarget {
 	e, f := need(t)
-	db := dbName(t, f, "faults")
+	return faultTarget{stack: e.stack, kafka: e.kafka, fluss: f}
+}
+
+// privateTarget starts Fluss and the services on free ports, stopped when the test ends.
+func privateTarget(t *testing.T) faultTarget {
+	t.Helper()
+	need(t) // the suite's stack proves the build and the jars; its Fluss is not the one used
+	root, err := stack.FindRoot(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := servicesConfig("e2e-faults", root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ports, err := freePorts(3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.ZooKeeperPort, cfg.CoordinatorPort, cfg.TabletPort = ports[0], ports[1], ports[2]
+	cfg.ServerHeap = "512m"
+	// A tablet server stopping gracefully writes its snapshots first.
+	cfg.StopGrace = 30 * time.Second
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	s, err := stack.Start(ctx, cfg, log)
+	if err != nil {
+		t.Fatalf("private stack: %v", err)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			s.KeepDir()
+		}
+		if err := s.Stop(); err != nil {
+			t.Errorf("stop private stack: %v", err)
+		}
+		if s.Kept() {
+			t.Logf("private stack's run directory kept: %s", s.Dir())
+		}
+	})
+	h, err := testenv.NewHelper(cfg.HelperPath(), cfg.FlussBootstrap())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return faultTarget{stack: s, kafka: cfg.KafkaAddr(), fluss: &testenv.Cluster{Bootstrap: cfg.FlussBootstrap(), Helper: h}}
+}
+
+func requireIdempotence(t *testing.T, tg faultTarget) {
+	t.Helper()
+	if !offersInitProducerID(t, tg.kafka) {
+		t.Skip("frontdoor does not offer InitProducerId")
+	}
+}
+
+// fault is what happens to the victim mid-run.
+type fault int
+
+const (
+	crash   fault = iota // SIGKILL, started again half a second later
+	restart              // SIGTERM with the stack's grace, started again at once
+)
+
+func (f fault) String() string {
+	if f == crash {
+		return "killed and restarted 0.5s later"
+	}
+	return "stopped and restarted"
+}
+
+// produceThroughFault sends records while victim suffers f, then checks Fluss against what was
+// acknowledged.
+func produceThroughFault(t *testing.T, tg faultTarget, victim string, f fault, idempotent bool) {
+	db := dbName(t, tg.fluss, "faults")
 	cols := []testenv.Column{{Name: "id", Type: "BIGINT", Nullable: testenv.NotNull()}, {Name: "pad", Type: "STRING"}}
-	topic := topicTable(t, f, db, "killed", 3, cols, nil)
+	topic := topicTableAt(t, tg.fluss, tg.kafka, db, "killed", 3, cols, nil)
 	// Whatever happens here, the tests after this one need the whole stack.
 	t.Cleanup(func() {
-		if p := e.stack.Service(victim); p == nil || p.Exited() {
+		if p := tg.stack.Service(victim); p == nil || p.Exited() {
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			defer cancel()
-			if err := e.stack.Restart(ctx, victim); err != nil {
+			if err := tg.stack.Restart(ctx, victim); err != nil {
 				t.Errorf("bring %s back: %v", victim, err)
 			}
 		}
@@ -74,13 +169,13 @@ func killDuringProduce(t *testing.T, victim string, idempotent bool) {
 	var cl *kgo.Client
 	if idempotent {
 		var err error
-		cl, err = kgo.NewClient(append(opts, kgo.SeedBrokers(e.kafka), kgo.RecordPartitioner(kgo.ManualPartitioner()))...)
+		cl, err = kgo.NewClient(append(opts, kgo.SeedBrokers(tg.kafka), kgo.RecordPartitioner(kgo.ManualPartitioner()))...)
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(cl.Close)
 	} else {
-		cl = newKgo(t, e.kafka, opts...)
+		cl = newKgo(t, tg.kafka, opts...)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
@@ -89,7 +184,11 @@ func killDuringProduce(t *testing.T, victim string, idempotent bool) {
 		mu     sync.Mutex
 		acked  = map[int64]sent{} // by id
 		failed = map[int64]error{}
-		wg     sync.WaitGroup
+		// stall is the longest time without an acknowledgement: how long the fault held
+		// the producer up.
+		lastAck time.Time
+		stall   time.Duration
+		wg      sync.WaitGroup
 	)
 	progress := func() int {
 		mu.Lock()
@@ -102,31 +201,40 @@ func killDuringProduce(t *testing.T, victim string, idempotent bool) {
 			time.Sleep(2 * time.Millisecond)
 		}
 	}
-	// The fault goroutine is owned by this test and ends before it checks anything: it kills
-	// the victim a third into the run, while batches are in flight, and restarts it half a
-	// second later, so it takes work again before the end.
+	// The fault goroutine is owned by this test and ends before it checks anything: it strikes
+	// the victim a third into the run, while batches are in flight, and brings it back, so it
+	// takes work again before the end.
 	faultDone := make(chan error, 1)
+	var faultOver atomic.Bool
 	go func() {
+		defer faultOver.Store(true)
 		waitFor(total / 3)
-		if err := e.stack.Kill(victim); err != nil {
-			faultDone <- fmt.Errorf("kill %s: %w", victim, err)
-			return
+		if f == crash {
+			if err := tg.stack.Kill(victim); err != nil {
+				faultDone <- fmt.Errorf("kill %s: %w", victim, err)
+				return
+			}
+			time.Sleep(500 * time.Millisecond)
 		}
-		time.Sleep(500 * time.Millisecond)
 		restartCtx, restartCancel := context.WithTimeout(ctx, 2*time.Minute)
 		defer restartCancel()
-		if err := e.stack.Restart(restartCtx, victim); err != nil {
+		if err := tg.stack.Restart(restartCtx, victim); err != nil {
 			faultDone <- fmt.Errorf("restart %s: %w", victim, err)
 			return
 		}
 		faultDone <- nil
 	}()
 	seenBefore := map[string]bool{}
-	for _, line := range streamLost(e, victim) {
+	for _, line := range streamLost(tg.stack, victim) {
 		seenBefore[line] = true
 	}
 	start := time.Now()
-	for i := 0; i < total; i++ {
+	// At least total records, and on until the victim is back: a tablet server takes seconds to
+	// stop and start, and every record sent meanwhile is one the fault can touch. While frontdoor
+	// cannot answer, Produce blocks on the client's full buffer, which bounds the count.
+	sentCount := 0
+	for i := 0; i < total || !faultOver.Load(); i++ {
+		sentCount++
 		id := int64(i)
 		rec := &kgo.Record{Topic: topic, Partition: int32(i % 3), Value: fmt.Appendf(nil, `{"id": %d, "pad": "%0100d"}`, i, i)}
 		wg.Add(1)
@@ -139,6 +247,11 @@ func killDuringProduce(t *testing.T, victim string, idempotent bool) {
 				return
 			}
 			acked[id] = fromKgo(r)
+			now := time.Now()
+			if !lastAck.IsZero() && now.Sub(lastAck) > stall {
+				stall = now.Sub(lastAck)
+			}
+			lastAck = now
 		})
 		// Paced, about 3000 records a second, so the kill and the restart land mid-stream.
 		if i%3 == 2 {
@@ -150,9 +263,10 @@ func killDuringProduce(t *testing.T, victim string, idempotent bool) {
 	if err := <-faultDone; err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("%d acknowledged, %d failed in %v with %s killed after ~%d and restarted 0.5s later", len(acked), len(failed), elapsed.Round(time.Millisecond), victim, total/3)
+	t.Logf("%d sent, %d acknowledged, %d failed in %v with %s %s after ~%d; longest time without an acknowledgement %v",
+		sentCount, len(acked), len(failed), elapsed.Round(time.Millisecond), victim, f, total/3, stall.Round(time.Millisecond))
 	// What frontdoor saw: the lost stream (and how many unanswered jobs it moved or re-sent).
-	for _, line := range streamLost(e, victim) {
+	for _, line := range streamLost(tg.stack, victim) {
 		if !seenBefore[line] {
 			t.Logf("frontdoor: %s", line)
 		}
@@ -165,7 +279,7 @@ func killDuringProduce(t *testing.T, victim string, idempotent bool) {
 		t.Fatal("nothing acknowledged")
 	}
 
-	rows := f.Scan(t, db, "killed", testenv.ScanOptions{Timeout: 60 * time.Second})
+	rows := tg.fluss.Scan(t, db, "killed", testenv.ScanOptions{Timeout: 60 * time.Second})
 	type pos struct {
 		bucket int32
 		offset int64
@@ -207,7 +321,7 @@ func killDuringProduce(t *testing.T, victim string, idempotent bool) {
 	if idempotent && victim == stack.Frontdoor {
 		// franz-go retries without a limit: every record must have made it, once.
 		missing := 0
-		for id := int64(0); id < total; id++ {
+		for id := int64(0); id < int64(sentCount); id++ {
 			if copies[id] == 0 {
 				missing++
 			}
@@ -217,7 +331,7 @@ func killDuringProduce(t *testing.T, victim string, idempotent bool) {
 		}
 		// The producer went on after the restart, so the new process had to rebuild its state.
 		rebuilt := 0
-		for _, line := range strings.Split(e.stack.Service(stack.Frontdoor).LogTail(2000), "\n") {
+		for _, line := range strings.Split(tg.stack.Service(stack.Frontdoor).LogTail(2000), "\n") {
 			if strings.Contains(line, "state rebuilt from the log") {
 				rebuilt++
 				if rebuilt == 1 {
@@ -234,11 +348,15 @@ func killDuringProduce(t *testing.T, victim string, idempotent bool) {
 	}
 }
 
-// streamLost returns frontdoor's recent log lines about losing its stream to victim.
-func streamLost(e *suiteEnv, victim string) []string {
-	spec, _ := e.stack.Spec(victim)
+// streamLost returns frontdoor's recent log lines about losing its stream to victim (none when
+// the victim is not one of frontdoor's backends).
+func streamLost(s *stack.Stack, victim string) []string {
+	spec, ok := s.Spec(victim)
+	if !ok || victim == stack.Frontdoor {
+		return nil
+	}
 	var out []string
-	for _, line := range strings.Split(e.stack.Service(stack.Frontdoor).LogTail(400), "\n") {
+	for _, line := range strings.Split(s.Service(stack.Frontdoor).LogTail(400), "\n") {
 		if strings.Contains(line, "backend stream lost") && strings.Contains(line, "backend="+spec.GRPCAddr) {
 			out = append(out, line)
 		}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"strings"
 	"sync"
 	"syscall"
@@ -26,11 +25,9 @@ import (
 // was acknowledged with. (Without the state dir the retries get UNKNOWN_PRODUCER_ID and are
 // stored again under a new epoch.) FERRY_TEST_FAULTS=0 skips it.
 func TestFrontdoorFreezeKillIdempotent(t *testing.T) {
-	if os.Getenv("FERRY_TEST_FAULTS") == "0" {
-		t.Skip("FERRY_TEST_FAULTS=0")
-	}
+	skipFaults(t)
 	e, f := need(t)
-	if !offersInitProducerID(t, e) {
+	if !offersInitProducerID(t, e.kafka) {
 		t.Skip("frontdoor does not offer InitProducerId")
 	}
 	db := dbName(t, f, "fdstate")

@@ -21,6 +21,12 @@ import (
 // and returns its topic name, database.table.
 func topicTable(t *testing.T, f *testenv.Cluster, db, table string, buckets int, cols []testenv.Column, props map[string]string) string {
 	t.Helper()
+	return topicTableAt(t, f, env.kafka, db, table, buckets, cols, props)
+}
+
+// topicTableAt is topicTable for the frontdoor at addr.
+func topicTableAt(t *testing.T, f *testenv.Cluster, addr, db, table string, buckets int, cols []testenv.Column, props map[string]string) string {
+	t.Helper()
 	custom := map[string]string{"kafka.enabled": "true"}
 	for k, v := range props {
 		custom[k] = v
@@ -30,7 +36,7 @@ func topicTable(t *testing.T, f *testenv.Cluster, db, table string, buckets int,
 		t.Fatalf("table %s.%s has %d buckets, want %d", db, table, info.BucketCount, buckets)
 	}
 	topic := db + "." + table
-	waitTopic(t, topic, buckets)
+	waitTopicAt(t, addr, topic, buckets)
 	return topic
 }
 
@@ -288,9 +294,9 @@ func dbName(t *testing.T, f *testenv.Cluster, what string) string {
 
 // offersInitProducerID asks frontdoor's ApiVersions whether it serves InitProducerId (key 22),
 // which idempotent producers need.
-func offersInitProducerID(t *testing.T, e *suiteEnv) bool {
+func offersInitProducerID(t *testing.T, kafka string) bool {
 	t.Helper()
-	cl := newKgo(t, e.kafka)
+	cl := newKgo(t, kafka)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	resp, err := kmsg.NewPtrApiVersionsRequest().RequestWith(ctx, cl)

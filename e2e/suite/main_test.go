@@ -121,24 +121,12 @@ func startSuite(log *slog.Logger) (*suiteEnv, error) {
 		start = time.Now()
 	)
 	for attempt := 1; ; attempt++ {
-		ports, err := freePorts(6)
+		cfg, err = servicesConfig("e2e", root)
 		if err != nil {
 			return nil, e.stopAfter(err)
 		}
-		cfg = stack.DefaultConfig()
-		cfg.Name = "e2e"
-		cfg.Root = root
 		cfg.ExternalFluss = bootstrap
-		cfg.CatalogPort = ports[0]
-		cfg.TranscodePorts = []int{ports[1], ports[2]}
-		cfg.AppendPort = ports[3]
-		cfg.FrontdoorPort = ports[4]
-		cfg.KafkaPort = ports[5]
 		cfg.NodeID = int(e.nodeID)
-		cfg.LogLevel = "debug"
-		cfg.StopGrace = 10 * time.Second
-		cfg.ReadyTimeout = 9 * time.Minute
-		cfg.Keep = os.Getenv("FERRY_TEST_KEEP") == "1"
 		if tr != nil {
 			cfg.OTLPEndpoint = tr.otlpEndpoint()
 		}
@@ -156,6 +144,32 @@ func startSuite(log *slog.Logger) (*suiteEnv, error) {
 	fmt.Fprintf(os.Stderr, "e2e/suite: stack ready in %v (Fluss %s, Kafka %s, tracing %v, logs %s)\n",
 		time.Since(start).Round(time.Millisecond), bootstrap, e.kafka, tr != nil, filepath.Join(s.Dir(), "logs"))
 	return e, nil
+}
+
+// servicesConfig is a stack of the four services (two transcodesvc) on free loopback ports, for
+// the caller to point at a Fluss cluster (ExternalFluss, or Fluss ports of its own).
+func servicesConfig(name, root string) (stack.Config, error) {
+	ports, err := freePorts(11)
+	if err != nil {
+		return stack.Config{}, err
+	}
+	cfg := stack.DefaultConfig()
+	cfg.Name = name
+	cfg.Root = root
+	cfg.CatalogPort = ports[0]
+	cfg.TranscodePorts = []int{ports[1], ports[2]}
+	cfg.AppendPort = ports[3]
+	cfg.FrontdoorPort = ports[4]
+	cfg.KafkaPort = ports[5]
+	cfg.CatalogMetricsPort = ports[6]
+	cfg.TranscodeMetricsPorts = []int{ports[7], ports[8]}
+	cfg.AppendMetricsPort = ports[9]
+	cfg.FrontdoorMetricsPort = ports[10]
+	cfg.LogLevel = "debug"
+	cfg.StopGrace = 10 * time.Second
+	cfg.ReadyTimeout = 9 * time.Minute
+	cfg.Keep = os.Getenv("FERRY_TEST_KEEP") == "1"
+	return cfg, nil
 }
 
 // startOwnFluss starts a Fluss-only stack on free ports, or returns (nil, nil) with skipReason

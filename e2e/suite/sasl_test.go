@@ -172,6 +172,12 @@ func cloneSpec(s stack.ServiceSpec, name string, ports map[string]int) stack.Ser
 	for k, v := range s.Env {
 		c.Env[k] = v
 	}
+	// The original serves metrics on its own port; the clone only if given one.
+	delete(c.Env, "FERRY_METRICS_ADDR")
+	if p, ok := ports["metrics"]; ok {
+		host, _, _ := net.SplitHostPort(s.GRPCAddr)
+		c.Env["FERRY_METRICS_ADDR"] = net.JoinHostPort(host, strconv.Itoa(p))
+	}
 	if p, ok := ports["grpc"]; ok {
 		host, _, _ := net.SplitHostPort(s.GRPCAddr)
 		c.GRPCAddr = net.JoinHostPort(host, strconv.Itoa(p))

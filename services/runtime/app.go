@@ -21,6 +21,8 @@ type App struct {
 	Logger    *slog.Logger
 	Telemetry *Telemetry
 	Server    *Server
+	// Metrics serves /metrics for scraping; nil without -metrics-addr.
+	Metrics *MetricsServer
 
 	components []Component
 	fatalOnce  sync.Once
@@ -41,13 +43,17 @@ func NewApp(ctx context.Context, cfg Config, logOut io.Writer) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &App{
+	app := &App{
 		Config:    cfg,
 		Logger:    logger,
 		Telemetry: tel,
 		Server:    NewServer(cfg.Listen, logger, tel),
 		fatal:     make(chan error, 1),
-	}, nil
+	}
+	if h := tel.MetricsHandler(); h != nil {
+		app.Metrics = NewMetricsServer(cfg.Telemetry.MetricsAddr, h, logger)
+	}
+	return app, nil
 }
 
 // Add appends a component; components start in the order added.
@@ -87,7 +93,11 @@ func (a *App) ReportFatal(err error) {
 // within Config.ShutdownTimeout and flushes telemetry. It returns nil after
 // a clean stop on ctx, and the failure otherwise.
 func (a *App) Run(ctx context.Context) error {
-	all := append(append([]Component(nil), a.components...), a.Server)
+	var all []Component
+	if a.Metrics != nil {
+		all = append(all, a.Metrics)
+	}
+	all = append(append(all, a.components...), a.Server)
 	var started []Component
 	var runErr error
 	for _, c := range all {
@@ -106,7 +116,7 @@ func (a *App) Run(ctx context.Context) error {
 	}
 
 	if runErr == nil {
-		a.Logger.Info("started", "listen", addrString(a.Server), "otlp_traces", a.Telemetry.Exporting(), "otlp_metrics", a.Telemetry.ExportingMetrics())
+		a.Logger.Info("started", "listen", addrString(a.Server), "metrics", a.metricsAddr(), "otlp_traces", a.Telemetry.Exporting(), "otlp_metrics", a.Telemetry.ExportingMetrics())
 		select {
 		case <-ctx.Done():
 			a.Logger.Info("shutting down", "reason", context.Cause(ctx))
@@ -158,6 +168,16 @@ func telemetryFlushBudget(ctx context.Context) time.Duration {
 		}
 	}
 	return minBudget
+}
+
+func (a *App) metricsAddr() string {
+	if a.Metrics == nil {
+		return ""
+	}
+	if addr := a.Metrics.Addr(); addr != nil {
+		return addr.String()
+	}
+	return ""
 }
 
 func addrString(s *Server) string {

@@ -20,6 +20,8 @@ const (
 	EnvOTLPEndpoint     = "OTEL_EXPORTER_OTLP_ENDPOINT"
 	FlagOTLPMetrics     = "otlp-metrics"
 	EnvOTLPMetrics      = "FERRY_OTLP_METRICS"
+	FlagMetricsAddr     = "metrics-addr"
+	EnvMetricsAddr      = "FERRY_METRICS_ADDR"
 	FlagShutdownTimeout = "shutdown-timeout"
 	EnvShutdownTimeout  = "FERRY_SHUTDOWN_TIMEOUT"
 )
@@ -51,6 +53,10 @@ type TelemetryConfig struct {
 	// because Jaeger, the usual endpoint, accepts traces only and would
 	// answer every push with Unimplemented.
 	ExportMetrics bool
+	// MetricsAddr, when set, is the host:port of an HTTP server that
+	// serves the service's metrics at /metrics in the Prometheus text
+	// format, for scraping. Empty: no such server.
+	MetricsAddr string
 	// ServiceVersion, when set, becomes the service.version resource attribute.
 	ServiceVersion string
 }
@@ -85,6 +91,9 @@ func (c *Config) Declare(s *Settings) {
 	s.BoolVar(&c.Telemetry.ExportMetrics, Spec[bool]{Flag: FlagOTLPMetrics, Env: EnvOTLPMetrics,
 		Default: c.Telemetry.ExportMetrics,
 		Usage:   "also export metrics to the OTLP endpoint (the collector must accept OTLP metrics; Jaeger does not)"})
+	s.StringVar(&c.Telemetry.MetricsAddr, Spec[string]{Flag: FlagMetricsAddr, Env: EnvMetricsAddr,
+		Default: c.Telemetry.MetricsAddr, Validate: OptionalListenAddr,
+		Usage: "HTTP host:port serving Prometheus metrics at /metrics; empty: no metrics endpoint"})
 	s.DurationVar(&c.ShutdownTimeout, Spec[time.Duration]{Flag: FlagShutdownTimeout, Env: EnvShutdownTimeout,
 		Default: c.ShutdownTimeout, Validate: PositiveDuration,
 		Usage: "how long a graceful shutdown may take before connections are cut"})
@@ -103,6 +112,7 @@ func (c Config) Validate() error {
 		{EnvLogLevel, FlagLogLevel, c.Log.Level, validLogLevel},
 		{EnvLogFormat, FlagLogFormat, c.Log.Format, validLogFormat},
 		{EnvOTLPEndpoint, FlagOTLPEndpoint, c.Telemetry.OTLPEndpoint, validOTLPEndpoint},
+		{EnvMetricsAddr, FlagMetricsAddr, c.Telemetry.MetricsAddr, OptionalListenAddr},
 	}
 	for _, ch := range checks {
 		if err := ch.check(ch.value); err != nil {

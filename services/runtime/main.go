@@ -116,11 +116,21 @@ func runService[C any](ctx context.Context, svc Service[C], args []string, looku
 		_ = app.Telemetry.Shutdown(context.WithoutCancel(ctx))
 		return err
 	}
+	if app.Metrics != nil {
+		if err := app.Metrics.Listen(); err != nil {
+			_ = app.Server.Shutdown(context.WithoutCancel(ctx))
+			_ = app.Telemetry.Shutdown(context.WithoutCancel(ctx))
+			return err
+		}
+	}
 	if svc.Setup != nil {
 		if err := svc.Setup(WithLogger(ctx, app.Logger), app, own); err != nil {
 			sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.ShutdownTimeout)
 			defer cancel()
 			_ = app.Server.Shutdown(sctx)
+			if app.Metrics != nil {
+				_ = app.Metrics.Shutdown(sctx)
+			}
 			_ = app.Telemetry.Shutdown(sctx)
 			return err
 		}

@@ -5,12 +5,17 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"strings"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetricgrpc"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
+	otelprom "go.opentelemetry.io/otel/exporters/prometheus"
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/propagation"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
@@ -29,6 +34,9 @@ type Telemetry struct {
 	Propagator       propagation.TextMapPropagator
 	exporting        bool
 	exportingMetrics bool
+	// scrape holds what the Prometheus reader collects into; nil unless
+	// TelemetryConfig.MetricsAddr is set.
+	scrape *prometheus.Registry
 }
 
 // metricExportInterval is how often metrics are pushed when an endpoint is
@@ -75,6 +83,27 @@ func NewTelemetry(ctx context.Context, service string, cfg TelemetryConfig) (*Te
 			sdkmetric.NewPeriodicReader(metricExp, sdkmetric.WithInterval(metricExportInterval))))
 		t.exportingMetrics = true
 	}
+	if cfg.MetricsAddr != "" {
+		// A registry of our own, not the client library's global one, so
+		// only this provider's instruments and the runtime collectors
+		// below are served.
+		reg := prometheus.NewRegistry()
+		exp, err := otelprom.New(otelprom.WithRegisterer(reg))
+		if err != nil {
+			return nil, fmt.Errorf("prometheus exporter: %w", err)
+		}
+		// Go runtime and process metrics (goroutines, heap, GC, CPU, open
+		// files) come with the client library at no extra dependency;
+		// they are scraped only, not pushed over OTLP.
+		if err := reg.Register(collectors.NewGoCollector()); err != nil {
+			return nil, fmt.Errorf("prometheus go collector: %w", err)
+		}
+		if err := reg.Register(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{})); err != nil {
+			return nil, fmt.Errorf("prometheus process collector: %w", err)
+		}
+		mpOpts = append(mpOpts, sdkmetric.WithReader(exp))
+		t.scrape = reg
+	}
 	t.TracerProvider = sdktrace.NewTracerProvider(tpOpts...)
 	t.MeterProvider = sdkmetric.NewMeterProvider(mpOpts...)
 	return t, nil
@@ -83,10 +112,17 @@ func NewTelemetry(ctx context.Context, service string, cfg TelemetryConfig) (*Te
 // Exporting reports whether spans leave the process.
 func (t *Telemetry) Exporting() bool { return t.exporting }
 
-// ExportingMetrics reports whether metrics leave the process. Without it the
-// meter provider still aggregates; an operator can add a reader (e.g. a
-// Prometheus exporter) by building the provider differently.
+// ExportingMetrics reports whether metrics are pushed over OTLP.
 func (t *Telemetry) ExportingMetrics() bool { return t.exportingMetrics }
+
+// MetricsHandler serves the metrics in the Prometheus text format, or is
+// nil when TelemetryConfig.MetricsAddr was empty.
+func (t *Telemetry) MetricsHandler() http.Handler {
+	if t.scrape == nil {
+		return nil
+	}
+	return promhttp.HandlerFor(t.scrape, promhttp.HandlerOpts{})
+}
 
 // Tracer returns a named tracer from the service's provider.
 func (t *Telemetry) Tracer(name string) trace.Tracer { return t.TracerProvider.Tracer(name) }

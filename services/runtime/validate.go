@@ -17,6 +17,14 @@ func ListenAddr(v string) error { return checkHostPort(v, true) }
 // host and a port in 1..65535.
 func DialAddr(v string) error { return checkHostPort(v, false) }
 
+// OptionalListenAddr is ListenAddr that also accepts the empty string (feature off).
+func OptionalListenAddr(v string) error {
+	if v == "" {
+		return nil
+	}
+	return ListenAddr(v)
+}
+
 // OptionalDialAddr is DialAddr that also accepts the empty string (feature off).
 func OptionalDialAddr(v string) error {
 	if v == "" {

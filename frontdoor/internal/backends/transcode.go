@@ -69,3 +69,8 @@ func (t *Transcoder) Transcode(ctx context.Context, m *catalogv1.TopicMapping, p
 
 // Outstanding reports unanswered jobs per instance ("" = waiting for any).
 func (t *Transcoder) Outstanding() map[string]int { return t.pool.Outstanding() }
+
+// SetBackends replaces the instances (see streampool.Pool.SetBackends).
+func (t *Transcoder) SetBackends(bs []streampool.Backend) (added, removed []string) {
+	return t.pool.SetBackends(bs)
+}

@@ -41,8 +41,11 @@ type Config struct {
 	NodeID         int    // broker id this frontdoor presents to Kafka clients
 	Rack           string // broker rack in Metadata; empty: none
 	CatalogAddr    string // catalogsvc gRPC address
-	TranscodeAddrs string // transcodesvc gRPC addresses, comma-separated; one stream each
-	AppendAddr     string // appendsvc gRPC address(es), comma-separated
+	TranscodeAddrs string // transcodesvc gRPC addresses, comma-separated; one stream per resolved address
+	// TranscodeResolveInterval is how often TranscodeAddrs names are
+	// resolved again (0: only at start).
+	TranscodeResolveInterval time.Duration
+	AppendAddr               string // appendsvc gRPC address(es), comma-separated
 
 	SASLUsersFile string // users file for SASL/PLAIN; empty: no authentication
 	TLSCertFile   string // PEM certificate for the Kafka listener; empty: plaintext
@@ -81,8 +84,11 @@ func Declare(s *runtime.Settings) *Config {
 	s.StringVar(&c.CatalogAddr, runtime.Spec[string]{Flag: "catalog-addr", Env: "FERRY_CATALOG_ADDR",
 		Default: "127.0.0.1:7101", Usage: "catalogsvc gRPC address host:port", Validate: runtime.DialAddr})
 	s.StringVar(&c.TranscodeAddrs, runtime.Spec[string]{Flag: "transcode-addr", Env: "FERRY_TRANSCODE_ADDR",
-		Default: "127.0.0.1:7102", Usage: "transcodesvc gRPC addresses host:port[,host:port...]; jobs go to the least busy",
+		Default: "127.0.0.1:7102", Usage: "transcodesvc gRPC addresses host:port[,host:port...]; a name stands for every address it resolves to; jobs go to the least busy instance",
 		Validate: runtime.DialAddrList})
+	s.DurationVar(&c.TranscodeResolveInterval, runtime.Spec[time.Duration]{Flag: "transcode-resolve-interval", Env: "FERRY_TRANSCODE_RESOLVE_INTERVAL",
+		Default: 10 * time.Second, Validate: nonNegativeDuration,
+		Usage: "how often the -transcode-addr names are resolved again; each address a name resolves to is one transcodesvc instance (0: only at start)"})
 	s.StringVar(&c.AppendAddr, runtime.Spec[string]{Flag: "append-addr", Env: "FERRY_APPEND_ADDR",
 		Default: "127.0.0.1:7103", Usage: "appendsvc gRPC address host:port[,host:port...]", Validate: runtime.DialAddrList})
 	s.StringVar(&c.SASLUsersFile, runtime.Spec[string]{Flag: FlagSASLUsersFile, Env: EnvSASLUsersFile,
@@ -116,6 +122,13 @@ func Declare(s *runtime.Settings) *Config {
 	s.StringVar(&c.StateDir, runtime.Spec[string]{Flag: FlagStateDir, Env: EnvStateDir,
 		Usage: "directory (one frontdoor's own, kept across restarts) for anchors that let idempotent producer state be rebuilt from the Fluss log after a restart; empty: state in memory only, lost on restart"})
 	return c
+}
+
+func nonNegativeDuration(d time.Duration) error {
+	if d < 0 {
+		return errors.New("must be >= 0")
+	}
+	return nil
 }
 
 func nonNegative(n int) error {
@@ -242,7 +255,10 @@ func Setup(ctx context.Context, app *runtime.App, c *Config) error {
 		}
 		return out, nil
 	}
-	tcBackends, err := dialAll(c.TranscodeAddrs)
+	// Transcoders are stateless and scaled out: each name stands for every
+	// address it resolves to (see transcoderSet).
+	tcSet := newTranscoderSet(runtime.SplitList(c.TranscodeAddrs), c.TranscodeResolveInterval, app.Telemetry, log)
+	tcBackends, err := tcSet.backends(ctx)
 	if err != nil {
 		return err
 	}
@@ -256,6 +272,7 @@ func Setup(ctx context.Context, app *runtime.App, c *Config) error {
 	if err != nil {
 		return err
 	}
+	tcSet.pool = tc
 	poolCfg.Name = "append"
 	ap, err := backends.NewAppender(poolCfg, apBackends, prop, log)
 	if err != nil {
@@ -274,7 +291,7 @@ func Setup(ctx context.Context, app *runtime.App, c *Config) error {
 	pcfg.MaxMessageBytes = c.MaxMessageBytes
 	deps := kafka.Deps{
 		Catalog: catalog, Transcoder: tc, Appender: ap, Produce: pcfg,
-		TracerProvider: app.Telemetry.TracerProvider, Logger: log, Listener: ln,
+		TracerProvider: app.Telemetry.TracerProvider, MeterProvider: app.Telemetry.MeterProvider, Logger: log, Listener: ln,
 		Idempotence:        kafka.IdempotenceConfig{ProducerIdleExpiry: c.ProducerIdleExpiry, MaxProducers: c.MaxProducers},
 		DisableIdempotence: c.DisableIdempotence,
 		StateDir:           c.StateDir,
@@ -287,6 +304,7 @@ func Setup(ctx context.Context, app *runtime.App, c *Config) error {
 		return err
 	}
 
+	app.Add(tcSet) // before the pool, so it stops after it
 	app.Add(runtime.ComponentFuncs{ComponentName: "transcode-pool", StartFunc: func(ctx context.Context, _ runtime.Host) error { return tc.Start(ctx) }, ShutdownFunc: tc.Shutdown})
 	app.Add(runtime.ComponentFuncs{ComponentName: "append-pool", StartFunc: func(ctx context.Context, _ runtime.Host) error { return ap.Start(ctx) }, ShutdownFunc: ap.Shutdown})
 	app.Add(runtime.ComponentFuncs{ComponentName: "catalog-heartbeat", StartFunc: func(ctx context.Context, _ runtime.Host) error { return catalog.StartHeartbeat(ctx) }, ShutdownFunc: catalog.ShutdownHeartbeat})

@@ -228,12 +228,14 @@ func (c *conn) readLoop() {
 // dispatch decodes one frame and hands it to its handler. It returns false
 // when the connection must stop.
 func (c *conn) dispatch(frame []byte, release func()) bool {
+	start := time.Now()
 	if c.sess.rawSASLNext {
 		// Handshake v0: the frame is a bare SASL token, not a request.
 		c.sess.rawSASLNext = false
 		raw, err := authenticateRaw(c.srv, c.sess, frame)
 		release()
 		if err != nil {
+			c.srv.metrics.saslFailed(c.ctx)
 			c.closeWith("sasl authentication failed", "err", err)
 			return false
 		}
@@ -262,6 +264,7 @@ func (c *conn) dispatch(frame []byte, release func()) bool {
 		// As Kafka does: anything but the SASL exchange before
 		// authentication ends the connection.
 		release()
+		c.srv.metrics.requestDone(c.ctx, h.Key, start, nil, errNotAuthenticated)
 		c.closeWith("request before SASL authentication", "api", kmsg.NameForKey(h.Key))
 		return false
 	}
@@ -280,6 +283,7 @@ func (c *conn) dispatch(frame []byte, release func()) bool {
 		span.RecordError(err)
 		span.SetStatus(codes.Error, err.Error())
 		span.End()
+		c.srv.metrics.requestDone(ctx, h.Key, start, nil, err)
 		c.closeWith("request refused", "api", kmsg.NameForKey(h.Key), "err", err)
 		return false
 	}
@@ -288,6 +292,7 @@ func (c *conn) dispatch(frame []byte, release func()) bool {
 		p.resp, p.raw, p.skip, p.ready, p.close = reply.Resp, reply.Raw, reply.NoResponse, true, reply.CloseAfter
 		release()
 		span.End()
+		c.srv.metrics.requestDone(ctx, h.Key, start, reply.Resp, nil)
 		return c.enqueue(p)
 	}
 	p.done = make(chan struct{})
@@ -308,6 +313,7 @@ func (c *conn) dispatch(frame []byte, release func()) bool {
 		defer hcancel()
 		defer stopLink()
 		resp, err := reply.Later(hctx)
+		c.srv.metrics.requestDone(hctx, h.Key, start, resp, err)
 		p.resp, p.err = resp, err
 		if err != nil {
 			span.RecordError(err)

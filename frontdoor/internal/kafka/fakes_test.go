@@ -17,6 +17,7 @@ import (
 	catalogv1 "github.com/ferrygw/ferry/services/api/gen/ferry/catalog/v1"
 	transcodev1 "github.com/ferrygw/ferry/services/api/gen/ferry/transcode/v1"
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/grpc"
@@ -68,6 +69,7 @@ type harnessOpts struct {
 	transcoders int
 	hold        chan struct{}
 	tp          trace.TracerProvider
+	mp          metric.MeterProvider
 	jitter      time.Duration
 	// noIdempotence leaves InitProducerId unserved.
 	noIdempotence bool
@@ -136,7 +138,7 @@ func newHarness(t testing.TB, o harnessOpts) *harness {
 		o.produce(&pc)
 	}
 	h.cfg = cfg
-	h.deps = Deps{Catalog: cat, Transcoder: tc, Appender: ap, Produce: pc, SASL: o.sasl, Logger: log, Listener: ln, TracerProvider: o.tp,
+	h.deps = Deps{Catalog: cat, Transcoder: tc, Appender: ap, Produce: pc, SASL: o.sasl, Logger: log, Listener: ln, TracerProvider: o.tp, MeterProvider: o.mp,
 		DisableIdempotence: o.noIdempotence, StateDir: o.stateDir}
 	srv, err := NewFrontdoor(cfg, h.deps)
 	if err != nil {

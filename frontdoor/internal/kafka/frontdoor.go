@@ -6,6 +6,7 @@ import (
 	"net"
 
 	"github.com/ferrygw/ferry/frontdoor/internal/backends"
+	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
 	"go.opentelemetry.io/otel/trace/noop"
 )
@@ -30,7 +31,9 @@ type Deps struct {
 	// connection and registers the SASL APIs.
 	SASL           PlainAuthenticator
 	TracerProvider trace.TracerProvider
-	Logger         *slog.Logger
+	// MeterProvider receives the frontdoor's metrics (default: no-op).
+	MeterProvider metric.MeterProvider
+	Logger        *slog.Logger
 	// Listener, when set, is served instead of binding Config.Listen.
 	Listener net.Listener
 }
@@ -73,18 +76,22 @@ func NewFrontdoor(cfg Config, d Deps) (*Server, error) {
 			_ = states.stopPersisting()
 		}
 	}()
+	metrics, err := newServerMetrics(d.MeterProvider)
+	if err != nil {
+		return nil, err
+	}
 	var reg *Registry
 	apis := []API{
 		apiVersionsAPI(func() *Registry { return reg }),
 		(&metadataHandler{catalog: d.Catalog}).api(),
 		fetchAPI(),
 		findCoordinatorAPI(),
-		(&producer{cfg: d.Produce, catalog: d.Catalog, tc: d.Transcoder, ap: d.Appender, seq: NewSequencer(), idem: states, tracer: tracer}).api(),
+		(&producer{cfg: d.Produce, catalog: d.Catalog, tc: d.Transcoder, ap: d.Appender, seq: NewSequencer(), idem: states, tracer: tracer, metrics: metrics}).api(),
 	}
 	if states != nil {
 		apis = append(apis, (&initProducerIDHandler{states: states}).api())
 	}
-	opts := []Option{WithLogger(d.Logger), WithTracerProvider(d.TracerProvider)}
+	opts := []Option{WithLogger(d.Logger), WithTracerProvider(d.TracerProvider), withMetrics(metrics), withProducerStates(states)}
 	if d.Listener != nil {
 		opts = append(opts, WithListener(d.Listener))
 	}
@@ -92,7 +99,6 @@ func NewFrontdoor(cfg Config, d Deps) (*Server, error) {
 		apis = append(apis, (&saslHandler{auth: d.SASL}).apis()...)
 		opts = append(opts, WithSASLPlain(d.SASL))
 	}
-	var err error
 	if reg, err = NewRegistry(apis...); err != nil {
 		return nil, err
 	}
@@ -100,7 +106,6 @@ func NewFrontdoor(cfg Config, d Deps) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	srv.producers = states
 	ok = true
 	return srv, nil
 }

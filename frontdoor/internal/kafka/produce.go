@@ -68,6 +68,7 @@ type producer struct {
 	seq     *Sequencer
 	idem    *ProducerStates // nil: idempotent produce refused
 	tracer  trace.Tracer
+	metrics *serverMetrics
 }
 
 func (p *producer) api() API {
@@ -127,6 +128,7 @@ func (p *producer) serve(ctx context.Context, s *Session, req Request) (Reply, e
 		}
 	}
 	if len(work) == 0 {
+		p.metrics.produced(ctx, r, resp)
 		if noResponse {
 			if wide != 0 || len(r.Topics) > 0 {
 				return Reply{}, fmt.Errorf("produce with acks=0 refused: %s", firstError(resp))
@@ -184,6 +186,7 @@ func (p *producer) serve(ctx context.Context, s *Session, req Request) (Reply, e
 			}()
 		}
 		wg.Wait()
+		p.metrics.produced(ctx, r, resp)
 		if noResponse {
 			if msg := firstError(resp); msg != "" {
 				return nil, errors.New("produce with acks=0 failed: " + msg)

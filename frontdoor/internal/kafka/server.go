@@ -11,9 +11,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
 	"go.opentelemetry.io/otel/trace/noop"
-	"golang.org/x/sync/semaphore"
 )
 
 // Config is the Kafka listener's configuration.
@@ -95,10 +95,13 @@ type Server struct {
 	authRequired bool
 	plain        PlainAuthenticator
 
-	inflight *semaphore.Weighted
+	inflight *byteBudget
 	// producers is the idempotent producer state (NewFrontdoor), nil when
-	// idempotence is disabled; kept here for ProducerCount.
+	// idempotence is disabled; kept here for ProducerCount and its gauge.
 	producers *ProducerStates
+	meters    metric.MeterProvider
+	metrics   *serverMetrics
+	gauges    metric.Registration
 	// hardStop ends handlers still running when the shutdown deadline
 	// passes; until then they outlive their connection (see conn.dispatch).
 	hardStop    context.Context
@@ -128,6 +131,16 @@ func WithTracerProvider(tp trace.TracerProvider) Option {
 	return func(s *Server) { s.tracer = tp.Tracer("github.com/ferrygw/ferry/frontdoor/internal/kafka") }
 }
 
+// WithMeterProvider sets where the frontdoor's metrics go (default: no-op).
+func WithMeterProvider(mp metric.MeterProvider) Option { return func(s *Server) { s.meters = mp } }
+
+// withProducerStates hands the server the idempotent producer state for
+// ProducerCount and the producers gauge.
+func withProducerStates(ps *ProducerStates) Option { return func(s *Server) { s.producers = ps } }
+
+// withMetrics shares instruments already built for the handlers.
+func withMetrics(m *serverMetrics) Option { return func(s *Server) { s.metrics = m } }
+
 // WithSASLPlain makes every connection authenticate with SASL/PLAIN
 // against auth before any API other than ApiVersions, SaslHandshake and
 // SaslAuthenticate. The registry must include the SASL APIs.
@@ -145,12 +158,22 @@ func NewServer(cfg Config, reg *Registry, opts ...Option) (*Server, error) {
 		reg:      reg,
 		log:      slog.New(slog.DiscardHandler),
 		tracer:   noop.NewTracerProvider().Tracer(""),
-		inflight: semaphore.NewWeighted(cfg.ServerInFlightBytes),
+		inflight: newByteBudget(cfg.ServerInFlightBytes),
 		conns:    map[*conn]struct{}{},
 	}
 	s.hardStop, s.hardStopNow = context.WithCancel(context.Background())
 	for _, o := range opts {
 		o(s)
+	}
+	if s.metrics == nil {
+		var err error
+		if s.metrics, err = newServerMetrics(s.meters); err != nil {
+			return nil, err
+		}
+	}
+	var err error
+	if s.gauges, err = s.metrics.observe(s.inflight, s.producers); err != nil {
+		return nil, err
 	}
 	if s.ln != nil && cfg.TLS != nil {
 		s.ln = tls.NewListener(s.ln, cfg.TLS)
@@ -248,6 +271,7 @@ func (s *Server) acceptLoop(ln net.Listener, fatal func(error)) {
 		s.conns[c] = struct{}{}
 		s.connWG.Add(1)
 		s.mu.Unlock()
+		s.metrics.connOpened()
 		go c.serve()
 	}
 }
@@ -256,6 +280,7 @@ func (s *Server) removeConn(c *conn) {
 	s.mu.Lock()
 	delete(s.conns, c)
 	s.mu.Unlock()
+	s.metrics.connClosed()
 	s.connWG.Done()
 }
 
@@ -270,6 +295,7 @@ func (s *Server) NumConns() int {
 // then closes it. When ctx expires first the remaining connections are cut
 // and ctx's error returned.
 func (s *Server) Shutdown(ctx context.Context) error {
+	defer func() { _ = s.gauges.Unregister() }()
 	s.mu.Lock()
 	s.draining.Store(true)
 	ln := s.ln

@@ -100,6 +100,14 @@ type Instance struct {
 	outstanding map[uint64]*job
 	queue       []*job
 	wake        chan struct{}
+	// ctx ends the instance's connection loop: when the pool closes, or
+	// when SetBackends drops the instance.
+	ctx    context.Context
+	cancel context.CancelFunc
+}
+
+func newInstance(b Backend) *Instance {
+	return &Instance{addr: b.Addr, conn: b.Conn, outstanding: map[uint64]*job{}, wake: make(chan struct{}, 1)}
 }
 
 // Addr is the instance's address.
@@ -153,7 +161,7 @@ func New[Req, Resp any](cfg Config, backends []Backend, codec Codec[Req, Resp], 
 	}
 	p := &Pool[Req, Resp]{cfg: cfg, codec: codec, pick: pick, log: log.With("pool", cfg.Name)}
 	for _, b := range backends {
-		p.insts = append(p.insts, &Instance{addr: b.Addr, conn: b.Conn, outstanding: map[uint64]*job{}, wake: make(chan struct{}, 1)})
+		p.insts = append(p.insts, newInstance(b))
 	}
 	return p, nil
 }
@@ -161,12 +169,20 @@ func New[Req, Resp any](cfg Config, backends []Backend, codec Codec[Req, Resp], 
 // Start launches one connection loop per backend. It does not wait for
 // them to connect: jobs submitted meanwhile wait for the first stream.
 func (p *Pool[Req, Resp]) Start(context.Context) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	p.ctx, p.cancel = context.WithCancel(context.Background())
 	for _, in := range p.insts {
-		p.wg.Add(1)
-		go p.run(in)
+		p.startLocked(in)
 	}
 	return nil
+}
+
+// startLocked launches in's connection loop. p.mu is held.
+func (p *Pool[Req, Resp]) startLocked(in *Instance) {
+	in.ctx, in.cancel = context.WithCancel(p.ctx)
+	p.wg.Add(1)
+	go p.run(in)
 }
 
 // Shutdown closes every stream and fails the jobs still open.
@@ -302,13 +318,13 @@ func (p *Pool[Req, Resp]) run(in *Instance) {
 	defer p.wg.Done()
 	log := p.log.With("backend", in.addr)
 	backoff := p.cfg.MinBackoff
-	for p.ctx.Err() == nil {
-		sctx, scancel := context.WithCancel(p.ctx)
+	for in.ctx.Err() == nil {
+		sctx, scancel := context.WithCancel(in.ctx)
 		stream, err := p.codec.Open(sctx, in.conn)
 		if err != nil {
 			scancel()
 			log.Warn("backend stream open failed; retrying", "err", err, "backoff", backoff)
-			if !sleep(p.ctx, backoff) {
+			if !sleep(in.ctx, backoff) {
 				return
 			}
 			backoff = min(2*backoff, p.cfg.MaxBackoff)
@@ -348,11 +364,15 @@ func (p *Pool[Req, Resp]) run(in *Instance) {
 		if p.ctx.Err() != nil {
 			return
 		}
+		if in.ctx.Err() != nil {
+			log.Info("backend removed; unanswered jobs moved", "moved_jobs", len(lost))
+			return
+		}
 		log.Warn("backend stream lost; unanswered jobs moved", "err", err, "moved_jobs", len(lost), "backoff", backoff)
 		if time.Since(start) > p.cfg.MaxBackoff {
 			backoff = p.cfg.MinBackoff // it had been healthy for a while
 		}
-		if !sleep(p.ctx, backoff) {
+		if !sleep(in.ctx, backoff) {
 			return
 		}
 		backoff = min(2*backoff, p.cfg.MaxBackoff)
