@@ -332,7 +332,7 @@ func produceThroughFault(t *testing.T, tg faultTarget, victim string, f fault, i
 		// The producer went on after the restart, so the new process had to rebuild its state.
 		rebuilt := 0
 		for _, line := range strings.Split(tg.stack.Service(stack.Frontdoor).LogTail(2000), "\n") {
-			if strings.Contains(line, "state rebuilt from the log") {
+			if strings.Contains(line, "state rebuilt from the log") && strings.Contains(line, "topic="+topic+" ") {
 				rebuilt++
 				if rebuilt == 1 {
 					t.Logf("frontdoor: %s", line)

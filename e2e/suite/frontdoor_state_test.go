@@ -140,7 +140,7 @@ func TestFrontdoorFreezeKillIdempotent(t *testing.T) {
 	}
 	rebuilt := 0
 	for _, line := range strings.Split(e.stack.Service(stack.Frontdoor).LogTail(2000), "\n") {
-		if strings.Contains(line, "state rebuilt from the log") {
+		if strings.Contains(line, "state rebuilt from the log") && strings.Contains(line, "topic="+topic+" ") {
 			rebuilt++
 		}
 	}
