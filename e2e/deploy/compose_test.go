@@ -106,10 +106,18 @@ func TestComposeServicesMatchTheLauncher(t *testing.T) {
 				}
 			}
 		}
-		for key := range svc.Environment {
+		for key, val := range svc.Environment {
+			if key == stack.EnvStateDir && spec.Package == stack.Frontdoor {
+				// The launcher sets it per run directory when it starts the process.
+				checkOnVolume(t, svc, val)
+				continue
+			}
 			if _, ok := spec.Env[key]; !ok {
 				t.Errorf("%s: compose sets %s, which the launcher does not", spec.Package, key)
 			}
+		}
+		if spec.Package == stack.Frontdoor && svc.Environment[stack.EnvStateDir] == nil {
+			t.Errorf("%s: compose sets no %s: a restart would lose the idempotent producer state", spec.Package, stack.EnvStateDir)
 		}
 		if metrics, ok := spec.Ports["metrics"]; !ok {
 			t.Errorf("%s: the launcher gives it no metrics port", spec.Package)
@@ -128,6 +136,22 @@ func TestComposeServicesMatchTheLauncher(t *testing.T) {
 			}
 		}
 	}
+}
+
+// checkOnVolume: frontdoor's state dir must outlive the container, so it is
+// (inside) a named volume's mount.
+func checkOnVolume(t *testing.T, svc types.ServiceConfig, dir *string) {
+	t.Helper()
+	if dir == nil || *dir == "" {
+		t.Errorf("%s: %s is empty", svc.Name, stack.EnvStateDir)
+		return
+	}
+	for _, v := range svc.Volumes {
+		if v.Type == types.VolumeTypeVolume && v.Source != "" && (*dir == v.Target || strings.HasPrefix(*dir, v.Target+"/")) {
+			return
+		}
+	}
+	t.Errorf("%s: %s=%s is not on a named volume", svc.Name, stack.EnvStateDir, *dir)
 }
 
 // Every host:port a service is told to reach must name a compose service

@@ -23,6 +23,11 @@ const (
 	Frontdoor = "frontdoor"
 )
 
+// EnvStateDir is frontdoor's state directory setting. A frontdoor started without it in its
+// ServiceSpec.Env gets <run dir>/state/<service name>, kept across Restart; set it to "" in
+// the spec to run a frontdoor without persisted idempotence state.
+const EnvStateDir = "FERRY_STATE_DIR"
+
 // ServiceNames lists the Ferry services in start order: frontdoor needs the other three.
 var ServiceNames = []string{Catalog, Transcode, Append, Frontdoor}
 

@@ -182,7 +182,14 @@ func (s *Stack) startService(ctx context.Context, spec ServiceSpec) error {
 	c := s.cfg
 	bin := filepath.Join(c.CacheDir(), "bin", spec.Package)
 	logPath := filepath.Join(s.dir, "logs", spec.Name+".log")
-	p, err := StartProcess(spec.Name, []string{bin}, serviceEnv(spec), c.Root, logPath)
+	env := serviceEnv(spec)
+	if _, set := spec.Env[EnvStateDir]; spec.Package == Frontdoor && !set {
+		// Each frontdoor keeps its idempotence anchors in a directory of
+		// its own that outlives the process, so Restart (or a kill and a
+		// restart) finds them again.
+		env = append(env, EnvStateDir+"="+filepath.Join(s.dir, "state", spec.Name))
+	}
+	p, err := StartProcess(spec.Name, []string{bin}, env, c.Root, logPath)
 	if err != nil {
 		return err
 	}

@@ -107,6 +107,9 @@ var (
 	// bucket; the error also wraps a LEADER_NOT_AVAILABLE *Error, so that
 	// CodeOf and IsRetriable classify it as Fluss does (retriable).
 	ErrNoLeader = errors.New("fluss: bucket has no available leader")
+	// ErrRemoteLog is a FetchLog result for data that was tiered to remote
+	// storage, which FetchLog does not read.
+	ErrRemoteLog = errors.New("fluss: log data is in remote storage")
 )
 
 // staleRoute reports whether err suggests the cached placement that routed

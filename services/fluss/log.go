@@ -385,7 +385,7 @@ func (c *Client) fetchFromLeader(ctx context.Context, node ServerNode, tableID i
 			continue
 		}
 		if br.RemoteLogFetchInfo != nil {
-			results[i].Err = fmt.Errorf("fluss: bucket %d: data at offset %d is in remote storage, which FetchLog does not read", buckets[i].Bucket, buckets[i].Offset)
+			results[i].Err = fmt.Errorf("%w: bucket %d at offset %d (FetchLog does not read remote storage)", ErrRemoteLog, buckets[i].Bucket, buckets[i].Offset)
 			continue
 		}
 		results[i].HighWatermark = br.GetHighWatermark()

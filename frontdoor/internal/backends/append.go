@@ -68,30 +68,70 @@ var ErrWriterIDsUnsupported = errors.New("backends: appendsvc cannot allocate wr
 // instance can answer (Fluss's coordinator allocates the id); instances are
 // tried round robin, moving on when one is unreachable.
 func (a *Appender) InitWriter(ctx context.Context) (int64, error) {
+	resp, err := unary(ctx, a, "InitWriter", func(c appendv1.AppendServiceClient) (*appendv1.InitWriterResponse, error) {
+		return c.InitWriter(ctx, &appendv1.InitWriterRequest{})
+	})
+	if err != nil {
+		if status.Code(err) == codes.Unimplemented {
+			return 0, fmt.Errorf("%w: %v", ErrWriterIDsUnsupported, err)
+		}
+		return 0, err
+	}
+	if resp.GetWriterId() < 0 {
+		return 0, fmt.Errorf("backends: appendsvc answered writer id %d", resp.GetWriterId())
+	}
+	return resp.GetWriterId(), nil
+}
+
+// LatestOffset asks appendsvc for the offset the next batch appended to a
+// bucket gets. Errors keep their gRPC status (NOT_FOUND: no such table).
+func (a *Appender) LatestOffset(ctx context.Context, b *appendv1.BucketRef) (int64, error) {
+	resp, err := unary(ctx, a, "GetLatestOffset", func(c appendv1.AppendServiceClient) (*appendv1.GetLatestOffsetResponse, error) {
+		return c.GetLatestOffset(ctx, &appendv1.GetLatestOffsetRequest{Bucket: b})
+	})
+	return resp.GetOffset(), err
+}
+
+// ListWriterBatches asks appendsvc for one page of a writer's batches in a
+// bucket's log. Errors keep their gRPC status (OUT_OF_RANGE: the log no
+// longer holds from_offset).
+func (a *Appender) ListWriterBatches(ctx context.Context, req *appendv1.ListWriterBatchesRequest) (*appendv1.ListWriterBatchesResponse, error) {
+	return unary(ctx, a, "ListWriterBatches", func(c appendv1.AppendServiceClient) (*appendv1.ListWriterBatchesResponse, error) {
+		return c.ListWriterBatches(ctx, req)
+	})
+}
+
+// unary calls any appendsvc instance, round robin, moving on when one is
+// unreachable. The error wraps the last instance's, status included.
+func unary[R any](ctx context.Context, a *Appender, name string, call func(appendv1.AppendServiceClient) (R, error)) (R, error) {
+	var zero R
 	if len(a.backends) == 0 {
-		return 0, errors.New("backends: no appendsvc instance configured")
+		return zero, errors.New("backends: no appendsvc instance configured")
 	}
 	start := int(a.next.Add(1))
 	var errs []error
 	for i := range a.backends {
 		b := a.backends[(start+i)%len(a.backends)]
-		resp, err := appendv1.NewAppendServiceClient(b.Conn).InitWriter(ctx, &appendv1.InitWriterRequest{})
+		resp, err := call(appendv1.NewAppendServiceClient(b.Conn))
 		if err == nil {
-			if resp.GetWriterId() < 0 {
-				return 0, fmt.Errorf("backends: appendsvc %s answered writer id %d", b.Addr, resp.GetWriterId())
-			}
-			return resp.GetWriterId(), nil
+			return resp, nil
 		}
-		switch status.Code(err) {
-		case codes.Unimplemented:
-			return 0, fmt.Errorf("%w: %s: %v", ErrWriterIDsUnsupported, b.Addr, err)
-		case codes.Unavailable:
+		if status.Code(err) == codes.Unavailable && ctx.Err() == nil {
 			errs = append(errs, fmt.Errorf("%s: %w", b.Addr, err))
-			if ctx.Err() == nil {
-				continue
-			}
+			continue
 		}
-		return 0, fmt.Errorf("backends: InitWriter at %s: %w", b.Addr, err)
+		return zero, &statusError{fmt.Errorf("backends: %s at %s: %w", name, b.Addr, err), err}
 	}
-	return 0, fmt.Errorf("backends: InitWriter: %w", errors.Join(errs...))
+	return zero, &statusError{fmt.Errorf("backends: %s: %w", name, errors.Join(errs...)), status.Error(codes.Unavailable, "every appendsvc instance is unavailable")}
 }
+
+// statusError keeps the gRPC status of the call that failed, so that
+// status.Code sees through the context added to it.
+type statusError struct {
+	err error
+	st  error
+}
+
+func (e *statusError) Error() string              { return e.err.Error() }
+func (e *statusError) Unwrap() error              { return e.err }
+func (e *statusError) GRPCStatus() *status.Status { return status.Convert(e.st) }

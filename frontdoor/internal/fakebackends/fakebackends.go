@@ -264,6 +264,17 @@ type Appender struct {
 	WriterCalls atomic.Int64
 	writers     map[fakeWriterKey]*fakeWriter
 	writerIDs   atomic.Int64
+	// batches are the headers of the stored batches per (table, bucket),
+	// for ListWriterBatches; ListPage bounds the batches one call reads
+	// (0: all), so that callers page.
+	batches  map[[2]int64][]fakeBatch
+	ListPage int
+	// ListCalls counts ListWriterBatches calls; ListFail, when it returns
+	// an error, fails the call with it (a gRPC status).
+	ListCalls atomic.Int64
+	ListFail  func(*appendv1.ListWriterBatchesRequest) error
+	// LatestFail, when it returns an error, fails GetLatestOffset with it.
+	LatestFail func(*appendv1.GetLatestOffsetRequest) error
 }
 
 // Writer state as a Fluss tablet server keeps it: per (table, bucket,
@@ -277,6 +288,13 @@ type fakeWriterKey struct {
 type fakeWriter struct {
 	last   int32
 	recent []fakeStored
+}
+
+type fakeBatch struct {
+	writer int64
+	seq    int32
+	base   int64
+	count  int32
 }
 
 type fakeStored struct {
@@ -388,6 +406,10 @@ func (f *Appender) Append(stream grpc.BidiStreamingServer[appendv1.AppendRequest
 			base = int64(len(f.logs[k]))
 			f.logs[k] = append(f.logs[k], vals...)
 			f.recordWriterLocked(req, base)
+			if f.batches == nil {
+				f.batches = map[[2]int64][]fakeBatch{}
+			}
+			f.batches[k] = append(f.batches[k], fakeBatch{writer: req.WriterId, seq: req.BatchSequence, base: base, count: int32(len(vals))})
 		}
 		lose := f.StoreThenFail
 		f.Mu.Unlock()
@@ -400,6 +422,76 @@ func (f *Appender) Append(stream grpc.BidiStreamingServer[appendv1.AppendRequest
 			return err
 		}
 	}
+}
+
+// GetLatestOffset answers the length of the bucket's log. Unknown tables
+// (any id but those in NewAppender's caller's catalog) are not modelled:
+// every bucket exists.
+func (f *Appender) GetLatestOffset(_ context.Context, r *appendv1.GetLatestOffsetRequest) (*appendv1.GetLatestOffsetResponse, error) {
+	f.Mu.Lock()
+	defer f.Mu.Unlock()
+	if f.LatestFail != nil {
+		if err := f.LatestFail(r); err != nil {
+			return nil, err
+		}
+	}
+	b := r.GetBucket()
+	return &appendv1.GetLatestOffsetResponse{Offset: int64(len(f.logs[[2]int64{b.GetTableId(), int64(b.GetBucketId())}]))}, nil
+}
+
+// ListWriterBatches answers the stored batches of the writer starting at or
+// after from_offset, reading at most ListPage batches (of any writer).
+func (f *Appender) ListWriterBatches(_ context.Context, r *appendv1.ListWriterBatchesRequest) (*appendv1.ListWriterBatchesResponse, error) {
+	f.ListCalls.Add(1)
+	f.Mu.Lock()
+	defer f.Mu.Unlock()
+	if f.ListFail != nil {
+		if err := f.ListFail(r); err != nil {
+			return nil, err
+		}
+	}
+	b := r.GetBucket()
+	k := [2]int64{b.GetTableId(), int64(b.GetBucketId())}
+	hw := int64(len(f.logs[k]))
+	resp := &appendv1.ListWriterBatchesResponse{NextOffset: max(r.GetFromOffset(), 0), HighWatermark: hw}
+	read := 0
+	for _, fb := range f.batches[k] {
+		if fb.base < r.GetFromOffset() {
+			continue
+		}
+		if f.ListPage > 0 && read == f.ListPage {
+			break
+		}
+		read++
+		if fb.writer == r.GetWriterId() {
+			resp.Batches = append(resp.Batches, &appendv1.WriterBatch{BaseOffset: fb.base, BatchSequence: fb.seq, RecordCount: fb.count})
+		}
+		resp.NextOffset = fb.base + int64(fb.count)
+	}
+	if f.ListPage == 0 || read < f.ListPage {
+		resp.NextOffset = max(resp.NextOffset, hw)
+	}
+	return resp, nil
+}
+
+// Seed stores a batch as if a writer (-1: none) had appended it with seq,
+// and returns its base offset.
+func (f *Appender) Seed(table int64, bucket int32, writer int64, seq int32, values ...string) int64 {
+	f.Mu.Lock()
+	defer f.Mu.Unlock()
+	k := [2]int64{table, int64(bucket)}
+	base := int64(len(f.logs[k]))
+	f.logs[k] = append(f.logs[k], values...)
+	if f.batches == nil {
+		f.batches = map[[2]int64][]fakeBatch{}
+	}
+	f.batches[k] = append(f.batches[k], fakeBatch{writer: writer, seq: seq, base: base, count: int32(len(values))})
+	if writer >= 0 {
+		req := &appendv1.AppendRequest{TableId: table, BucketId: bucket, WriterId: writer, BatchSequence: seq}
+		f.checkWriterLocked(req)
+		f.recordWriterLocked(req, base)
+	}
+	return base
 }
 
 // Log returns the values appended to (table, bucket), in order.

@@ -30,6 +30,8 @@ const (
 	FlagTLSCert       = "kafka-tls-cert"
 	EnvTLSKey         = "FERRY_KAFKA_TLS_KEY"
 	FlagTLSKey        = "kafka-tls-key"
+	EnvStateDir       = "FERRY_STATE_DIR"
+	FlagStateDir      = "state-dir"
 )
 
 // Config is frontdoor's own configuration.
@@ -62,6 +64,7 @@ type Config struct {
 	DisableIdempotence bool
 	ProducerIdleExpiry time.Duration
 	MaxProducers       int
+	StateDir           string
 }
 
 // Declare registers frontdoor's settings on s and returns the config they
@@ -116,6 +119,8 @@ func Declare(s *runtime.Settings) *Config {
 		Usage: "forget an idempotent producer's sequences after this long without a batch; keep below Fluss's server.writer-id.expiration-time"})
 	s.IntVar(&c.MaxProducers, runtime.Spec[int]{Flag: "max-producers", Env: "FERRY_MAX_PRODUCERS",
 		Default: id.MaxProducers, Validate: positive, Usage: "idempotent producers with state; beyond it the longest idle is forgotten"})
+	s.StringVar(&c.StateDir, runtime.Spec[string]{Flag: FlagStateDir, Env: EnvStateDir,
+		Usage: "directory (one frontdoor's own, kept across restarts) for anchors that let idempotent producer state be rebuilt from the Fluss log after a restart; empty: state in memory only, lost on restart"})
 	return c
 }
 
@@ -289,6 +294,7 @@ func Setup(ctx context.Context, app *runtime.App, c *Config) error {
 		TracerProvider: app.Telemetry.TracerProvider, MeterProvider: app.Telemetry.MeterProvider, Logger: log, Listener: ln,
 		Idempotence:        kafka.IdempotenceConfig{ProducerIdleExpiry: c.ProducerIdleExpiry, MaxProducers: c.MaxProducers},
 		DisableIdempotence: c.DisableIdempotence,
+		StateDir:           c.StateDir,
 	}
 	if users != nil {
 		deps.SASL = users

@@ -57,6 +57,9 @@ type harness struct {
 	addr    string
 	catalog *backends.Catalog
 	tc      *backends.Transcoder
+	// What restartFrontdoor builds the next server from.
+	cfg  Config
+	deps Deps
 }
 
 type harnessOpts struct {
@@ -70,6 +73,8 @@ type harnessOpts struct {
 	jitter      time.Duration
 	// noIdempotence leaves InitProducerId unserved.
 	noIdempotence bool
+	// stateDir persists idempotence anchors there.
+	stateDir string
 }
 
 func testLogger(t testing.TB) *slog.Logger {
@@ -132,8 +137,10 @@ func newHarness(t testing.TB, o harnessOpts) *harness {
 	if o.produce != nil {
 		o.produce(&pc)
 	}
-	srv, err := NewFrontdoor(cfg, Deps{Catalog: cat, Transcoder: tc, Appender: ap, Produce: pc, SASL: o.sasl, Logger: log, Listener: ln, TracerProvider: o.tp, MeterProvider: o.mp,
-		DisableIdempotence: o.noIdempotence})
+	h.cfg = cfg
+	h.deps = Deps{Catalog: cat, Transcoder: tc, Appender: ap, Produce: pc, SASL: o.sasl, Logger: log, Listener: ln, TracerProvider: o.tp, MeterProvider: o.mp,
+		DisableIdempotence: o.noIdempotence, StateDir: o.stateDir}
+	srv, err := NewFrontdoor(cfg, h.deps)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,7 +157,7 @@ func newHarness(t testing.TB, o harnessOpts) *harness {
 	t.Cleanup(func() {
 		sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		_ = srv.Shutdown(sctx)
+		_ = h.srv.Shutdown(sctx)
 		_ = cat.ShutdownHeartbeat(sctx)
 		_ = ap.Shutdown(sctx)
 		_ = tc.Shutdown(sctx)
@@ -158,6 +165,34 @@ func newHarness(t testing.TB, o harnessOpts) *harness {
 	h.cat.AddTopic("orders", 4, 100)
 	h.cat.AddTopic("events", 2, 200)
 	return h
+}
+
+// restartFrontdoor replaces the Kafka server by a new one on the same
+// address and backends, as a frontdoor killed and started again: the
+// idempotence anchors are not flushed on the way down (a crash), and the
+// new server reads them back from the state dir.
+func (h *harness) restartFrontdoor(t testing.TB) {
+	t.Helper()
+	if err := h.srv.producers.stopPersistingWith(false); err != nil {
+		t.Fatal(err)
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_ = h.srv.Shutdown(sctx)
+	ln, err := net.Listen("tcp", h.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := h.deps
+	d.Listener = ln
+	srv, err := NewFrontdoor(h.cfg, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Start(context.Background(), func(err error) { t.Errorf("listener failed: %v", err) }); err != nil {
+		t.Fatal(err)
+	}
+	h.srv = srv
 }
 
 // rawClient speaks the wire protocol by hand, for malformed input.

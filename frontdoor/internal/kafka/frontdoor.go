@@ -23,6 +23,10 @@ type Deps struct {
 	// and batches with a producer id are refused.
 	Idempotence        IdempotenceConfig
 	DisableIdempotence bool
+	// StateDir, when set, keeps anchors of the idempotent producer state in
+	// this directory so that it can be rebuilt from the Fluss log after a
+	// restart (docs/idempotence.md); empty keeps the state in memory only.
+	StateDir string
 	// SASL, when set, requires SASL/PLAIN authentication on every
 	// connection and registers the SASL APIs.
 	SASL           PlainAuthenticator
@@ -58,7 +62,20 @@ func NewFrontdoor(cfg Config, d Deps) (*Server, error) {
 		if states, err = NewProducerStates(d.Idempotence, d.Appender.InitWriter); err != nil {
 			return nil, err
 		}
+		if d.StateDir != "" {
+			store, err := openAnchorStore(d.StateDir, d.Logger)
+			if err != nil {
+				return nil, err
+			}
+			states.persist(store, d.Appender, d.Logger)
+		}
 	}
+	ok := false
+	defer func() {
+		if !ok && states != nil {
+			_ = states.stopPersisting()
+		}
+	}()
 	metrics, err := newServerMetrics(d.MeterProvider)
 	if err != nil {
 		return nil, err
@@ -85,5 +102,10 @@ func NewFrontdoor(cfg Config, d Deps) (*Server, error) {
 	if reg, err = NewRegistry(apis...); err != nil {
 		return nil, err
 	}
-	return NewServer(cfg, reg, opts...)
+	srv, err := NewServer(cfg, reg, opts...)
+	if err != nil {
+		return nil, err
+	}
+	ok = true
+	return srv, nil
 }

@@ -4,11 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math"
 	"sync"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
+
+	appendv1 "github.com/ferrygw/ferry/services/api/gen/ferry/append/v1"
 )
 
 // Idempotent produce: Kafka's per-partition producer state, kept by the
@@ -30,7 +33,10 @@ import (
 // Reusing a writer id without knowing where its Fluss sequences stand could
 // make Fluss take a new batch for a duplicate of an old one and drop it, so
 // state that is gone (restart, expiry) is never guessed; the client is told
-// (UNKNOWN_PRODUCER_ID) and bumps its epoch instead. See docs/idempotence.md.
+// (UNKNOWN_PRODUCER_ID) and bumps its epoch instead. The exception is state
+// read back from the Fluss log through a persisted anchor (anchors.go,
+// recovery.go), which continues a writer exactly where the log shows it.
+// See docs/idempotence.md.
 
 // IdempotenceConfig tunes the producer state.
 type IdempotenceConfig struct {
@@ -84,6 +90,18 @@ type ProducerStates struct {
 	alloc WriterAllocator
 	now   func() time.Time
 
+	// Persisted anchors (anchors.go); nil store: state lives in memory only.
+	store      *anchorStore
+	wlog       WriterLog
+	log        *slog.Logger
+	dirty      map[*partState]struct{} // states with a newly acknowledged batch
+	lastExpire time.Time
+	stop       chan struct{}
+	loopDone   chan struct{}
+	stopOnce   sync.Once
+	// warnUnimplemented: an old appendsvc was reported once.
+	warnUnimplemented sync.Once
+
 	mu        sync.Mutex
 	producers map[int64]*producerState
 	inits     map[writerKey]*writerInit
@@ -117,6 +135,22 @@ type partState struct {
 	nextKafka int32
 	nextFluss int32
 	recent    []*seqEntry // oldest first, at most recentBatches
+	// With persisted anchors: the anchor's key, the table it was made for
+	// and the offset of the anchor last written.
+	ak    anchorKey
+	table tableRef
+	saved int64
+}
+
+// tableRef is the Fluss table a topic maps to (its buckets are the topic's
+// partitions); the anchor and the log read-back name it.
+type tableRef struct {
+	id              int64
+	database, table string
+}
+
+func (t tableRef) bucket(partition int32) *appendv1.BucketRef {
+	return &appendv1.BucketRef{TableId: t.id, Database: t.database, Table: t.table, BucketId: partition}
 }
 
 // seqEntry is one admitted batch.
@@ -243,40 +277,102 @@ func (ps *ProducerStates) Len() int {
 // admit decides what to do with an idempotent batch. Call it in the
 // partition's order (holding the partition's sequencer turn), and call
 // finish on the returned entry once the append's outcome is known. It may
-// allocate a Fluss writer id first, which is the only thing it waits for.
-func (ps *ProducerStates) admit(ctx context.Context, key partitionKey, b batchIdentity) verdict {
+// allocate a Fluss writer id, write an anchor or rebuild the partition's
+// state from the log first, which are the only things it waits for.
+func (ps *ProducerStates) admit(ctx context.Context, key partitionKey, tbl tableRef, b batchIdentity) verdict {
 	for {
-		v, need := ps.decide(key, b)
-		if !need {
+		v, n := ps.decide(key, tbl, b)
+		switch n.kind {
+		case needNothing:
 			return v
-		}
-		if err := ps.ensureWriter(ctx, writerKey{b.producerID, b.epoch}); err != nil {
-			return verdict{code: kerr.RequestTimedOut.Code, msg: "allocating a Fluss writer for the producer: " + err.Error()}
+		case needWriter:
+			if err := ps.ensureWriter(ctx, writerKey{b.producerID, b.epoch}); err != nil {
+				return verdict{code: kerr.RequestTimedOut.Code, msg: "allocating a Fluss writer for the producer: " + err.Error()}
+			}
+		case needAnchor:
+			st, v := ps.anchorNew(ctx, key, tbl, b, n.writer)
+			if st == nil {
+				return v
+			}
+			ps.install(b.producerID, key, st)
+		case needRebuild:
+			st, err := ps.rebuild(ctx, tbl, n.anchorKey, n.anchor)
+			switch {
+			case errors.Is(err, errAnchorUnusable):
+				// The log does not say where the writer stands: forget the
+				// anchor and treat the batch as one without state.
+				ps.log.Warn("idempotence: anchor cannot be used, the producer starts over", "producer_id", b.producerID,
+					"topic", key.topic, "partition", key.partition, "err", err)
+				if err := ps.store.remove(n.anchorKey); err != nil {
+					return verdict{code: kerr.KafkaStorageError.Code, msg: "idempotence state: " + err.Error()}
+				}
+			case err != nil:
+				return verdictForLogError("rebuilding the producer's sequences from the log", err)
+			default:
+				ps.install(b.producerID, key, st)
+			}
 		}
 	}
 }
 
-// decide applies Kafka's sequence rules. need reports that the batch
-// starts new partition state but the writer of its epoch is not known yet.
-func (ps *ProducerStates) decide(key partitionKey, b batchIdentity) (v verdict, need bool) {
+// need is what decide lacks before it can answer.
+type need struct {
+	kind      needKind
+	writer    int64     // needAnchor
+	anchorKey anchorKey // needRebuild
+	anchor    anchor    // needRebuild
+}
+
+type needKind int
+
+const (
+	needNothing needKind = iota
+	// needWriter: the batch starts new partition state, but the writer of
+	// its epoch is not known yet.
+	needWriter
+	// needAnchor: new partition state on writer; its anchor must be
+	// written before the first batch is sent.
+	needAnchor
+	// needRebuild: no state in memory, but an anchor of the batch's epoch.
+	needRebuild
+)
+
+// decide applies Kafka's sequence rules.
+func (ps *ProducerStates) decide(key partitionKey, tbl tableRef, b batchIdentity) (verdict, need) {
 	ps.mu.Lock()
 	defer ps.mu.Unlock()
 	p := ps.producerLocked(b.producerID)
 	st := p.parts[key]
+	if st == nil && ps.store != nil {
+		ak := anchorKey{b.producerID, key.topic, key.partition}
+		// An anchor of another table id is of a dropped table: not ours.
+		if a, ok := ps.store.get(ak); ok && a.TableID == tbl.id {
+			switch {
+			case a.Epoch == b.epoch:
+				return verdict{}, need{kind: needRebuild, anchorKey: ak, anchor: a}
+			case a.Epoch > b.epoch:
+				return verdict{code: kerr.InvalidProducerEpoch.Code, msg: fmt.Sprintf(
+					"producer %d: epoch %d is older than the partition's current epoch %d", b.producerID, b.epoch, a.Epoch)}, need{}
+			}
+		}
+	}
 	switch {
 	case st == nil || b.epoch > st.epoch:
 		if b.firstSeq != 0 {
 			if st == nil {
 				return verdict{code: kerr.UnknownProducerID.Code, msg: fmt.Sprintf(
 					"no state for producer %d on this partition (expired, or the frontdoor restarted); sequence %d cannot be continued",
-					b.producerID, b.firstSeq)}, false
+					b.producerID, b.firstSeq)}, need{}
 			}
 			return verdict{code: kerr.OutOfOrderSequenceNumber.Code, msg: fmt.Sprintf(
-				"producer %d: new epoch %d must start at sequence 0, got %d", b.producerID, b.epoch, b.firstSeq)}, false
+				"producer %d: new epoch %d must start at sequence 0, got %d", b.producerID, b.epoch, b.firstSeq)}, need{}
 		}
 		w, ok := p.writers[b.epoch]
 		if !ok {
-			return verdict{}, true
+			return verdict{}, need{kind: needWriter}
+		}
+		if ps.store != nil {
+			return verdict{}, need{kind: needAnchor, writer: w}
 		}
 		st = &partState{epoch: b.epoch, writer: w}
 		p.parts[key] = st
@@ -286,21 +382,21 @@ func (ps *ProducerStates) decide(key partitionKey, b batchIdentity) (v verdict, 
 		ps.forgetUnusedWritersLocked(p)
 	case b.epoch < st.epoch:
 		return verdict{code: kerr.InvalidProducerEpoch.Code, msg: fmt.Sprintf(
-			"producer %d: epoch %d is older than the partition's current epoch %d", b.producerID, b.epoch, st.epoch)}, false
+			"producer %d: epoch %d is older than the partition's current epoch %d", b.producerID, b.epoch, st.epoch)}, need{}
 	}
 	for _, e := range st.recent {
 		if e.firstSeq == b.firstSeq && e.lastSeq == b.lastSeq {
 			if e.baseOffset >= 0 {
-				return verdict{answered: true, baseOffset: e.baseOffset}, false
+				return verdict{answered: true, baseOffset: e.baseOffset}, need{}
 			}
 			p.inFlight++
 			e.sending++
-			return verdict{writer: e.writer, flussSeq: e.flussSeq, entry: e, resend: true}, false
+			return verdict{writer: e.writer, flussSeq: e.flussSeq, entry: e, resend: true}, need{}
 		}
 	}
 	if b.firstSeq != st.nextKafka {
 		return verdict{code: kerr.OutOfOrderSequenceNumber.Code, msg: fmt.Sprintf(
-			"producer %d epoch %d: sequence %d, expected %d", b.producerID, b.epoch, b.firstSeq, st.nextKafka)}, false
+			"producer %d epoch %d: sequence %d, expected %d", b.producerID, b.epoch, b.firstSeq, st.nextKafka)}, need{}
 	}
 	e := &seqEntry{owner: p, part: st, firstSeq: b.firstSeq, lastSeq: b.lastSeq, writer: st.writer, flussSeq: st.nextFluss, baseOffset: -1, sending: 1}
 	st.nextKafka = nextSeq(b.lastSeq)
@@ -311,7 +407,23 @@ func (ps *ProducerStates) decide(key partitionKey, b batchIdentity) (v verdict, 
 	}
 	st.recent = append(st.recent, e)
 	p.inFlight++
-	return verdict{writer: e.writer, flussSeq: e.flussSeq, entry: e}, false
+	return verdict{writer: e.writer, flussSeq: e.flussSeq, entry: e}, need{}
+}
+
+// install makes st the state of (producer, key), unless the partition
+// already has state of the same or a newer epoch.
+func (ps *ProducerStates) install(producerID int64, key partitionKey, st *partState) {
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	p := ps.producerLocked(producerID)
+	if cur := p.parts[key]; cur != nil && cur.epoch >= st.epoch {
+		return
+	}
+	for _, e := range st.recent {
+		e.owner, e.part = p, st
+	}
+	p.parts[key] = st
+	ps.forgetUnusedWritersLocked(p)
 }
 
 // nextSeq is the sequence after s; both Kafka and Fluss wrap to 0 after
@@ -399,6 +511,9 @@ func (ps *ProducerStates) finish(e *seqEntry, o outcome, baseOffset int64) {
 	switch {
 	case o == outcomeStored:
 		e.baseOffset = baseOffset
+		if ps.dirty != nil {
+			ps.dirty[e.part] = struct{}{}
+		}
 	case o == outcomeRejected && e.baseOffset < 0 && e.sending == 0:
 		// Rewinding is only sound when no copy of the batch is stored or
 		// still on its way: otherwise the next batch would get a Fluss

@@ -271,7 +271,7 @@ func (p *producer) producePartition(ctx context.Context, w *partWork, t backends
 	var entry *seqEntry
 	if id.producerID >= 0 {
 		// Sequence rules are applied here, in the partition's order.
-		v := p.idem.admit(ctx, partitionKey{w.topic, out.Partition}, id)
+		v := p.idem.admit(ctx, partitionKey{w.topic, out.Partition}, tableRef{m.GetTableId(), m.GetDatabase(), m.GetTable()}, id)
 		span.SetAttributes(attribute.Int64("ferry.producer_id", id.producerID), attribute.Int("ferry.producer_epoch", int(id.epoch)),
 			attribute.Int("ferry.base_sequence", int(id.firstSeq)))
 		switch {

@@ -317,7 +317,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	case <-done:
 		s.hardStopNow()
 		s.log.Info("kafka listener stopped", "drained_connections", len(conns))
-		return nil
+		return s.stopProducers()
 	case <-ctx.Done():
 		s.hardStopNow()
 		s.mu.Lock()
@@ -328,8 +328,17 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		s.mu.Unlock()
 		<-done
 		s.log.Warn("kafka listener stopped with connections cut", "cut_connections", left)
-		return ctx.Err()
+		return errors.Join(ctx.Err(), s.stopProducers())
 	}
+}
+
+// stopProducers writes the idempotence anchors that moved and closes their
+// store, once no handler can admit batches any more.
+func (s *Server) stopProducers() error {
+	if s.producers == nil {
+		return nil
+	}
+	return s.producers.stopPersisting()
 }
 
 // ProducerCount reports the idempotent producers with state (0 when

@@ -105,6 +105,367 @@ func (x *InitWriterResponse) GetWriterId() int64 {
 	return 0
 }
 
+// BucketRef names one bucket of a log table, as AppendRequest does: the
+// path is looked up and must still name table_id.
+type BucketRef struct {
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	TableId  int64                  `protobuf:"varint,1,opt,name=table_id,json=tableId,proto3" json:"table_id,omitempty"`
+	Database string                 `protobuf:"bytes,2,opt,name=database,proto3" json:"database,omitempty"`
+	Table    string                 `protobuf:"bytes,3,opt,name=table,proto3" json:"table,omitempty"`
+	// Fluss partition id for partitioned tables; absent otherwise.
+	PartitionId   *int64 `protobuf:"varint,4,opt,name=partition_id,json=partitionId,proto3,oneof" json:"partition_id,omitempty"`
+	BucketId      int32  `protobuf:"varint,5,opt,name=bucket_id,json=bucketId,proto3" json:"bucket_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BucketRef) Reset() {
+	*x = BucketRef{}
+	mi := &file_ferry_append_v1_append_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BucketRef) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BucketRef) ProtoMessage() {}
+
+func (x *BucketRef) ProtoReflect() protoreflect.Message {
+	mi := &file_ferry_append_v1_append_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BucketRef.ProtoReflect.Descriptor instead.
+func (*BucketRef) Descriptor() ([]byte, []int) {
+	return file_ferry_append_v1_append_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *BucketRef) GetTableId() int64 {
+	if x != nil {
+		return x.TableId
+	}
+	return 0
+}
+
+func (x *BucketRef) GetDatabase() string {
+	if x != nil {
+		return x.Database
+	}
+	return ""
+}
+
+func (x *BucketRef) GetTable() string {
+	if x != nil {
+		return x.Table
+	}
+	return ""
+}
+
+func (x *BucketRef) GetPartitionId() int64 {
+	if x != nil && x.PartitionId != nil {
+		return *x.PartitionId
+	}
+	return 0
+}
+
+func (x *BucketRef) GetBucketId() int32 {
+	if x != nil {
+		return x.BucketId
+	}
+	return 0
+}
+
+type GetLatestOffsetRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Bucket        *BucketRef             `protobuf:"bytes,1,opt,name=bucket,proto3" json:"bucket,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetLatestOffsetRequest) Reset() {
+	*x = GetLatestOffsetRequest{}
+	mi := &file_ferry_append_v1_append_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetLatestOffsetRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetLatestOffsetRequest) ProtoMessage() {}
+
+func (x *GetLatestOffsetRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_ferry_append_v1_append_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetLatestOffsetRequest.ProtoReflect.Descriptor instead.
+func (*GetLatestOffsetRequest) Descriptor() ([]byte, []int) {
+	return file_ferry_append_v1_append_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *GetLatestOffsetRequest) GetBucket() *BucketRef {
+	if x != nil {
+		return x.Bucket
+	}
+	return nil
+}
+
+type GetLatestOffsetResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Offset        int64                  `protobuf:"varint,1,opt,name=offset,proto3" json:"offset,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetLatestOffsetResponse) Reset() {
+	*x = GetLatestOffsetResponse{}
+	mi := &file_ferry_append_v1_append_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetLatestOffsetResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetLatestOffsetResponse) ProtoMessage() {}
+
+func (x *GetLatestOffsetResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_ferry_append_v1_append_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetLatestOffsetResponse.ProtoReflect.Descriptor instead.
+func (*GetLatestOffsetResponse) Descriptor() ([]byte, []int) {
+	return file_ferry_append_v1_append_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *GetLatestOffsetResponse) GetOffset() int64 {
+	if x != nil {
+		return x.Offset
+	}
+	return 0
+}
+
+type ListWriterBatchesRequest struct {
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	Bucket     *BucketRef             `protobuf:"bytes,1,opt,name=bucket,proto3" json:"bucket,omitempty"`
+	FromOffset int64                  `protobuf:"varint,2,opt,name=from_offset,json=fromOffset,proto3" json:"from_offset,omitempty"`
+	WriterId   int64                  `protobuf:"varint,3,opt,name=writer_id,json=writerId,proto3" json:"writer_id,omitempty"`
+	// Upper bound for the log bytes read by this call; 0 picks appendsvc's
+	// default (8 MiB). At least one batch is read whatever its size.
+	MaxBytes      int32 `protobuf:"varint,4,opt,name=max_bytes,json=maxBytes,proto3" json:"max_bytes,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListWriterBatchesRequest) Reset() {
+	*x = ListWriterBatchesRequest{}
+	mi := &file_ferry_append_v1_append_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListWriterBatchesRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListWriterBatchesRequest) ProtoMessage() {}
+
+func (x *ListWriterBatchesRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_ferry_append_v1_append_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListWriterBatchesRequest.ProtoReflect.Descriptor instead.
+func (*ListWriterBatchesRequest) Descriptor() ([]byte, []int) {
+	return file_ferry_append_v1_append_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *ListWriterBatchesRequest) GetBucket() *BucketRef {
+	if x != nil {
+		return x.Bucket
+	}
+	return nil
+}
+
+func (x *ListWriterBatchesRequest) GetFromOffset() int64 {
+	if x != nil {
+		return x.FromOffset
+	}
+	return 0
+}
+
+func (x *ListWriterBatchesRequest) GetWriterId() int64 {
+	if x != nil {
+		return x.WriterId
+	}
+	return 0
+}
+
+func (x *ListWriterBatchesRequest) GetMaxBytes() int32 {
+	if x != nil {
+		return x.MaxBytes
+	}
+	return 0
+}
+
+// WriterBatch is the header of one stored batch of the writer.
+type WriterBatch struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	BaseOffset    int64                  `protobuf:"varint,1,opt,name=base_offset,json=baseOffset,proto3" json:"base_offset,omitempty"`
+	BatchSequence int32                  `protobuf:"varint,2,opt,name=batch_sequence,json=batchSequence,proto3" json:"batch_sequence,omitempty"`
+	RecordCount   int32                  `protobuf:"varint,3,opt,name=record_count,json=recordCount,proto3" json:"record_count,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WriterBatch) Reset() {
+	*x = WriterBatch{}
+	mi := &file_ferry_append_v1_append_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WriterBatch) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WriterBatch) ProtoMessage() {}
+
+func (x *WriterBatch) ProtoReflect() protoreflect.Message {
+	mi := &file_ferry_append_v1_append_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WriterBatch.ProtoReflect.Descriptor instead.
+func (*WriterBatch) Descriptor() ([]byte, []int) {
+	return file_ferry_append_v1_append_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *WriterBatch) GetBaseOffset() int64 {
+	if x != nil {
+		return x.BaseOffset
+	}
+	return 0
+}
+
+func (x *WriterBatch) GetBatchSequence() int32 {
+	if x != nil {
+		return x.BatchSequence
+	}
+	return 0
+}
+
+func (x *WriterBatch) GetRecordCount() int32 {
+	if x != nil {
+		return x.RecordCount
+	}
+	return 0
+}
+
+type ListWriterBatchesResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The writer's batches between from_offset and next_offset, in log order.
+	Batches []*WriterBatch `protobuf:"bytes,1,rep,name=batches,proto3" json:"batches,omitempty"`
+	// Where the next call continues; next_offset >= high_watermark means the
+	// log was read to its end.
+	NextOffset    int64 `protobuf:"varint,2,opt,name=next_offset,json=nextOffset,proto3" json:"next_offset,omitempty"`
+	HighWatermark int64 `protobuf:"varint,3,opt,name=high_watermark,json=highWatermark,proto3" json:"high_watermark,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListWriterBatchesResponse) Reset() {
+	*x = ListWriterBatchesResponse{}
+	mi := &file_ferry_append_v1_append_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListWriterBatchesResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListWriterBatchesResponse) ProtoMessage() {}
+
+func (x *ListWriterBatchesResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_ferry_append_v1_append_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListWriterBatchesResponse.ProtoReflect.Descriptor instead.
+func (*ListWriterBatchesResponse) Descriptor() ([]byte, []int) {
+	return file_ferry_append_v1_append_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *ListWriterBatchesResponse) GetBatches() []*WriterBatch {
+	if x != nil {
+		return x.Batches
+	}
+	return nil
+}
+
+func (x *ListWriterBatchesResponse) GetNextOffset() int64 {
+	if x != nil {
+		return x.NextOffset
+	}
+	return 0
+}
+
+func (x *ListWriterBatchesResponse) GetHighWatermark() int64 {
+	if x != nil {
+		return x.HighWatermark
+	}
+	return 0
+}
+
 type AppendRequest struct {
 	state   protoimpl.MessageState `protogen:"open.v1"`
 	JobId   uint64                 `protobuf:"varint,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
@@ -138,7 +499,7 @@ type AppendRequest struct {
 
 func (x *AppendRequest) Reset() {
 	*x = AppendRequest{}
-	mi := &file_ferry_append_v1_append_proto_msgTypes[2]
+	mi := &file_ferry_append_v1_append_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -150,7 +511,7 @@ func (x *AppendRequest) String() string {
 func (*AppendRequest) ProtoMessage() {}
 
 func (x *AppendRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ferry_append_v1_append_proto_msgTypes[2]
+	mi := &file_ferry_append_v1_append_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -163,7 +524,7 @@ func (x *AppendRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AppendRequest.ProtoReflect.Descriptor instead.
 func (*AppendRequest) Descriptor() ([]byte, []int) {
-	return file_ferry_append_v1_append_proto_rawDescGZIP(), []int{2}
+	return file_ferry_append_v1_append_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *AppendRequest) GetJobId() uint64 {
@@ -294,7 +655,7 @@ type AppendResponse struct {
 
 func (x *AppendResponse) Reset() {
 	*x = AppendResponse{}
-	mi := &file_ferry_append_v1_append_proto_msgTypes[3]
+	mi := &file_ferry_append_v1_append_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -306,7 +667,7 @@ func (x *AppendResponse) String() string {
 func (*AppendResponse) ProtoMessage() {}
 
 func (x *AppendResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ferry_append_v1_append_proto_msgTypes[3]
+	mi := &file_ferry_append_v1_append_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -319,7 +680,7 @@ func (x *AppendResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AppendResponse.ProtoReflect.Descriptor instead.
 func (*AppendResponse) Descriptor() ([]byte, []int) {
-	return file_ferry_append_v1_append_proto_rawDescGZIP(), []int{3}
+	return file_ferry_append_v1_append_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *AppendResponse) GetJobId() uint64 {
@@ -364,7 +725,34 @@ const file_ferry_append_v1_append_proto_rawDesc = "" +
 	"\x1cferry/append/v1/append.proto\x12\x0fferry.append.v1\x1a\x1eferry/catalog/v1/catalog.proto\x1a\x1aferry/trace/v1/trace.proto\"\x13\n" +
 	"\x11InitWriterRequest\"1\n" +
 	"\x12InitWriterResponse\x12\x1b\n" +
-	"\twriter_id\x18\x01 \x01(\x03R\bwriterId\"\xda\x04\n" +
+	"\twriter_id\x18\x01 \x01(\x03R\bwriterId\"\xae\x01\n" +
+	"\tBucketRef\x12\x19\n" +
+	"\btable_id\x18\x01 \x01(\x03R\atableId\x12\x1a\n" +
+	"\bdatabase\x18\x02 \x01(\tR\bdatabase\x12\x14\n" +
+	"\x05table\x18\x03 \x01(\tR\x05table\x12&\n" +
+	"\fpartition_id\x18\x04 \x01(\x03H\x00R\vpartitionId\x88\x01\x01\x12\x1b\n" +
+	"\tbucket_id\x18\x05 \x01(\x05R\bbucketIdB\x0f\n" +
+	"\r_partition_id\"L\n" +
+	"\x16GetLatestOffsetRequest\x122\n" +
+	"\x06bucket\x18\x01 \x01(\v2\x1a.ferry.append.v1.BucketRefR\x06bucket\"1\n" +
+	"\x17GetLatestOffsetResponse\x12\x16\n" +
+	"\x06offset\x18\x01 \x01(\x03R\x06offset\"\xa9\x01\n" +
+	"\x18ListWriterBatchesRequest\x122\n" +
+	"\x06bucket\x18\x01 \x01(\v2\x1a.ferry.append.v1.BucketRefR\x06bucket\x12\x1f\n" +
+	"\vfrom_offset\x18\x02 \x01(\x03R\n" +
+	"fromOffset\x12\x1b\n" +
+	"\twriter_id\x18\x03 \x01(\x03R\bwriterId\x12\x1b\n" +
+	"\tmax_bytes\x18\x04 \x01(\x05R\bmaxBytes\"x\n" +
+	"\vWriterBatch\x12\x1f\n" +
+	"\vbase_offset\x18\x01 \x01(\x03R\n" +
+	"baseOffset\x12%\n" +
+	"\x0ebatch_sequence\x18\x02 \x01(\x05R\rbatchSequence\x12!\n" +
+	"\frecord_count\x18\x03 \x01(\x05R\vrecordCount\"\x9b\x01\n" +
+	"\x19ListWriterBatchesResponse\x126\n" +
+	"\abatches\x18\x01 \x03(\v2\x1c.ferry.append.v1.WriterBatchR\abatches\x12\x1f\n" +
+	"\vnext_offset\x18\x02 \x01(\x03R\n" +
+	"nextOffset\x12%\n" +
+	"\x0ehigh_watermark\x18\x03 \x01(\x03R\rhighWatermark\"\xda\x04\n" +
 	"\rAppendRequest\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\x04R\x05jobId\x12\x19\n" +
 	"\btable_id\x18\x02 \x01(\x03R\atableId\x12&\n" +
@@ -392,11 +780,13 @@ const file_ferry_append_v1_append_proto_rawDesc = "" +
 	"\n" +
 	"error_code\x18\x03 \x01(\x05R\terrorCode\x12#\n" +
 	"\rerror_message\x18\x04 \x01(\tR\ferrorMessage\x12\x1c\n" +
-	"\tretriable\x18\x05 \x01(\bR\tretriable2\xb5\x01\n" +
+	"\tretriable\x18\x05 \x01(\bR\tretriable2\x87\x03\n" +
 	"\rAppendService\x12M\n" +
 	"\x06Append\x12\x1e.ferry.append.v1.AppendRequest\x1a\x1f.ferry.append.v1.AppendResponse(\x010\x01\x12U\n" +
 	"\n" +
-	"InitWriter\x12\".ferry.append.v1.InitWriterRequest\x1a#.ferry.append.v1.InitWriterResponseBDZBgithub.com/ferrygw/ferry/services/api/gen/ferry/append/v1;appendv1b\x06proto3"
+	"InitWriter\x12\".ferry.append.v1.InitWriterRequest\x1a#.ferry.append.v1.InitWriterResponse\x12d\n" +
+	"\x0fGetLatestOffset\x12'.ferry.append.v1.GetLatestOffsetRequest\x1a(.ferry.append.v1.GetLatestOffsetResponse\x12j\n" +
+	"\x11ListWriterBatches\x12).ferry.append.v1.ListWriterBatchesRequest\x1a*.ferry.append.v1.ListWriterBatchesResponseBDZBgithub.com/ferrygw/ferry/services/api/gen/ferry/append/v1;appendv1b\x06proto3"
 
 var (
 	file_ferry_append_v1_append_proto_rawDescOnce sync.Once
@@ -410,27 +800,40 @@ func file_ferry_append_v1_append_proto_rawDescGZIP() []byte {
 	return file_ferry_append_v1_append_proto_rawDescData
 }
 
-var file_ferry_append_v1_append_proto_msgTypes = make([]protoimpl.MessageInfo, 4)
+var file_ferry_append_v1_append_proto_msgTypes = make([]protoimpl.MessageInfo, 10)
 var file_ferry_append_v1_append_proto_goTypes = []any{
-	(*InitWriterRequest)(nil),  // 0: ferry.append.v1.InitWriterRequest
-	(*InitWriterResponse)(nil), // 1: ferry.append.v1.InitWriterResponse
-	(*AppendRequest)(nil),      // 2: ferry.append.v1.AppendRequest
-	(*AppendResponse)(nil),     // 3: ferry.append.v1.AppendResponse
-	(v1.ArrowCompression)(0),   // 4: ferry.catalog.v1.ArrowCompression
-	(*v11.TraceContext)(nil),   // 5: ferry.trace.v1.TraceContext
+	(*InitWriterRequest)(nil),         // 0: ferry.append.v1.InitWriterRequest
+	(*InitWriterResponse)(nil),        // 1: ferry.append.v1.InitWriterResponse
+	(*BucketRef)(nil),                 // 2: ferry.append.v1.BucketRef
+	(*GetLatestOffsetRequest)(nil),    // 3: ferry.append.v1.GetLatestOffsetRequest
+	(*GetLatestOffsetResponse)(nil),   // 4: ferry.append.v1.GetLatestOffsetResponse
+	(*ListWriterBatchesRequest)(nil),  // 5: ferry.append.v1.ListWriterBatchesRequest
+	(*WriterBatch)(nil),               // 6: ferry.append.v1.WriterBatch
+	(*ListWriterBatchesResponse)(nil), // 7: ferry.append.v1.ListWriterBatchesResponse
+	(*AppendRequest)(nil),             // 8: ferry.append.v1.AppendRequest
+	(*AppendResponse)(nil),            // 9: ferry.append.v1.AppendResponse
+	(v1.ArrowCompression)(0),          // 10: ferry.catalog.v1.ArrowCompression
+	(*v11.TraceContext)(nil),          // 11: ferry.trace.v1.TraceContext
 }
 var file_ferry_append_v1_append_proto_depIdxs = []int32{
-	4, // 0: ferry.append.v1.AppendRequest.arrow_compression:type_name -> ferry.catalog.v1.ArrowCompression
-	5, // 1: ferry.append.v1.AppendRequest.trace:type_name -> ferry.trace.v1.TraceContext
-	2, // 2: ferry.append.v1.AppendService.Append:input_type -> ferry.append.v1.AppendRequest
-	0, // 3: ferry.append.v1.AppendService.InitWriter:input_type -> ferry.append.v1.InitWriterRequest
-	3, // 4: ferry.append.v1.AppendService.Append:output_type -> ferry.append.v1.AppendResponse
-	1, // 5: ferry.append.v1.AppendService.InitWriter:output_type -> ferry.append.v1.InitWriterResponse
-	4, // [4:6] is the sub-list for method output_type
-	2, // [2:4] is the sub-list for method input_type
-	2, // [2:2] is the sub-list for extension type_name
-	2, // [2:2] is the sub-list for extension extendee
-	0, // [0:2] is the sub-list for field type_name
+	2,  // 0: ferry.append.v1.GetLatestOffsetRequest.bucket:type_name -> ferry.append.v1.BucketRef
+	2,  // 1: ferry.append.v1.ListWriterBatchesRequest.bucket:type_name -> ferry.append.v1.BucketRef
+	6,  // 2: ferry.append.v1.ListWriterBatchesResponse.batches:type_name -> ferry.append.v1.WriterBatch
+	10, // 3: ferry.append.v1.AppendRequest.arrow_compression:type_name -> ferry.catalog.v1.ArrowCompression
+	11, // 4: ferry.append.v1.AppendRequest.trace:type_name -> ferry.trace.v1.TraceContext
+	8,  // 5: ferry.append.v1.AppendService.Append:input_type -> ferry.append.v1.AppendRequest
+	0,  // 6: ferry.append.v1.AppendService.InitWriter:input_type -> ferry.append.v1.InitWriterRequest
+	3,  // 7: ferry.append.v1.AppendService.GetLatestOffset:input_type -> ferry.append.v1.GetLatestOffsetRequest
+	5,  // 8: ferry.append.v1.AppendService.ListWriterBatches:input_type -> ferry.append.v1.ListWriterBatchesRequest
+	9,  // 9: ferry.append.v1.AppendService.Append:output_type -> ferry.append.v1.AppendResponse
+	1,  // 10: ferry.append.v1.AppendService.InitWriter:output_type -> ferry.append.v1.InitWriterResponse
+	4,  // 11: ferry.append.v1.AppendService.GetLatestOffset:output_type -> ferry.append.v1.GetLatestOffsetResponse
+	7,  // 12: ferry.append.v1.AppendService.ListWriterBatches:output_type -> ferry.append.v1.ListWriterBatchesResponse
+	9,  // [9:13] is the sub-list for method output_type
+	5,  // [5:9] is the sub-list for method input_type
+	5,  // [5:5] is the sub-list for extension type_name
+	5,  // [5:5] is the sub-list for extension extendee
+	0,  // [0:5] is the sub-list for field type_name
 }
 
 func init() { file_ferry_append_v1_append_proto_init() }
@@ -439,13 +842,14 @@ func file_ferry_append_v1_append_proto_init() {
 		return
 	}
 	file_ferry_append_v1_append_proto_msgTypes[2].OneofWrappers = []any{}
+	file_ferry_append_v1_append_proto_msgTypes[8].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_ferry_append_v1_append_proto_rawDesc), len(file_ferry_append_v1_append_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   4,
+			NumMessages:   10,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -21,8 +21,10 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	AppendService_Append_FullMethodName     = "/ferry.append.v1.AppendService/Append"
-	AppendService_InitWriter_FullMethodName = "/ferry.append.v1.AppendService/InitWriter"
+	AppendService_Append_FullMethodName            = "/ferry.append.v1.AppendService/Append"
+	AppendService_InitWriter_FullMethodName        = "/ferry.append.v1.AppendService/InitWriter"
+	AppendService_GetLatestOffset_FullMethodName   = "/ferry.append.v1.AppendService/GetLatestOffset"
+	AppendService_ListWriterBatches_FullMethodName = "/ferry.append.v1.AppendService/ListWriterBatches"
 )
 
 // AppendServiceClient is the client API for AppendService service.
@@ -37,6 +39,19 @@ type AppendServiceClient interface {
 	// InitWriter) for idempotent appends: AppendRequest.writer_id with
 	// consecutive batch_sequence values per bucket, starting at 0.
 	InitWriter(ctx context.Context, in *InitWriterRequest, opts ...grpc.CallOption) (*InitWriterResponse, error)
+	// GetLatestOffset returns the offset the next batch appended to a bucket
+	// will get (Fluss ListOffsets, latest). frontdoor records it before a
+	// writer's first batch on the bucket, as where a later scan can start.
+	GetLatestOffset(ctx context.Context, in *GetLatestOffsetRequest, opts ...grpc.CallOption) (*GetLatestOffsetResponse, error)
+	// ListWriterBatches reads a bucket's log from an offset and returns the
+	// headers of the batches one writer stored there, so that frontdoor can
+	// rebuild its sequence state for the writer after losing it. One call
+	// reads a bounded amount of log; call again from next_offset until it
+	// reaches high_watermark. Errors: NOT_FOUND for a table that does not
+	// exist (or whose path names another table id), OUT_OF_RANGE when the log
+	// no longer holds from_offset (or holds it only in remote storage),
+	// UNAVAILABLE / DEADLINE_EXCEEDED when trying again may help.
+	ListWriterBatches(ctx context.Context, in *ListWriterBatchesRequest, opts ...grpc.CallOption) (*ListWriterBatchesResponse, error)
 }
 
 type appendServiceClient struct {
@@ -70,6 +85,26 @@ func (c *appendServiceClient) InitWriter(ctx context.Context, in *InitWriterRequ
 	return out, nil
 }
 
+func (c *appendServiceClient) GetLatestOffset(ctx context.Context, in *GetLatestOffsetRequest, opts ...grpc.CallOption) (*GetLatestOffsetResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GetLatestOffsetResponse)
+	err := c.cc.Invoke(ctx, AppendService_GetLatestOffset_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *appendServiceClient) ListWriterBatches(ctx context.Context, in *ListWriterBatchesRequest, opts ...grpc.CallOption) (*ListWriterBatchesResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListWriterBatchesResponse)
+	err := c.cc.Invoke(ctx, AppendService_ListWriterBatches_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // AppendServiceServer is the server API for AppendService service.
 // All implementations must embed UnimplementedAppendServiceServer
 // for forward compatibility.
@@ -82,6 +117,19 @@ type AppendServiceServer interface {
 	// InitWriter) for idempotent appends: AppendRequest.writer_id with
 	// consecutive batch_sequence values per bucket, starting at 0.
 	InitWriter(context.Context, *InitWriterRequest) (*InitWriterResponse, error)
+	// GetLatestOffset returns the offset the next batch appended to a bucket
+	// will get (Fluss ListOffsets, latest). frontdoor records it before a
+	// writer's first batch on the bucket, as where a later scan can start.
+	GetLatestOffset(context.Context, *GetLatestOffsetRequest) (*GetLatestOffsetResponse, error)
+	// ListWriterBatches reads a bucket's log from an offset and returns the
+	// headers of the batches one writer stored there, so that frontdoor can
+	// rebuild its sequence state for the writer after losing it. One call
+	// reads a bounded amount of log; call again from next_offset until it
+	// reaches high_watermark. Errors: NOT_FOUND for a table that does not
+	// exist (or whose path names another table id), OUT_OF_RANGE when the log
+	// no longer holds from_offset (or holds it only in remote storage),
+	// UNAVAILABLE / DEADLINE_EXCEEDED when trying again may help.
+	ListWriterBatches(context.Context, *ListWriterBatchesRequest) (*ListWriterBatchesResponse, error)
 	mustEmbedUnimplementedAppendServiceServer()
 }
 
@@ -97,6 +145,12 @@ func (UnimplementedAppendServiceServer) Append(grpc.BidiStreamingServer[AppendRe
 }
 func (UnimplementedAppendServiceServer) InitWriter(context.Context, *InitWriterRequest) (*InitWriterResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method InitWriter not implemented")
+}
+func (UnimplementedAppendServiceServer) GetLatestOffset(context.Context, *GetLatestOffsetRequest) (*GetLatestOffsetResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetLatestOffset not implemented")
+}
+func (UnimplementedAppendServiceServer) ListWriterBatches(context.Context, *ListWriterBatchesRequest) (*ListWriterBatchesResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListWriterBatches not implemented")
 }
 func (UnimplementedAppendServiceServer) mustEmbedUnimplementedAppendServiceServer() {}
 func (UnimplementedAppendServiceServer) testEmbeddedByValue()                       {}
@@ -144,6 +198,42 @@ func _AppendService_InitWriter_Handler(srv interface{}, ctx context.Context, dec
 	return interceptor(ctx, in, info, handler)
 }
 
+func _AppendService_GetLatestOffset_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetLatestOffsetRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AppendServiceServer).GetLatestOffset(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AppendService_GetLatestOffset_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AppendServiceServer).GetLatestOffset(ctx, req.(*GetLatestOffsetRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AppendService_ListWriterBatches_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListWriterBatchesRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AppendServiceServer).ListWriterBatches(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AppendService_ListWriterBatches_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AppendServiceServer).ListWriterBatches(ctx, req.(*ListWriterBatchesRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // AppendService_ServiceDesc is the grpc.ServiceDesc for AppendService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -154,6 +244,14 @@ var AppendService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "InitWriter",
 			Handler:    _AppendService_InitWriter_Handler,
+		},
+		{
+			MethodName: "GetLatestOffset",
+			Handler:    _AppendService_GetLatestOffset_Handler,
+		},
+		{
+			MethodName: "ListWriterBatches",
+			Handler:    _AppendService_ListWriterBatches_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{
