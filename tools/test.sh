@@ -201,6 +201,8 @@ done
 source "$env_file"
 export FERRY_TEST_REQUIRE_FLUSS=1
 export FERRY_TEST_REQUIRE_JAEGER=1
+# frontdoor's Java client tests run kafka-clients from the jars tools/install-clients.sh resolved.
+export FERRY_TEST_KAFKA_CLIENTS_CP="$root/.cache/clients/java/lib/*"
 echo "Fluss ready: FERRY_TEST_FLUSS_BOOTSTRAP=$FERRY_TEST_FLUSS_BOOTSTRAP"
 end
 
