@@ -14,6 +14,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/ferrygw/ferry/e2e/clients"
 	"github.com/ferrygw/ferry/e2e/stack"
 	"github.com/ferrygw/ferry/services/testenv"
 )
@@ -362,4 +363,124 @@ func streamLost(s *stack.Stack, victim string) []string {
 		}
 	}
 	return out
+}
+
+// TestFaultKillIdempotentClients runs the idempotent producers of Java kafka-clients (default
+// settings) and librdkafka (confluent-kafka with enable.idempotence=true) through an appendsvc
+// crash: once appendsvc has counted a few thousand records (its /metrics), it is SIGKILLed and
+// started again half a second later, while the rest are in flight. The clients retry what was
+// not answered; every record must be in Fluss exactly once, at the offset the client was given,
+// in send order within its partition.
+func TestFaultKillIdempotentClients(t *testing.T) {
+	skipFaults(t)
+	e, f := need(t)
+	if !offersInitProducerID(t, e.kafka) {
+		t.Skip("frontdoor does not offer InitProducerId")
+	}
+	db := dbName(t, f, "faults_clients")
+	cols := []testenv.Column{{Name: "id", Type: "BIGINT", Nullable: testenv.NotNull()}, {Name: "pad", Type: "STRING"}}
+	for _, name := range []string{"java", "confluent-kafka"} {
+		t.Run(name, func(t *testing.T) {
+			c, err := clients.ByName(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+			defer cancel()
+			if err := c.Available(ctx); err != nil {
+				if os.Getenv("FERRY_TEST_REQUIRE_CLIENTS") == "1" {
+					t.Fatal(err)
+				}
+				t.Skipf("%v (run tools/install-clients.sh)", err)
+			}
+			table := "idem_" + sanitize(name)
+			topic := topicTableAt(t, f, e.kafka, db, table, 3, cols, nil)
+			t.Cleanup(func() {
+				if p := e.stack.Service(stack.Append); p == nil || p.Exited() {
+					rctx, rcancel := context.WithTimeout(context.Background(), 2*time.Minute)
+					defer rcancel()
+					if err := e.stack.Restart(rctx, stack.Append); err != nil {
+						t.Errorf("bring appendsvc back: %v", err)
+					}
+				}
+			})
+
+			const total, strikeAt = 60000, 1000
+			recs := make([]clients.Record, total)
+			for i := range recs {
+				key := fmt.Sprintf("key-%d", i)
+				recs[i] = clients.Record{Key: &key, Value: fmt.Sprintf(`{"id": %d, "pad": "%080d"}`, i, i)}
+			}
+			base, err := appendedRecords(e.stack)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The fault goroutine is owned by this subtest, which waits for it before checking.
+			faultDone := make(chan error, 1)
+			var struckAt atomic.Int64
+			go func() {
+				for {
+					n, err := appendedRecords(e.stack)
+					if err != nil {
+						faultDone <- err
+						return
+					}
+					if n-base >= strikeAt {
+						struckAt.Store(int64(n - base))
+						break
+					}
+					if ctx.Err() != nil {
+						faultDone <- ctx.Err()
+						return
+					}
+					time.Sleep(5 * time.Millisecond)
+				}
+				if err := e.stack.Kill(stack.Append); err != nil {
+					faultDone <- err
+					return
+				}
+				time.Sleep(500 * time.Millisecond)
+				faultDone <- e.stack.Restart(ctx, stack.Append)
+			}()
+			idem := true
+			res, err := c.Produce(ctx, clients.Options{Bootstrap: e.kafka, Topic: topic, Acks: "all", Idempotent: &idem, Timeout: 3 * time.Minute}, recs)
+			if ferr := <-faultDone; ferr != nil {
+				t.Fatalf("fault: %v", ferr)
+			}
+			if err != nil {
+				t.Fatalf("%s: %v\nstderr: %s", name, err, tailString(res.Stderr, 2000))
+			}
+			if err := res.Err(); err != nil {
+				t.Fatalf("%s: %v\nstderr: %s", name, err, tailString(res.Stderr, 2000))
+			}
+			if n := struckAt.Load(); n >= total {
+				t.Fatalf("appendsvc was killed after all %d records were appended: the run did not cross the fault", n)
+			}
+			t.Logf("%s: %d records acknowledged in %v; appendsvc killed after it had appended %d", name, total, res.Elapsed.Round(time.Millisecond), struckAt.Load())
+
+			found := findByID(t, f, db, table, total, true)
+			moved := 0
+			for i, d := range res.Deliveries {
+				if *d.Partition != found[i].Partition || *d.Offset != found[i].Offset {
+					moved++
+					if moved <= 5 {
+						t.Errorf("record %d acknowledged at %d@%d, stored at %d@%d", i, *d.Partition, *d.Offset, found[i].Partition, found[i].Offset)
+					}
+				}
+			}
+			if moved > 0 {
+				t.Errorf("%d records not at their acknowledged offsets", moved)
+			}
+		})
+	}
+}
+
+// appendedRecords is appendsvc's count of records Fluss acknowledged, from its /metrics.
+func appendedRecords(s *stack.Stack) (float64, error) {
+	page, err := scrape(s, stack.Append)
+	if err != nil {
+		return 0, err
+	}
+	n, _ := page.sum("ferry_append_records_total", nil)
+	return n, nil
 }

@@ -109,35 +109,44 @@ func TestMetricsCountProducedRecords(t *testing.T) {
 // scrapeService GETs a stack service's /metrics.
 func scrapeService(t *testing.T, e *suiteEnv, name string) promPage {
 	t.Helper()
-	spec, ok := e.stack.Spec(name)
+	page, err := scrape(e.stack, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return page
+}
+
+// scrape GETs a stack service's /metrics.
+func scrape(s *stack.Stack, name string) (promPage, error) {
+	spec, ok := s.Spec(name)
 	if !ok {
-		t.Fatalf("stack has no service %s", name)
+		return nil, fmt.Errorf("stack has no service %s", name)
 	}
 	port, ok := spec.Ports["metrics"]
 	if !ok {
-		t.Fatalf("%s has no metrics port", name)
+		return nil, fmt.Errorf("%s has no metrics port", name)
 	}
-	url := "http://" + net.JoinHostPort(e.stack.Config().Host, strconv.Itoa(port)) + "/metrics"
+	url := "http://" + net.JoinHostPort(s.Config().Host, strconv.Itoa(port)) + "/metrics"
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		t.Fatalf("scrape %s: %v", name, err)
+		return nil, fmt.Errorf("scrape %s: %w", name, err)
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(resp.Body)
 	if err != nil || resp.StatusCode != http.StatusOK {
-		t.Fatalf("scrape %s: %s, %v", name, resp.Status, err)
+		return nil, fmt.Errorf("scrape %s: %s, %v", name, resp.Status, err)
 	}
 	page, err := parsePromText(string(body))
 	if err != nil {
-		t.Fatalf("scrape %s: %v", name, err)
+		return nil, fmt.Errorf("scrape %s: %w", name, err)
 	}
-	return page
+	return page, nil
 }
 
 // promSample is one line of the Prometheus text format.
