@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/ferrygw/ferry/services/testenv"
 )
 
 // rowCountSource is RowCount.java: Fluss ListOffsets through the official client.
@@ -35,18 +37,13 @@ func compileJava(ctx context.Context, root, dir, java string) (*javaWriter, erro
 	if err := os.WriteFile(rc, rowCountSource, 0o644); err != nil {
 		return nil, err
 	}
-	lib := filepath.Join(root, ".cache", "fluss", "client-lib")
-	if _, err := os.Stat(filepath.Join(lib, "fluss-client-0.9.1-incubating.jar")); err != nil {
-		return nil, fmt.Errorf("no Fluss client jars in %s (run tools/install.sh): %w", lib, err)
-	}
-	cp := filepath.Join(lib, "*")
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
-	out, err := exec.CommandContext(ctx, "javac", "--release", "17", "-nowarn", "-d", dir, "-cp", cp, src, rc).CombinedOutput()
+	cp, err := testenv.CompileWithFlussClient(ctx, filepath.Join(root, ".cache", "fluss", "client-lib"), dir, src, rc)
 	if err != nil {
-		return nil, fmt.Errorf("javac %s %s: %w\n%s", src, rc, err, out)
+		return nil, err
 	}
-	return &javaWriter{java: java, classpath: dir + string(os.PathListSeparator) + cp}, nil
+	return &javaWriter{java: java, classpath: cp}, nil
 }
 
 // run appends rows 0..rows-1 to db.table (after warmup rows into db.warmupTable in the same

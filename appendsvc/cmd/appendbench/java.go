@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/ferrygw/ferry/services/testenv"
 )
 
 //go:embed AppendBench.java
@@ -27,19 +29,15 @@ type javaBench struct {
 // compileJava compiles AppendBench.java into dir against the jars in lib
 // (tools/install.sh fills .cache/fluss/client-lib).
 func compileJava(ctx context.Context, dir, lib, java string, opts []string) (*javaBench, error) {
-	if _, err := os.Stat(filepath.Join(lib, "fluss-client-0.9.1-incubating.jar")); err != nil {
-		return nil, fmt.Errorf("no Fluss client jars in %s (run tools/install.sh): %w", lib, err)
-	}
 	src := filepath.Join(dir, "AppendBench.java")
 	if err := os.WriteFile(src, javaSource, 0o644); err != nil {
 		return nil, err
 	}
-	cp := filepath.Join(lib, "*")
-	out, err := exec.CommandContext(ctx, "javac", "--release", "17", "-nowarn", "-d", dir, "-cp", cp, src).CombinedOutput()
+	cp, err := testenv.CompileWithFlussClient(ctx, lib, dir, src)
 	if err != nil {
-		return nil, fmt.Errorf("javac AppendBench.java: %w\n%s", err, out)
+		return nil, err
 	}
-	return &javaBench{classpath: dir + string(os.PathListSeparator) + cp, java: java, opts: opts}, nil
+	return &javaBench{classpath: cp, java: java, opts: opts}, nil
 }
 
 type javaResult struct {
