@@ -281,20 +281,7 @@ func produceThroughFault(t *testing.T, tg faultTarget, victim string, f fault, i
 	}
 
 	rows := tg.fluss.Scan(t, db, "killed", testenv.ScanOptions{Timeout: 60 * time.Second})
-	type pos struct {
-		bucket int32
-		offset int64
-	}
-	at := map[pos]int64{}
-	copies := map[int64]int{}
-	for _, r := range rows {
-		id, err := r.Row["id"].(json.Number).Int64()
-		if err != nil {
-			t.Fatalf("row %v: %v", r.Row, err)
-		}
-		at[pos{r.Bucket, r.Offset}] = id
-		copies[id]++
-	}
+	at, copies := rowIDs(t, rows)
 	lost := 0
 	for id, s := range acked {
 		got, ok := at[pos{s.Partition, s.Offset}]
@@ -483,4 +470,25 @@ func appendedRecords(s *stack.Stack) (float64, error) {
 	}
 	n, _ := page.sum("ferry_append_records_total", nil)
 	return n, nil
+}
+
+// pos is a row's place in a table: bucket and offset.
+type pos struct {
+	bucket int32
+	offset int64
+}
+
+// rowIDs maps each row's place to its id column and counts the copies of each id.
+func rowIDs(t *testing.T, rows []testenv.ScanRow) (at map[pos]int64, copies map[int64]int) {
+	t.Helper()
+	at, copies = map[pos]int64{}, map[int64]int{}
+	for _, r := range rows {
+		id, err := r.Row["id"].(json.Number).Int64()
+		if err != nil {
+			t.Fatalf("row %v: %v", r.Row, err)
+		}
+		at[pos{r.Bucket, r.Offset}] = id
+		copies[id]++
+	}
+	return at, copies
 }

@@ -2,7 +2,6 @@ package suite
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"sync"
@@ -112,20 +111,7 @@ func TestFrontdoorFreezeKillIdempotent(t *testing.T) {
 	}
 
 	rows := f.Scan(t, db, "frozen", testenv.ScanOptions{Timeout: 60 * time.Second})
-	type pos struct {
-		bucket int32
-		offset int64
-	}
-	at := map[pos]int64{}
-	copies := map[int64]int{}
-	for _, r := range rows {
-		id, err := r.Row["id"].(json.Number).Int64()
-		if err != nil {
-			t.Fatalf("row %v: %v", r.Row, err)
-		}
-		at[pos{r.Bucket, r.Offset}] = id
-		copies[id]++
-	}
+	at, copies := rowIDs(t, rows)
 	dups, missing, misplaced := 0, 0, 0
 	for id := int64(0); id < total; id++ {
 		switch n := copies[id]; {
