@@ -4,10 +4,10 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
-	"math/big"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
 
 	"github.com/ferrygw/ferry/services/fluss/types"
 )
@@ -123,9 +123,11 @@ func AppendValue(dst []byte, col arrow.Array, row int, t types.DataType) ([]byte
 			// A compact decimal's unscaled value fits an int64.
 			return binary.AppendUvarint(dst, v.LowBits()), nil
 		}
-		b := twosComplement(v.BigInt())
-		dst = binary.AppendUvarint(dst, uint64(uint32(len(b))))
-		return append(dst, b...), nil
+		// The length prefix is at most one byte (16 bytes at most follow).
+		lenAt := len(dst)
+		dst = appendTwosComplement(append(dst, 0), v)
+		dst[lenAt] = byte(len(dst) - lenAt - 1)
+		return dst, nil
 	case types.TimestampNTZ, types.TimestampLTZ:
 		a, ok := col.(*array.Timestamp)
 		if !ok {
@@ -167,25 +169,17 @@ func floorDivMod(a, b int64) (int64, int64) {
 	return q, r
 }
 
-// twosComplement is java.math.BigInteger.toByteArray: the shortest
-// big-endian two's complement form, at least one byte.
-func twosComplement(v *big.Int) []byte {
-	if v.Sign() >= 0 {
-		b := v.Bytes()
-		if len(b) == 0 || b[0]&0x80 != 0 {
-			b = append([]byte{0}, b...)
-		}
-		return b
+// appendTwosComplement appends v as java.math.BigInteger.toByteArray
+// writes it: the shortest big-endian two's complement form, at least one
+// byte. It works on the 128 bits directly, so the hot path allocates nothing.
+func appendTwosComplement(dst []byte, v decimal128.Num) []byte {
+	var b [16]byte
+	binary.BigEndian.PutUint64(b[:8], uint64(v.HighBits()))
+	binary.BigEndian.PutUint64(b[8:], v.LowBits())
+	// Drop leading bytes that only repeat the sign of the byte after them.
+	i := 0
+	for i < 15 && ((b[i] == 0 && b[i+1]&0x80 == 0) || (b[i] == 0xff && b[i+1]&0x80 != 0)) {
+		i++
 	}
-	// -v - 1 has the complement bits of v; invert them back.
-	m := new(big.Int).Neg(v)
-	m.Sub(m, big.NewInt(1))
-	b := m.Bytes()
-	if len(b) == 0 || b[0]&0x80 != 0 {
-		b = append([]byte{0}, b...)
-	}
-	for i := range b {
-		b[i] = ^b[i]
-	}
-	return b
+	return append(dst, b[i:]...)
 }
