@@ -31,7 +31,9 @@
 // changelog's end offset, not a base offset; a batch that changes nothing
 // still takes one changelog offset). Not done here: ARRAY, MAP and ROW
 // columns in compacted rows, the indexed KV format, partial updates
-// (target_columns), partitioned and lake-format primary-key tables.
+// (target_columns) and lake-format key encodings; partitioned primary-key
+// tables are supported by the API (PartitionID, PhysicalPrimaryKeys) but
+// not yet tested against the cluster.
 //
 // Errors from servers are *Error values carrying Fluss's error code (Code*
 // constants, errors.Is by code, Retriable and StaleMetadata per Fluss's

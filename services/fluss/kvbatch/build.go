@@ -113,6 +113,10 @@ func (b *Builder) Records() int { return int(b.records) }
 
 // Append adds a record with a pre-encoded row; a nil row deletes the key.
 func (b *Builder) Append(key, row []byte) error {
+	if row != nil && len(row) == 0 {
+		// On the wire it would read as a delete.
+		return errors.New("kvbatch: empty row (a row has at least its null bitmap; nil deletes)")
+	}
 	start, err := b.startRecord(key)
 	if err != nil {
 		return err

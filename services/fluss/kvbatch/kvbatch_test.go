@@ -96,6 +96,9 @@ func TestRejects(t *testing.T) {
 	if err := b.Append(nil, []byte{0}); err == nil {
 		t.Error("empty key accepted")
 	}
+	if err := b.Append([]byte{1}, []byte{}); err == nil {
+		t.Error("empty, non-nil row accepted (it would read as a delete)")
+	}
 	if b.Records() != 0 || b.Size() != kvbatch.HeaderSize {
 		t.Errorf("a refused record left %d records, %d bytes", b.Records(), b.Size())
 	}
