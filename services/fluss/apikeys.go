@@ -23,6 +23,7 @@ const (
 	APIGetMetadata     APIKey = 1012
 	APIProduceLog      APIKey = 1014
 	APIFetchLog        APIKey = 1015
+	APIPutKv           APIKey = 1016
 	APIListOffsets     APIKey = 1021
 	APIInitWriter      APIKey = 1026
 	APIGetDatabaseInfo APIKey = 1035
@@ -34,7 +35,7 @@ var apiNames = map[APIKey]string{
 	APIListDatabases: "LIST_DATABASES", APIDatabaseExists: "DATABASE_EXISTS", APICreateTable: "CREATE_TABLE",
 	APIDropTable: "DROP_TABLE", APIGetTableInfo: "GET_TABLE_INFO", APIListTables: "LIST_TABLES",
 	APITableExists: "TABLE_EXISTS", APIGetTableSchema: "GET_TABLE_SCHEMA", APIGetMetadata: "GET_METADATA",
-	APIProduceLog: "PRODUCE_LOG", APIFetchLog: "FETCH_LOG", APIListOffsets: "LIST_OFFSETS",
+	APIProduceLog: "PRODUCE_LOG", APIFetchLog: "FETCH_LOG", APIPutKv: "PUT_KV", APIListOffsets: "LIST_OFFSETS",
 	APIInitWriter: "INIT_WRITER", APIGetDatabaseInfo: "GET_DATABASE_INFO",
 	APIListPartitions: "LIST_PARTITION_INFOS", APICreatePartition: "CREATE_PARTITION",
 }
@@ -50,7 +51,7 @@ func (k APIKey) String() string {
 type versionRange struct{ min, max int16 }
 
 // clientVersions are the versions of each API this client can encode and
-// decode. Every API Ferry uses is at version 0 in Fluss 0.9.1; the
+// decode. Every API Ferry uses but PUT_KV is at version 0 in Fluss 0.9.1; the
 // negotiation still picks the highest common version so that a server with a
 // newer range keeps working.
 var clientVersions = map[APIKey]versionRange{
@@ -59,6 +60,10 @@ var clientVersions = map[APIKey]versionRange{
 	APIListTables: {0, 0}, APITableExists: {0, 0}, APIGetTableSchema: {0, 0}, APIGetMetadata: {0, 0},
 	APIProduceLog: {0, 0}, APIFetchLog: {0, 0}, APIListOffsets: {0, 0}, APIInitWriter: {0, 0},
 	APIGetDatabaseInfo: {0, 0}, APIListPartitions: {0, 0}, APICreatePartition: {0, 0},
+	// PUT_KV v1 only changes the key encoding of lake tables whose bucket
+	// key differs from the primary key (CompactedKeyEncoder instead of the
+	// lake's); for every other table v0 and v1 carry the same bytes.
+	APIPutKv: {0, 1},
 }
 
 // negotiate picks, per API, the highest version both sides support. APIs the

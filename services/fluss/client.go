@@ -1,18 +1,39 @@
 // Package fluss is Ferry's client for Apache Fluss 0.9.1's native RPC
 // protocol: framing and pipelined connections, API version negotiation,
 // cluster metadata with leader lookup, the admin calls Ferry needs
-// (databases, tables, schemas) and the log calls (ProduceLog, FetchLog,
-// ListOffsets, InitWriter). No Go client for Fluss exists; this one is
-// written against the protocol definitions of the 0.9.1-incubating tag.
+// (databases, tables, schemas), the log calls (ProduceLog, FetchLog,
+// ListOffsets, InitWriter) and PutKv for primary-key tables. No Go client
+// for Fluss exists; this one is written against the protocol definitions of
+// the 0.9.1-incubating tag.
 //
 // Entry points: Dial returns a Client for a cluster (bootstrap = coordinator
 // address). Admin calls (ListDatabases, ListTables, GetTableInfo,
 // GetTableSchema, CreateTable, ...) go to the coordinator. GetTableInfo
 // returns a TableInfo (id, schema, buckets, keys, options, with helpers for
-// the log format and Arrow compression) and makes the table id known to the
-// client; ProduceLog then routes encoded log batches (see the logbatch
-// package) to each bucket's leader, found through cached metadata
+// the log format, Arrow compression and KV format) and makes the table id
+// known to the client; ProduceLog then routes encoded log batches (see the
+// logbatch package) to each bucket's leader, found through cached metadata
 // (TableRoute, BucketLeader) that is refreshed when a server reports it stale.
+//
+// Primary-key tables: package compacted encodes rows in the compacted row
+// format (table.kv.format's default), bucketing.KeyEncoder encodes a row's
+// physical primary key (TableInfo.PhysicalPrimaryKeys) and picks its bucket,
+// package kvbatch builds the KV record batches (upserts, and deletes as a
+// key without a row) and PutKv writes them, returning each bucket's
+// changelog end offset. All of it is byte-exact with the Java UpsertWriter
+// and tested against the real cluster (lookups and changelog read back by
+// the Java client), but nothing in Ferry calls it yet. What issue #12 still
+// has to wire: catalogsvc accepting primary-key tables as topics (today
+// refused, docs/limits.md), transcodesvc mapping Kafka keys and tombstones
+// to primary keys and deletes, appendsvc writing upserts with PutKv (batch
+// per bucket, writer ids and sequences as for logs), and frontdoor deciding
+// which offset a Kafka producer is acknowledged with (PutKv returns the
+// changelog's end offset, not a base offset; a batch that changes nothing
+// still takes one changelog offset). Not done here: ARRAY, MAP and ROW
+// columns in compacted rows, the indexed KV format, partial updates
+// (target_columns) and lake-format key encodings; partitioned primary-key
+// tables are supported by the API (PartitionID, PhysicalPrimaryKeys) but
+// not yet tested against the cluster.
 //
 // Errors from servers are *Error values carrying Fluss's error code (Code*
 // constants, errors.Is by code, Retriable and StaleMetadata per Fluss's

@@ -66,37 +66,11 @@ type BucketResult struct {
 func (c *Client) ProduceLog(ctx context.Context, tableID int64, acks Acks, timeout time.Duration, batches []BucketBatch) (_ []BucketResult, err error) {
 	ctx, end := c.startSpan(ctx, "ProduceLog", attribute.Int64("fluss.table_id", tableID), attribute.Int("fluss.batches", len(batches)))
 	defer end(&err)
-	if !acks.valid() {
-		return nil, fmt.Errorf("fluss: produce: acks %d is not 0, 1 or -1", acks)
-	}
-	if timeout <= 0 || timeout.Milliseconds() > math.MaxInt32 {
-		return nil, fmt.Errorf("fluss: produce: timeout %v must be positive and below 2^31 ms", timeout)
+	if err := c.checkWrite("produce", tableID, acks, timeout, batches); err != nil {
+		return nil, err
 	}
 	if len(batches) == 0 {
 		return nil, nil
-	}
-	if _, ok := c.meta.pathOf(tableID); !ok {
-		return nil, fmt.Errorf("%w: %d", ErrUnknownTable, tableID)
-	}
-	type slot struct {
-		partition int64 // -1 when none
-		bucket    int32
-	}
-	seen := make(map[slot]bool, len(batches))
-	for i, b := range batches {
-		s := slot{-1, b.Bucket}
-		if b.PartitionID != nil {
-			s.partition = *b.PartitionID
-		}
-		if seen[s] {
-			// Fluss keys a produce request by bucket; two batches for one
-			// bucket in one request would lose one result.
-			return nil, fmt.Errorf("fluss: produce: batch %d repeats bucket %d (partition %d)", i, b.Bucket, s.partition)
-		}
-		seen[s] = true
-		if len(b.Records) == 0 {
-			return nil, fmt.Errorf("fluss: produce: batch %d for bucket %d is empty", i, b.Bucket)
-		}
 	}
 
 	results := make([]BucketResult, len(batches))
@@ -133,6 +107,37 @@ func (c *Client) ProduceLog(ctx context.Context, tableID int64, acks Acks, timeo
 		}
 	}
 	return results, nil
+}
+
+// checkWrite validates the arguments shared by ProduceLog and PutKv: the
+// error is for a call that must not send anything.
+func (c *Client) checkWrite(op string, tableID int64, acks Acks, timeout time.Duration, batches []BucketBatch) error {
+	if !acks.valid() {
+		return fmt.Errorf("fluss: %s: acks %d is not 0, 1 or -1", op, acks)
+	}
+	if timeout <= 0 || timeout.Milliseconds() > math.MaxInt32 {
+		return fmt.Errorf("fluss: %s: timeout %v must be positive and below 2^31 ms", op, timeout)
+	}
+	if len(batches) == 0 {
+		return nil
+	}
+	if _, ok := c.meta.pathOf(tableID); !ok {
+		return fmt.Errorf("%w: %d", ErrUnknownTable, tableID)
+	}
+	seen := make(map[[2]int64]bool, len(batches))
+	for i, b := range batches {
+		k := bucketKey(b.PartitionID, b.Bucket)
+		if seen[k] {
+			// Fluss keys a write request by bucket; two batches for one
+			// bucket in one request would lose one result.
+			return fmt.Errorf("fluss: %s: batch %d repeats bucket %d (partition %d)", op, i, b.Bucket, k[0])
+		}
+		seen[k] = true
+		if len(b.Records) == 0 {
+			return fmt.Errorf("fluss: %s: batch %d for bucket %d is empty", op, i, b.Bucket)
+		}
+	}
+	return nil
 }
 
 // produceToLeader sends the batches at idxs to one leader and fills in their

@@ -15,9 +15,19 @@ const (
 	produceBucketFieldPartitionID protowire.Number = 1
 	produceBucketFieldBucketID    protowire.Number = 2
 	produceBucketFieldRecords     protowire.Number = 3
+
+	// PutKvRequest shares acks, table id, timeout and the bucket message's
+	// fields; its buckets are field 5 (after target_columns, which Ferry
+	// never sets) and agg_mode follows them.
+	putKvFieldBuckets protowire.Number = 5
+	putKvFieldAggMode protowire.Number = 6
 )
 
-// produceEncoder encodes a ProduceLogRequest as parts for a vectored write:
+// aggModeAggregate is PutKvRequest.agg_mode 0: merge through the table's
+// merge engine, what the Java client sends by default.
+const aggModeAggregate = 0
+
+// produceEncoder encodes a ProduceLogRequest (or PutKvRequest) as parts for a vectored write:
 // the small protobuf framing goes into one scratch buffer, and each bucket's
 // records are referenced where the caller keeps them, never copied. The
 // bytes are exactly what proto.Marshal produces for the same request
@@ -35,9 +45,24 @@ type produceSpan struct {
 	records    []byte
 }
 
-// encode builds the request for the batches at idxs and returns its parts.
-// The parts alias e.scratch and the batches' records until the next encode.
+// encode builds the ProduceLogRequest for the batches at idxs and returns
+// its parts. The parts alias e.scratch and the batches' records until the
+// next encode.
 func (e *produceEncoder) encode(acks Acks, tableID int64, timeoutMs int32, batches []BucketBatch, idxs []int) [][]byte {
+	return e.encodeRequest(acks, tableID, timeoutMs, produceFieldBuckets, -1, batches, idxs)
+}
+
+// encodePutKv is encode for a PutKvRequest writing whole rows (no target
+// columns) with agg_mode aggregate.
+func (e *produceEncoder) encodePutKv(acks Acks, tableID int64, timeoutMs int32, batches []BucketBatch, idxs []int) [][]byte {
+	return e.encodeRequest(acks, tableID, timeoutMs, putKvFieldBuckets, aggModeAggregate, batches, idxs)
+}
+
+// encodeRequest writes the shared layout: acks, table id, timeout, one
+// bucket message per batch under bucketsField, then agg_mode unless it is
+// negative.
+func (e *produceEncoder) encodeRequest(acks Acks, tableID int64, timeoutMs int32, bucketsField protowire.Number, aggMode int32,
+	batches []BucketBatch, idxs []int) [][]byte {
 	e.scratch = e.scratch[:0]
 	e.spans = e.spans[:0]
 	b := e.scratch
@@ -58,7 +83,7 @@ func (e *produceEncoder) encode(acks Acks, tableID int64, timeoutMs int32, batch
 		inner += protowire.SizeTag(produceBucketFieldBucketID) + protowire.SizeVarint(uint64(int64(bb.Bucket)))
 		inner += protowire.SizeTag(produceBucketFieldRecords) + protowire.SizeBytes(len(bb.Records))
 
-		b = protowire.AppendTag(b, produceFieldBuckets, protowire.BytesType)
+		b = protowire.AppendTag(b, bucketsField, protowire.BytesType)
 		b = protowire.AppendVarint(b, uint64(inner))
 		if bb.PartitionID != nil {
 			b = protowire.AppendTag(b, produceBucketFieldPartitionID, protowire.VarintType)
@@ -70,6 +95,10 @@ func (e *produceEncoder) encode(acks Acks, tableID int64, timeoutMs int32, batch
 		b = protowire.AppendVarint(b, uint64(len(bb.Records)))
 		e.spans = append(e.spans, produceSpan{start: start, end: len(b)}, produceSpan{records: bb.Records})
 		start = len(b)
+	}
+	if aggMode >= 0 {
+		b = protowire.AppendTag(b, putKvFieldAggMode, protowire.VarintType)
+		b = protowire.AppendVarint(b, uint64(aggMode))
 	}
 	if start < len(b) {
 		e.spans = append(e.spans, produceSpan{start: start, end: len(b)})

@@ -10,7 +10,8 @@ import (
 )
 
 // TestProduceEncoderMatchesProtoMarshal checks the hand-rolled, copy-free
-// ProduceLogRequest encoding byte for byte against the generated code.
+// ProduceLogRequest and PutKvRequest encodings byte for byte against the
+// generated code.
 func TestProduceEncoderMatchesProtoMarshal(t *testing.T) {
 	pid := func(v int64) *int64 { return &v }
 	big := bytes.Repeat([]byte{0xAB}, 300) // length needs a 2-byte varint
@@ -45,6 +46,17 @@ func TestProduceEncoderMatchesProtoMarshal(t *testing.T) {
 			got := bytes.Join(e.encode(tt.acks, tt.tableID, tt.timeout, tt.batches, idxs), nil)
 			if !bytes.Equal(got, want) {
 				t.Errorf("encoding differs\n got %x\nwant %x", got, want)
+			}
+
+			kv := &flussrpc.PutKvRequest{Acks: req.Acks, TableId: req.TableId, TimeoutMs: req.TimeoutMs, AggMode: proto.Int32(0)}
+			for _, b := range tt.batches {
+				kv.BucketsReq = append(kv.BucketsReq, &flussrpc.PutKvRequestBucket{PartitionId: b.PartitionID, BucketId: proto.Int32(b.Bucket), Records: b.Records})
+			}
+			if want, err = marshalOpts.Marshal(kv); err != nil {
+				t.Fatal(err)
+			}
+			if got := bytes.Join(e.encodePutKv(tt.acks, tt.tableID, tt.timeout, tt.batches, idxs), nil); !bytes.Equal(got, want) {
+				t.Errorf("PutKv encoding differs\n got %x\nwant %x", got, want)
 			}
 		})
 	}

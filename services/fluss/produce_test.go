@@ -22,6 +22,9 @@ type fakeCluster struct {
 	metadataReq int
 	produced    []*flussrpc.ProduceLogRequest
 	answer      func(req *flussrpc.ProduceLogRequest) *flussrpc.ProduceLogResponse
+	// putKv and kvAnswer are PutKv's: requests seen, and how to answer.
+	putKv    []*flussrpc.PutKvRequest
+	kvAnswer func(req *flussrpc.PutKvRequest) *flussrpc.PutKvResponse
 }
 
 // newFakeCluster starts the fake; answer (nil when the test produces
@@ -66,6 +69,15 @@ func (cl *fakeCluster) handle(fc *fakeConn, req fakeRequest) {
 		cl.produced = append(cl.produced, &in)
 		cl.mu.Unlock()
 		fc.success(req.id, cl.answer(&in))
+	case APIPutKv:
+		var in flussrpc.PutKvRequest
+		if err := proto.Unmarshal(req.body, &in); err != nil {
+			fc.srv.t.Errorf("put kv request: %v", err)
+		}
+		cl.mu.Lock()
+		cl.putKv = append(cl.putKv, &in)
+		cl.mu.Unlock()
+		fc.success(req.id, cl.kvAnswer(&in))
 	default:
 		fc.errorResp(req.id, CodeUnsupportedVersion, "not in this fake")
 	}

@@ -18,6 +18,7 @@ const (
 	PropArrowCompressionType      = "table.log.arrow.compression.type"
 	PropArrowCompressionZstdLevel = "table.log.arrow.compression.zstd.level"
 	PropReplicationFactor         = "table.replication.factor"
+	PropKvFormat                  = "table.kv.format"
 )
 
 // LogFormat is a table's log record format (table.log.format).
@@ -98,6 +99,44 @@ func (t *TableInfo) LogFormat() (LogFormat, error) {
 	default:
 		return "", fmt.Errorf("fluss: table %s: %s=%q is not a known log format", t.TablePath, PropLogFormat, v)
 	}
+}
+
+// KvFormat is a primary-key table's row format in its KV records
+// (table.kv.format).
+type KvFormat string
+
+// KV formats Fluss 0.9.1 knows; DefaultKvFormat is what it uses when the
+// table does not say, and the only one package compacted encodes.
+const (
+	KvFormatCompacted KvFormat = "COMPACTED"
+	KvFormatIndexed   KvFormat = "INDEXED"
+	DefaultKvFormat            = KvFormatCompacted
+)
+
+// KvFormat returns the table's KV row format, defaulting as Fluss does.
+func (t *TableInfo) KvFormat() (KvFormat, error) {
+	v, ok := t.Properties[PropKvFormat]
+	if !ok {
+		return DefaultKvFormat, nil
+	}
+	switch f := KvFormat(strings.ToUpper(strings.TrimSpace(v))); f {
+	case KvFormatCompacted, KvFormatIndexed:
+		return f, nil
+	default:
+		return "", fmt.Errorf("fluss: table %s: %s=%q is not a known kv format", t.TablePath, PropKvFormat, v)
+	}
+}
+
+// PhysicalPrimaryKeys returns the primary key columns without the partition
+// keys: the columns of the key in KV records (TableInfo.getPhysicalPrimaryKeys).
+func (t *TableInfo) PhysicalPrimaryKeys() []string {
+	var out []string
+	for _, k := range t.Schema.PrimaryKey {
+		if !slices.Contains(t.PartitionKeys, k) {
+			out = append(out, k)
+		}
+	}
+	return out
 }
 
 // ArrowCompression returns the table's Arrow compression and, for ZSTD, its

@@ -2,11 +2,15 @@ package fluss
 
 import (
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/ferrygw/ferry/services/fluss/types"
 )
 
 // types/testdata/*.table.json were captured from a real Fluss 0.9.1 server by
@@ -102,15 +106,14 @@ func TestTableInfoOptionErrors(t *testing.T) {
 		{map[string]string{PropArrowCompressionType: "gzip"}, `table.log.arrow.compression.type="gzip"`},
 		{map[string]string{PropArrowCompressionZstdLevel: "23"}, "must be an integer 1..22"},
 		{map[string]string{PropArrowCompressionZstdLevel: "x"}, "must be an integer 1..22"},
+		{map[string]string{PropKvFormat: "avro"}, `table.kv.format="avro"`},
 	}
 	for _, tt := range tests {
 		info := &TableInfo{TablePath: TablePath{"db", "t"}, TableDescriptor: TableDescriptor{Properties: tt.props}}
 		_, err1 := info.LogFormat()
 		_, _, err2 := info.ArrowCompression()
-		err := err1
-		if err == nil {
-			err = err2
-		}
+		_, err3 := info.KvFormat()
+		err := errors.Join(err1, err2, err3)
 		if err == nil || !strings.Contains(err.Error(), tt.wantErr) || !strings.Contains(err.Error(), "db.t") {
 			t.Errorf("props %v: err = %v, want one naming db.t and %q", tt.props, err, tt.wantErr)
 		}
@@ -123,6 +126,23 @@ func TestTableInfoOptionErrors(t *testing.T) {
 	}
 	if c, lvl, err := info.ArrowCompression(); err != nil || c != ArrowCompressionNone || lvl != 0 {
 		t.Errorf("ArrowCompression(none) = %s %d %v", c, lvl, err)
+	}
+	if f, err := info.KvFormat(); err != nil || f != DefaultKvFormat {
+		t.Errorf("KvFormat() without the property = %s %v, want %s", f, err, DefaultKvFormat)
+	}
+	info.Properties[PropKvFormat] = "indexed"
+	if f, err := info.KvFormat(); err != nil || f != KvFormatIndexed {
+		t.Errorf("KvFormat(indexed) = %s %v", f, err)
+	}
+}
+
+func TestPhysicalPrimaryKeysDropPartitionKeys(t *testing.T) {
+	info := &TableInfo{TableDescriptor: TableDescriptor{
+		Schema:        types.Schema{PrimaryKey: []string{"dt", "id", "region"}},
+		PartitionKeys: []string{"dt"},
+	}}
+	if got := info.PhysicalPrimaryKeys(); !slices.Equal(got, []string{"id", "region"}) {
+		t.Errorf("PhysicalPrimaryKeys = %v, want [id region]", got)
 	}
 }
 

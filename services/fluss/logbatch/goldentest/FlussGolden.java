@@ -1,17 +1,24 @@
 import org.apache.fluss.bucketing.FlussBucketingFunction;
 import org.apache.fluss.compression.ArrowCompressionInfo;
+import org.apache.fluss.config.Configuration;
+import org.apache.fluss.config.TableConfig;
 import org.apache.fluss.compression.ArrowCompressionType;
 import org.apache.fluss.memory.AbstractPagedOutputView;
 import org.apache.fluss.memory.UnmanagedPagedOutputView;
+import org.apache.fluss.metadata.KvFormat;
 import org.apache.fluss.record.ChangeType;
+import org.apache.fluss.record.KvRecordBatchBuilder;
 import org.apache.fluss.record.MemoryLogRecordsArrowBuilder;
+import org.apache.fluss.record.bytesview.BytesView;
 import org.apache.fluss.record.bytesview.MultiBytesView;
 import org.apache.fluss.row.InternalRow;
 import org.apache.fluss.row.arrow.ArrowReader;
 import org.apache.fluss.row.arrow.ArrowWriter;
 import org.apache.fluss.row.arrow.ArrowWriterPool;
 import org.apache.fluss.row.columnar.ColumnVector;
+import org.apache.fluss.row.BinaryRow;
 import org.apache.fluss.row.encode.KeyEncoder;
+import org.apache.fluss.row.encode.RowEncoder;
 import org.apache.fluss.shaded.arrow.org.apache.arrow.memory.BufferAllocator;
 import org.apache.fluss.shaded.arrow.org.apache.arrow.memory.RootAllocator;
 import org.apache.fluss.shaded.arrow.org.apache.arrow.vector.FieldVector;
@@ -52,12 +59,15 @@ import java.util.List;
  *   -> ok KEY:BUCKET KEY:BUCKET ...  CompactedKeyEncoder bytes and FlussBucketingFunction bucket
  * schema COLUMNS
  *   -> ok IPC                        ArrowUtils.toArrowSchema as an IPC stream without batches
+ * kv COLUMNS KEYS SCHEMA_ID WRITER_ID BATCH_SEQUENCE DELETES IPC
+ *   -> ok BATCH                      one KV record batch as the UpsertWriter's KvWriteBatch builds it
  * </pre>
  *
  * COLUMNS is base64 of "name\tTYPE" lines in Fluss type syntax, KEYS comma-separated column names,
  * IPC base64 of an Arrow IPC stream with one record batch, BATCH and KEY base64. CHANGES is "-"
  * for an append-only batch (what ArrowLogWriteBatch builds) or one ChangeType byte value digit
- * per row.
+ * per row. DELETES is "-" when every row is an upsert, or one digit per row, 1 for a delete of
+ * the row's key (UpsertWriter.delete) and 0 for an upsert; KEYS are then the primary key.
  */
 public final class FlussGolden {
     private static final Base64.Decoder B64D = Base64.getDecoder();
@@ -89,6 +99,9 @@ public final class FlussGolden {
                             break;
                         case "schema":
                             out.println("ok " + schema(f, allocator));
+                            break;
+                        case "kv":
+                            out.println("ok " + kv(f, allocator));
                             break;
                         default:
                             out.println("err unknown request " + f[0]);
@@ -192,6 +205,59 @@ public final class FlussGolden {
             }
         }
         return sb.toString();
+    }
+
+    private static String kv(String[] f, BufferAllocator allocator) throws Exception {
+        if (f.length != 8) {
+            throw new IllegalArgumentException("kv wants 7 fields, got " + (f.length - 1));
+        }
+        RowType rowType = columns(f[1]);
+        List<String> keys = Arrays.asList(f[2].split(","));
+        int schemaId = Integer.parseInt(f[3]);
+        long writerId = Long.parseLong(f[4]);
+        int sequence = Integer.parseInt(f[5]);
+        String deletes = f[6];
+        // The encoders UpsertWriterImpl picks for a table without lake format or kv options.
+        KeyEncoder keyEncoder =
+                KeyEncoder.ofPrimaryKeyEncoder(
+                        rowType, keys, new TableConfig(new Configuration()), true);
+        RowEncoder rowEncoder = RowEncoder.create(KvFormat.COMPACTED, rowType);
+        InternalRow.FieldGetter[] getters = InternalRow.createFieldGetters(rowType);
+        KvRecordBatchBuilder builder =
+                KvRecordBatchBuilder.builder(
+                        schemaId,
+                        Integer.MAX_VALUE,
+                        new UnmanagedPagedOutputView(64 * 1024),
+                        KvFormat.COMPACTED);
+        try (ArrowStreamReader reader =
+                new ArrowStreamReader(new ByteArrayInputStream(B64D.decode(f[7])), allocator)) {
+            ArrowReader rows = rows(reader, rowType);
+            if (!deletes.equals("-") && deletes.length() != rows.getRowCount()) {
+                throw new IllegalArgumentException(
+                        deletes.length() + " delete flags for " + rows.getRowCount() + " rows");
+            }
+            for (int i = 0; i < rows.getRowCount(); i++) {
+                InternalRow row = rows.read(i);
+                byte[] key = keyEncoder.encodeKey(row);
+                BinaryRow value = null;
+                if (deletes.equals("-") || deletes.charAt(i) == '0') {
+                    rowEncoder.startNewRow();
+                    for (int c = 0; c < getters.length; c++) {
+                        rowEncoder.encodeField(c, getters[c].getFieldOrNull(row));
+                    }
+                    value = rowEncoder.finishRow();
+                }
+                builder.append(key, value);
+            }
+        }
+        // As KvWriteBatch: closed first, writer state set when the batch is drained.
+        builder.close();
+        builder.setWriterState(writerId, sequence);
+        BytesView view = builder.build();
+        ByteBuf buf = view.getByteBuf();
+        byte[] bytes = new byte[buf.readableBytes()];
+        buf.getBytes(buf.readerIndex(), bytes);
+        return B64E.encodeToString(bytes);
     }
 
     private static String schema(String[] f, BufferAllocator allocator) throws Exception {

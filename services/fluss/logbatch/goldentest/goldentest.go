@@ -1,7 +1,7 @@
 // Package goldentest runs FlussGolden.java, a few lines around Fluss 0.9.1's
-// own Java writer classes, so Go tests can compare Ferry's log batches and
-// bucket assignment with what the Fluss Java client produces for the same
-// rows. Fixtures are generated on every test run, never stored.
+// own Java writer classes, so Go tests can compare Ferry's log batches, KV
+// batches and bucket assignment with what the Fluss Java client produces for
+// the same rows. Fixtures are generated on every test run, never stored.
 package goldentest
 
 import (
@@ -119,6 +119,37 @@ func BatchRequest(t testing.TB, cols []types.Field, rec arrow.RecordBatch, s Bat
 func BucketRequest(t testing.TB, cols []types.Field, keys []string, numBuckets int, rec arrow.RecordBatch) Request {
 	return Request{line: fmt.Sprintf("bucket %s %s %d %s",
 		columnSpec(cols), strings.Join(keys, ","), numBuckets, ipcStream(t, rec))}
+}
+
+// KvSpec is what a KvRequest asks the Java KV batch builder for.
+type KvSpec struct {
+	PrimaryKey []string
+	SchemaID   int
+	WriterID   int64
+	Sequence   int32
+	// Deletes marks rows that are deletes of their key; nil means every
+	// row is an upsert.
+	Deletes []bool
+}
+
+// KvRequest asks for the KV record batch the Java UpsertWriter's
+// KvWriteBatch builds from rec: keys by the primary-key encoder, rows by the
+// compacted row encoder, as for a table with default options.
+func KvRequest(t testing.TB, cols []types.Field, rec arrow.RecordBatch, s KvSpec) Request {
+	deletes := "-"
+	if s.Deletes != nil {
+		var b strings.Builder
+		for _, d := range s.Deletes {
+			if d {
+				b.WriteByte('1')
+			} else {
+				b.WriteByte('0')
+			}
+		}
+		deletes = b.String()
+	}
+	return Request{line: fmt.Sprintf("kv %s %s %d %d %d %s %s",
+		columnSpec(cols), strings.Join(s.PrimaryKey, ","), s.SchemaID, s.WriterID, s.Sequence, deletes, ipcStream(t, rec))}
 }
 
 // SchemaRequest asks for the Arrow schema Fluss's ArrowUtils derives from

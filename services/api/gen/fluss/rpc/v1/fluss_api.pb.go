@@ -2027,6 +2027,139 @@ func (x *InitWriterResponse) GetWriterId() int64 {
 	return 0
 }
 
+// PutKvRequest writes KV record batches (upserts and deletes) to the
+// buckets of a primary-key table.
+type PutKvRequest struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	Acks      *int32                 `protobuf:"varint,1,req,name=acks" json:"acks,omitempty"`
+	TableId   *int64                 `protobuf:"varint,2,req,name=table_id,json=tableId" json:"table_id,omitempty"`
+	TimeoutMs *int32                 `protobuf:"varint,3,req,name=timeout_ms,json=timeoutMs" json:"timeout_ms,omitempty"`
+	// Column indexes of a partial update; empty writes whole rows.
+	TargetColumns []int32               `protobuf:"varint,4,rep,packed,name=target_columns,json=targetColumns" json:"target_columns,omitempty"`
+	BucketsReq    []*PutKvRequestBucket `protobuf:"bytes,5,rep,name=buckets_req,json=bucketsReq" json:"buckets_req,omitempty"`
+	// 0 aggregate through the table's merge engine (what the Java client
+	// sends by default), 1 overwrite, 2 local aggregate (not supported).
+	AggMode       *int32 `protobuf:"varint,6,opt,name=agg_mode,json=aggMode" json:"agg_mode,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PutKvRequest) Reset() {
+	*x = PutKvRequest{}
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[39]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PutKvRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PutKvRequest) ProtoMessage() {}
+
+func (x *PutKvRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[39]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PutKvRequest.ProtoReflect.Descriptor instead.
+func (*PutKvRequest) Descriptor() ([]byte, []int) {
+	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{39}
+}
+
+func (x *PutKvRequest) GetAcks() int32 {
+	if x != nil && x.Acks != nil {
+		return *x.Acks
+	}
+	return 0
+}
+
+func (x *PutKvRequest) GetTableId() int64 {
+	if x != nil && x.TableId != nil {
+		return *x.TableId
+	}
+	return 0
+}
+
+func (x *PutKvRequest) GetTimeoutMs() int32 {
+	if x != nil && x.TimeoutMs != nil {
+		return *x.TimeoutMs
+	}
+	return 0
+}
+
+func (x *PutKvRequest) GetTargetColumns() []int32 {
+	if x != nil {
+		return x.TargetColumns
+	}
+	return nil
+}
+
+func (x *PutKvRequest) GetBucketsReq() []*PutKvRequestBucket {
+	if x != nil {
+		return x.BucketsReq
+	}
+	return nil
+}
+
+func (x *PutKvRequest) GetAggMode() int32 {
+	if x != nil && x.AggMode != nil {
+		return *x.AggMode
+	}
+	return 0
+}
+
+type PutKvResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	BucketsResp   []*PutKvResponseBucket `protobuf:"bytes,1,rep,name=buckets_resp,json=bucketsResp" json:"buckets_resp,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PutKvResponse) Reset() {
+	*x = PutKvResponse{}
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[40]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PutKvResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PutKvResponse) ProtoMessage() {}
+
+func (x *PutKvResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[40]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PutKvResponse.ProtoReflect.Descriptor instead.
+func (*PutKvResponse) Descriptor() ([]byte, []int) {
+	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{40}
+}
+
+func (x *PutKvResponse) GetBucketsResp() []*PutKvResponseBucket {
+	if x != nil {
+		return x.BucketsResp
+	}
+	return nil
+}
+
 type ApiVersion struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	ApiKey        *int32                 `protobuf:"varint,1,req,name=api_key,json=apiKey" json:"api_key,omitempty"`
@@ -2038,7 +2171,7 @@ type ApiVersion struct {
 
 func (x *ApiVersion) Reset() {
 	*x = ApiVersion{}
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[39]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2050,7 +2183,7 @@ func (x *ApiVersion) String() string {
 func (*ApiVersion) ProtoMessage() {}
 
 func (x *ApiVersion) ProtoReflect() protoreflect.Message {
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[39]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2063,7 +2196,7 @@ func (x *ApiVersion) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApiVersion.ProtoReflect.Descriptor instead.
 func (*ApiVersion) Descriptor() ([]byte, []int) {
-	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{39}
+	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *ApiVersion) GetApiKey() int32 {
@@ -2097,7 +2230,7 @@ type TablePath struct {
 
 func (x *TablePath) Reset() {
 	*x = TablePath{}
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[40]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2109,7 +2242,7 @@ func (x *TablePath) String() string {
 func (*TablePath) ProtoMessage() {}
 
 func (x *TablePath) ProtoReflect() protoreflect.Message {
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[40]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2122,7 +2255,7 @@ func (x *TablePath) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TablePath.ProtoReflect.Descriptor instead.
 func (*TablePath) Descriptor() ([]byte, []int) {
-	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{40}
+	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *TablePath) GetDatabaseName() string {
@@ -2150,7 +2283,7 @@ type PhysicalTablePath struct {
 
 func (x *PhysicalTablePath) Reset() {
 	*x = PhysicalTablePath{}
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[41]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2162,7 +2295,7 @@ func (x *PhysicalTablePath) String() string {
 func (*PhysicalTablePath) ProtoMessage() {}
 
 func (x *PhysicalTablePath) ProtoReflect() protoreflect.Message {
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[41]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2175,7 +2308,7 @@ func (x *PhysicalTablePath) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PhysicalTablePath.ProtoReflect.Descriptor instead.
 func (*PhysicalTablePath) Descriptor() ([]byte, []int) {
-	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{41}
+	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *PhysicalTablePath) GetDatabaseName() string {
@@ -2212,7 +2345,7 @@ type ServerNode struct {
 
 func (x *ServerNode) Reset() {
 	*x = ServerNode{}
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[42]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2224,7 +2357,7 @@ func (x *ServerNode) String() string {
 func (*ServerNode) ProtoMessage() {}
 
 func (x *ServerNode) ProtoReflect() protoreflect.Message {
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[42]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2237,7 +2370,7 @@ func (x *ServerNode) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ServerNode.ProtoReflect.Descriptor instead.
 func (*ServerNode) Descriptor() ([]byte, []int) {
-	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{42}
+	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *ServerNode) GetNodeId() int32 {
@@ -2290,7 +2423,7 @@ type TableMetadata struct {
 
 func (x *TableMetadata) Reset() {
 	*x = TableMetadata{}
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[43]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2302,7 +2435,7 @@ func (x *TableMetadata) String() string {
 func (*TableMetadata) ProtoMessage() {}
 
 func (x *TableMetadata) ProtoReflect() protoreflect.Message {
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[43]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2315,7 +2448,7 @@ func (x *TableMetadata) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TableMetadata.ProtoReflect.Descriptor instead.
 func (*TableMetadata) Descriptor() ([]byte, []int) {
-	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{43}
+	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *TableMetadata) GetTablePath() *TablePath {
@@ -2379,7 +2512,7 @@ type PartitionMetadata struct {
 
 func (x *PartitionMetadata) Reset() {
 	*x = PartitionMetadata{}
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[44]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2391,7 +2524,7 @@ func (x *PartitionMetadata) String() string {
 func (*PartitionMetadata) ProtoMessage() {}
 
 func (x *PartitionMetadata) ProtoReflect() protoreflect.Message {
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[44]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2404,7 +2537,7 @@ func (x *PartitionMetadata) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PartitionMetadata.ProtoReflect.Descriptor instead.
 func (*PartitionMetadata) Descriptor() ([]byte, []int) {
-	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{44}
+	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *PartitionMetadata) GetTableId() int64 {
@@ -2448,7 +2581,7 @@ type BucketMetadata struct {
 
 func (x *BucketMetadata) Reset() {
 	*x = BucketMetadata{}
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[45]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2460,7 +2593,7 @@ func (x *BucketMetadata) String() string {
 func (*BucketMetadata) ProtoMessage() {}
 
 func (x *BucketMetadata) ProtoReflect() protoreflect.Message {
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[45]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2473,7 +2606,7 @@ func (x *BucketMetadata) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BucketMetadata.ProtoReflect.Descriptor instead.
 func (*BucketMetadata) Descriptor() ([]byte, []int) {
-	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{45}
+	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *BucketMetadata) GetBucketId() int32 {
@@ -2515,7 +2648,7 @@ type DatabaseSummary struct {
 
 func (x *DatabaseSummary) Reset() {
 	*x = DatabaseSummary{}
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[46]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2527,7 +2660,7 @@ func (x *DatabaseSummary) String() string {
 func (*DatabaseSummary) ProtoMessage() {}
 
 func (x *DatabaseSummary) ProtoReflect() protoreflect.Message {
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[46]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2540,7 +2673,7 @@ func (x *DatabaseSummary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DatabaseSummary.ProtoReflect.Descriptor instead.
 func (*DatabaseSummary) Descriptor() ([]byte, []int) {
-	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{46}
+	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *DatabaseSummary) GetDatabaseName() string {
@@ -2575,7 +2708,7 @@ type ProduceLogRequestBucket struct {
 
 func (x *ProduceLogRequestBucket) Reset() {
 	*x = ProduceLogRequestBucket{}
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[47]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2587,7 +2720,7 @@ func (x *ProduceLogRequestBucket) String() string {
 func (*ProduceLogRequestBucket) ProtoMessage() {}
 
 func (x *ProduceLogRequestBucket) ProtoReflect() protoreflect.Message {
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[47]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2600,7 +2733,7 @@ func (x *ProduceLogRequestBucket) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ProduceLogRequestBucket.ProtoReflect.Descriptor instead.
 func (*ProduceLogRequestBucket) Descriptor() ([]byte, []int) {
-	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{47}
+	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *ProduceLogRequestBucket) GetPartitionId() int64 {
@@ -2637,7 +2770,7 @@ type ProduceLogResponseBucket struct {
 
 func (x *ProduceLogResponseBucket) Reset() {
 	*x = ProduceLogResponseBucket{}
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[48]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2649,7 +2782,7 @@ func (x *ProduceLogResponseBucket) String() string {
 func (*ProduceLogResponseBucket) ProtoMessage() {}
 
 func (x *ProduceLogResponseBucket) ProtoReflect() protoreflect.Message {
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[48]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2662,7 +2795,7 @@ func (x *ProduceLogResponseBucket) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ProduceLogResponseBucket.ProtoReflect.Descriptor instead.
 func (*ProduceLogResponseBucket) Descriptor() ([]byte, []int) {
-	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{48}
+	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *ProduceLogResponseBucket) GetPartitionId() int64 {
@@ -2712,7 +2845,7 @@ type FetchLogRequestTable struct {
 
 func (x *FetchLogRequestTable) Reset() {
 	*x = FetchLogRequestTable{}
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[49]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2724,7 +2857,7 @@ func (x *FetchLogRequestTable) String() string {
 func (*FetchLogRequestTable) ProtoMessage() {}
 
 func (x *FetchLogRequestTable) ProtoReflect() protoreflect.Message {
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[49]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2737,7 +2870,7 @@ func (x *FetchLogRequestTable) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FetchLogRequestTable.ProtoReflect.Descriptor instead.
 func (*FetchLogRequestTable) Descriptor() ([]byte, []int) {
-	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{49}
+	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *FetchLogRequestTable) GetTableId() int64 {
@@ -2780,7 +2913,7 @@ type FetchLogRequestBucket struct {
 
 func (x *FetchLogRequestBucket) Reset() {
 	*x = FetchLogRequestBucket{}
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[50]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2792,7 +2925,7 @@ func (x *FetchLogRequestBucket) String() string {
 func (*FetchLogRequestBucket) ProtoMessage() {}
 
 func (x *FetchLogRequestBucket) ProtoReflect() protoreflect.Message {
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[50]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2805,7 +2938,7 @@ func (x *FetchLogRequestBucket) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FetchLogRequestBucket.ProtoReflect.Descriptor instead.
 func (*FetchLogRequestBucket) Descriptor() ([]byte, []int) {
-	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{50}
+	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *FetchLogRequestBucket) GetPartitionId() int64 {
@@ -2846,7 +2979,7 @@ type FetchLogResponseTable struct {
 
 func (x *FetchLogResponseTable) Reset() {
 	*x = FetchLogResponseTable{}
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[51]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2858,7 +2991,7 @@ func (x *FetchLogResponseTable) String() string {
 func (*FetchLogResponseTable) ProtoMessage() {}
 
 func (x *FetchLogResponseTable) ProtoReflect() protoreflect.Message {
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[51]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2871,7 +3004,7 @@ func (x *FetchLogResponseTable) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FetchLogResponseTable.ProtoReflect.Descriptor instead.
 func (*FetchLogResponseTable) Descriptor() ([]byte, []int) {
-	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{51}
+	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *FetchLogResponseTable) GetTableId() int64 {
@@ -2904,7 +3037,7 @@ type FetchLogResponseBucket struct {
 
 func (x *FetchLogResponseBucket) Reset() {
 	*x = FetchLogResponseBucket{}
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[52]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2916,7 +3049,7 @@ func (x *FetchLogResponseBucket) String() string {
 func (*FetchLogResponseBucket) ProtoMessage() {}
 
 func (x *FetchLogResponseBucket) ProtoReflect() protoreflect.Message {
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[52]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2929,7 +3062,7 @@ func (x *FetchLogResponseBucket) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FetchLogResponseBucket.ProtoReflect.Descriptor instead.
 func (*FetchLogResponseBucket) Descriptor() ([]byte, []int) {
-	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{52}
+	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *FetchLogResponseBucket) GetPartitionId() int64 {
@@ -3000,7 +3133,7 @@ type RemoteLogFetchInfo struct {
 
 func (x *RemoteLogFetchInfo) Reset() {
 	*x = RemoteLogFetchInfo{}
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[53]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3012,7 +3145,7 @@ func (x *RemoteLogFetchInfo) String() string {
 func (*RemoteLogFetchInfo) ProtoMessage() {}
 
 func (x *RemoteLogFetchInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[53]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3025,7 +3158,7 @@ func (x *RemoteLogFetchInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoteLogFetchInfo.ProtoReflect.Descriptor instead.
 func (*RemoteLogFetchInfo) Descriptor() ([]byte, []int) {
-	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{53}
+	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *RemoteLogFetchInfo) GetRemoteLogTabletDir() string {
@@ -3069,7 +3202,7 @@ type RemoteLogSegment struct {
 
 func (x *RemoteLogSegment) Reset() {
 	*x = RemoteLogSegment{}
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[54]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3081,7 +3214,7 @@ func (x *RemoteLogSegment) String() string {
 func (*RemoteLogSegment) ProtoMessage() {}
 
 func (x *RemoteLogSegment) ProtoReflect() protoreflect.Message {
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[54]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3094,7 +3227,7 @@ func (x *RemoteLogSegment) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoteLogSegment.ProtoReflect.Descriptor instead.
 func (*RemoteLogSegment) Descriptor() ([]byte, []int) {
-	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{54}
+	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *RemoteLogSegment) GetRemoteLogSegmentId() string {
@@ -3142,7 +3275,7 @@ type PartitionInfo struct {
 
 func (x *PartitionInfo) Reset() {
 	*x = PartitionInfo{}
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[55]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3154,7 +3287,7 @@ func (x *PartitionInfo) String() string {
 func (*PartitionInfo) ProtoMessage() {}
 
 func (x *PartitionInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[55]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3167,7 +3300,7 @@ func (x *PartitionInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PartitionInfo.ProtoReflect.Descriptor instead.
 func (*PartitionInfo) Descriptor() ([]byte, []int) {
-	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{55}
+	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *PartitionInfo) GetPartitionId() int64 {
@@ -3193,7 +3326,7 @@ type PartitionSpec struct {
 
 func (x *PartitionSpec) Reset() {
 	*x = PartitionSpec{}
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[56]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3205,7 +3338,7 @@ func (x *PartitionSpec) String() string {
 func (*PartitionSpec) ProtoMessage() {}
 
 func (x *PartitionSpec) ProtoReflect() protoreflect.Message {
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[56]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3218,7 +3351,7 @@ func (x *PartitionSpec) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PartitionSpec.ProtoReflect.Descriptor instead.
 func (*PartitionSpec) Descriptor() ([]byte, []int) {
-	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{56}
+	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{58}
 }
 
 func (x *PartitionSpec) GetPartitionKeyValues() []*KeyValue {
@@ -3238,7 +3371,7 @@ type KeyValue struct {
 
 func (x *KeyValue) Reset() {
 	*x = KeyValue{}
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[57]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3250,7 +3383,7 @@ func (x *KeyValue) String() string {
 func (*KeyValue) ProtoMessage() {}
 
 func (x *KeyValue) ProtoReflect() protoreflect.Message {
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[57]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3263,7 +3396,7 @@ func (x *KeyValue) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KeyValue.ProtoReflect.Descriptor instead.
 func (*KeyValue) Descriptor() ([]byte, []int) {
-	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{57}
+	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{59}
 }
 
 func (x *KeyValue) GetKey() string {
@@ -3292,7 +3425,7 @@ type ListOffsetsResponseBucket struct {
 
 func (x *ListOffsetsResponseBucket) Reset() {
 	*x = ListOffsetsResponseBucket{}
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[58]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[60]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3304,7 +3437,7 @@ func (x *ListOffsetsResponseBucket) String() string {
 func (*ListOffsetsResponseBucket) ProtoMessage() {}
 
 func (x *ListOffsetsResponseBucket) ProtoReflect() protoreflect.Message {
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[58]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[60]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3317,7 +3450,7 @@ func (x *ListOffsetsResponseBucket) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListOffsetsResponseBucket.ProtoReflect.Descriptor instead.
 func (*ListOffsetsResponseBucket) Descriptor() ([]byte, []int) {
-	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{58}
+	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{60}
 }
 
 func (x *ListOffsetsResponseBucket) GetBucketId() int32 {
@@ -3344,6 +3477,144 @@ func (x *ListOffsetsResponseBucket) GetErrorMessage() string {
 func (x *ListOffsetsResponseBucket) GetOffset() int64 {
 	if x != nil && x.Offset != nil {
 		return *x.Offset
+	}
+	return 0
+}
+
+type PutKvRequestBucket struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	PartitionId   *int64                 `protobuf:"varint,1,opt,name=partition_id,json=partitionId" json:"partition_id,omitempty"`
+	BucketId      *int32                 `protobuf:"varint,2,req,name=bucket_id,json=bucketId" json:"bucket_id,omitempty"`
+	Records       []byte                 `protobuf:"bytes,3,req,name=records" json:"records,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PutKvRequestBucket) Reset() {
+	*x = PutKvRequestBucket{}
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[61]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PutKvRequestBucket) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PutKvRequestBucket) ProtoMessage() {}
+
+func (x *PutKvRequestBucket) ProtoReflect() protoreflect.Message {
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[61]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PutKvRequestBucket.ProtoReflect.Descriptor instead.
+func (*PutKvRequestBucket) Descriptor() ([]byte, []int) {
+	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{61}
+}
+
+func (x *PutKvRequestBucket) GetPartitionId() int64 {
+	if x != nil && x.PartitionId != nil {
+		return *x.PartitionId
+	}
+	return 0
+}
+
+func (x *PutKvRequestBucket) GetBucketId() int32 {
+	if x != nil && x.BucketId != nil {
+		return *x.BucketId
+	}
+	return 0
+}
+
+func (x *PutKvRequestBucket) GetRecords() []byte {
+	if x != nil {
+		return x.Records
+	}
+	return nil
+}
+
+type PutKvResponseBucket struct {
+	state        protoimpl.MessageState `protogen:"open.v1"`
+	PartitionId  *int64                 `protobuf:"varint,1,opt,name=partition_id,json=partitionId" json:"partition_id,omitempty"`
+	BucketId     *int32                 `protobuf:"varint,2,req,name=bucket_id,json=bucketId" json:"bucket_id,omitempty"`
+	ErrorCode    *int32                 `protobuf:"varint,3,opt,name=error_code,json=errorCode" json:"error_code,omitempty"`
+	ErrorMessage *string                `protobuf:"bytes,4,opt,name=error_message,json=errorMessage" json:"error_message,omitempty"`
+	// The changelog's log end offset after the write: the offset the next
+	// changelog record will get.
+	LogEndOffset  *int64 `protobuf:"varint,5,opt,name=log_end_offset,json=logEndOffset" json:"log_end_offset,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PutKvResponseBucket) Reset() {
+	*x = PutKvResponseBucket{}
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[62]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PutKvResponseBucket) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PutKvResponseBucket) ProtoMessage() {}
+
+func (x *PutKvResponseBucket) ProtoReflect() protoreflect.Message {
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[62]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PutKvResponseBucket.ProtoReflect.Descriptor instead.
+func (*PutKvResponseBucket) Descriptor() ([]byte, []int) {
+	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{62}
+}
+
+func (x *PutKvResponseBucket) GetPartitionId() int64 {
+	if x != nil && x.PartitionId != nil {
+		return *x.PartitionId
+	}
+	return 0
+}
+
+func (x *PutKvResponseBucket) GetBucketId() int32 {
+	if x != nil && x.BucketId != nil {
+		return *x.BucketId
+	}
+	return 0
+}
+
+func (x *PutKvResponseBucket) GetErrorCode() int32 {
+	if x != nil && x.ErrorCode != nil {
+		return *x.ErrorCode
+	}
+	return 0
+}
+
+func (x *PutKvResponseBucket) GetErrorMessage() string {
+	if x != nil && x.ErrorMessage != nil {
+		return *x.ErrorMessage
+	}
+	return ""
+}
+
+func (x *PutKvResponseBucket) GetLogEndOffset() int64 {
+	if x != nil && x.LogEndOffset != nil {
+		return *x.LogEndOffset
 	}
 	return 0
 }
@@ -3484,7 +3755,18 @@ const file_fluss_rpc_v1_fluss_api_proto_rawDesc = "" +
 	"\n" +
 	"table_path\x18\x01 \x03(\v2\x17.fluss.rpc.v1.TablePathR\ttablePath\"1\n" +
 	"\x12InitWriterResponse\x12\x1b\n" +
-	"\twriter_id\x18\x01 \x02(\x03R\bwriterId\"g\n" +
+	"\twriter_id\x18\x01 \x02(\x03R\bwriterId\"\xe5\x01\n" +
+	"\fPutKvRequest\x12\x12\n" +
+	"\x04acks\x18\x01 \x02(\x05R\x04acks\x12\x19\n" +
+	"\btable_id\x18\x02 \x02(\x03R\atableId\x12\x1d\n" +
+	"\n" +
+	"timeout_ms\x18\x03 \x02(\x05R\ttimeoutMs\x12)\n" +
+	"\x0etarget_columns\x18\x04 \x03(\x05B\x02\x10\x01R\rtargetColumns\x12A\n" +
+	"\vbuckets_req\x18\x05 \x03(\v2 .fluss.rpc.v1.PutKvRequestBucketR\n" +
+	"bucketsReq\x12\x19\n" +
+	"\bagg_mode\x18\x06 \x01(\x05R\aaggMode\"U\n" +
+	"\rPutKvResponse\x12D\n" +
+	"\fbuckets_resp\x18\x01 \x03(\v2!.fluss.rpc.v1.PutKvResponseBucketR\vbucketsResp\"g\n" +
 	"\n" +
 	"ApiVersion\x12\x17\n" +
 	"\aapi_key\x18\x01 \x02(\x05R\x06apiKey\x12\x1f\n" +
@@ -3594,7 +3876,18 @@ const file_fluss_rpc_v1_fluss_api_proto_rawDesc = "" +
 	"\n" +
 	"error_code\x18\x02 \x01(\x05R\terrorCode\x12#\n" +
 	"\rerror_message\x18\x03 \x01(\tR\ferrorMessage\x12\x16\n" +
-	"\x06offset\x18\x04 \x01(\x03R\x06offsetBCZAgithub.com/ferrygw/ferry/services/api/gen/fluss/rpc/v1;flussrpcv1"
+	"\x06offset\x18\x04 \x01(\x03R\x06offset\"n\n" +
+	"\x12PutKvRequestBucket\x12!\n" +
+	"\fpartition_id\x18\x01 \x01(\x03R\vpartitionId\x12\x1b\n" +
+	"\tbucket_id\x18\x02 \x02(\x05R\bbucketId\x12\x18\n" +
+	"\arecords\x18\x03 \x02(\fR\arecords\"\xbf\x01\n" +
+	"\x13PutKvResponseBucket\x12!\n" +
+	"\fpartition_id\x18\x01 \x01(\x03R\vpartitionId\x12\x1b\n" +
+	"\tbucket_id\x18\x02 \x02(\x05R\bbucketId\x12\x1d\n" +
+	"\n" +
+	"error_code\x18\x03 \x01(\x05R\terrorCode\x12#\n" +
+	"\rerror_message\x18\x04 \x01(\tR\ferrorMessage\x12$\n" +
+	"\x0elog_end_offset\x18\x05 \x01(\x03R\flogEndOffsetBCZAgithub.com/ferrygw/ferry/services/api/gen/fluss/rpc/v1;flussrpcv1"
 
 var (
 	file_fluss_rpc_v1_fluss_api_proto_rawDescOnce sync.Once
@@ -3608,7 +3901,7 @@ func file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP() []byte {
 	return file_fluss_rpc_v1_fluss_api_proto_rawDescData
 }
 
-var file_fluss_rpc_v1_fluss_api_proto_msgTypes = make([]protoimpl.MessageInfo, 59)
+var file_fluss_rpc_v1_fluss_api_proto_msgTypes = make([]protoimpl.MessageInfo, 63)
 var file_fluss_rpc_v1_fluss_api_proto_goTypes = []any{
 	(*ErrorResponse)(nil),              // 0: fluss.rpc.v1.ErrorResponse
 	(*ApiVersionsRequest)(nil),         // 1: fluss.rpc.v1.ApiVersionsRequest
@@ -3649,66 +3942,72 @@ var file_fluss_rpc_v1_fluss_api_proto_goTypes = []any{
 	(*ListOffsetsResponse)(nil),        // 36: fluss.rpc.v1.ListOffsetsResponse
 	(*InitWriterRequest)(nil),          // 37: fluss.rpc.v1.InitWriterRequest
 	(*InitWriterResponse)(nil),         // 38: fluss.rpc.v1.InitWriterResponse
-	(*ApiVersion)(nil),                 // 39: fluss.rpc.v1.ApiVersion
-	(*TablePath)(nil),                  // 40: fluss.rpc.v1.TablePath
-	(*PhysicalTablePath)(nil),          // 41: fluss.rpc.v1.PhysicalTablePath
-	(*ServerNode)(nil),                 // 42: fluss.rpc.v1.ServerNode
-	(*TableMetadata)(nil),              // 43: fluss.rpc.v1.TableMetadata
-	(*PartitionMetadata)(nil),          // 44: fluss.rpc.v1.PartitionMetadata
-	(*BucketMetadata)(nil),             // 45: fluss.rpc.v1.BucketMetadata
-	(*DatabaseSummary)(nil),            // 46: fluss.rpc.v1.DatabaseSummary
-	(*ProduceLogRequestBucket)(nil),    // 47: fluss.rpc.v1.ProduceLogRequestBucket
-	(*ProduceLogResponseBucket)(nil),   // 48: fluss.rpc.v1.ProduceLogResponseBucket
-	(*FetchLogRequestTable)(nil),       // 49: fluss.rpc.v1.FetchLogRequestTable
-	(*FetchLogRequestBucket)(nil),      // 50: fluss.rpc.v1.FetchLogRequestBucket
-	(*FetchLogResponseTable)(nil),      // 51: fluss.rpc.v1.FetchLogResponseTable
-	(*FetchLogResponseBucket)(nil),     // 52: fluss.rpc.v1.FetchLogResponseBucket
-	(*RemoteLogFetchInfo)(nil),         // 53: fluss.rpc.v1.RemoteLogFetchInfo
-	(*RemoteLogSegment)(nil),           // 54: fluss.rpc.v1.RemoteLogSegment
-	(*PartitionInfo)(nil),              // 55: fluss.rpc.v1.PartitionInfo
-	(*PartitionSpec)(nil),              // 56: fluss.rpc.v1.PartitionSpec
-	(*KeyValue)(nil),                   // 57: fluss.rpc.v1.KeyValue
-	(*ListOffsetsResponseBucket)(nil),  // 58: fluss.rpc.v1.ListOffsetsResponseBucket
+	(*PutKvRequest)(nil),               // 39: fluss.rpc.v1.PutKvRequest
+	(*PutKvResponse)(nil),              // 40: fluss.rpc.v1.PutKvResponse
+	(*ApiVersion)(nil),                 // 41: fluss.rpc.v1.ApiVersion
+	(*TablePath)(nil),                  // 42: fluss.rpc.v1.TablePath
+	(*PhysicalTablePath)(nil),          // 43: fluss.rpc.v1.PhysicalTablePath
+	(*ServerNode)(nil),                 // 44: fluss.rpc.v1.ServerNode
+	(*TableMetadata)(nil),              // 45: fluss.rpc.v1.TableMetadata
+	(*PartitionMetadata)(nil),          // 46: fluss.rpc.v1.PartitionMetadata
+	(*BucketMetadata)(nil),             // 47: fluss.rpc.v1.BucketMetadata
+	(*DatabaseSummary)(nil),            // 48: fluss.rpc.v1.DatabaseSummary
+	(*ProduceLogRequestBucket)(nil),    // 49: fluss.rpc.v1.ProduceLogRequestBucket
+	(*ProduceLogResponseBucket)(nil),   // 50: fluss.rpc.v1.ProduceLogResponseBucket
+	(*FetchLogRequestTable)(nil),       // 51: fluss.rpc.v1.FetchLogRequestTable
+	(*FetchLogRequestBucket)(nil),      // 52: fluss.rpc.v1.FetchLogRequestBucket
+	(*FetchLogResponseTable)(nil),      // 53: fluss.rpc.v1.FetchLogResponseTable
+	(*FetchLogResponseBucket)(nil),     // 54: fluss.rpc.v1.FetchLogResponseBucket
+	(*RemoteLogFetchInfo)(nil),         // 55: fluss.rpc.v1.RemoteLogFetchInfo
+	(*RemoteLogSegment)(nil),           // 56: fluss.rpc.v1.RemoteLogSegment
+	(*PartitionInfo)(nil),              // 57: fluss.rpc.v1.PartitionInfo
+	(*PartitionSpec)(nil),              // 58: fluss.rpc.v1.PartitionSpec
+	(*KeyValue)(nil),                   // 59: fluss.rpc.v1.KeyValue
+	(*ListOffsetsResponseBucket)(nil),  // 60: fluss.rpc.v1.ListOffsetsResponseBucket
+	(*PutKvRequestBucket)(nil),         // 61: fluss.rpc.v1.PutKvRequestBucket
+	(*PutKvResponseBucket)(nil),        // 62: fluss.rpc.v1.PutKvResponseBucket
 }
 var file_fluss_rpc_v1_fluss_api_proto_depIdxs = []int32{
-	39, // 0: fluss.rpc.v1.ApiVersionsResponse.api_versions:type_name -> fluss.rpc.v1.ApiVersion
-	46, // 1: fluss.rpc.v1.ListDatabasesResponse.database_summary:type_name -> fluss.rpc.v1.DatabaseSummary
-	40, // 2: fluss.rpc.v1.CreateTableRequest.table_path:type_name -> fluss.rpc.v1.TablePath
-	40, // 3: fluss.rpc.v1.DropTableRequest.table_path:type_name -> fluss.rpc.v1.TablePath
-	40, // 4: fluss.rpc.v1.GetTableInfoRequest.table_path:type_name -> fluss.rpc.v1.TablePath
-	40, // 5: fluss.rpc.v1.TableExistsRequest.table_path:type_name -> fluss.rpc.v1.TablePath
-	40, // 6: fluss.rpc.v1.GetTableSchemaRequest.table_path:type_name -> fluss.rpc.v1.TablePath
-	40, // 7: fluss.rpc.v1.ListPartitionInfosRequest.table_path:type_name -> fluss.rpc.v1.TablePath
-	56, // 8: fluss.rpc.v1.ListPartitionInfosRequest.partial_partition_spec:type_name -> fluss.rpc.v1.PartitionSpec
-	55, // 9: fluss.rpc.v1.ListPartitionInfosResponse.partitions_info:type_name -> fluss.rpc.v1.PartitionInfo
-	40, // 10: fluss.rpc.v1.CreatePartitionRequest.table_path:type_name -> fluss.rpc.v1.TablePath
-	56, // 11: fluss.rpc.v1.CreatePartitionRequest.partition_spec:type_name -> fluss.rpc.v1.PartitionSpec
-	40, // 12: fluss.rpc.v1.GetMetadataRequest.table_path:type_name -> fluss.rpc.v1.TablePath
-	41, // 13: fluss.rpc.v1.GetMetadataRequest.partitions_path:type_name -> fluss.rpc.v1.PhysicalTablePath
-	42, // 14: fluss.rpc.v1.GetMetadataResponse.coordinator_server:type_name -> fluss.rpc.v1.ServerNode
-	42, // 15: fluss.rpc.v1.GetMetadataResponse.tablet_servers:type_name -> fluss.rpc.v1.ServerNode
-	43, // 16: fluss.rpc.v1.GetMetadataResponse.table_metadata:type_name -> fluss.rpc.v1.TableMetadata
-	44, // 17: fluss.rpc.v1.GetMetadataResponse.partition_metadata:type_name -> fluss.rpc.v1.PartitionMetadata
-	47, // 18: fluss.rpc.v1.ProduceLogRequest.buckets_req:type_name -> fluss.rpc.v1.ProduceLogRequestBucket
-	48, // 19: fluss.rpc.v1.ProduceLogResponse.buckets_resp:type_name -> fluss.rpc.v1.ProduceLogResponseBucket
-	49, // 20: fluss.rpc.v1.FetchLogRequest.tables_req:type_name -> fluss.rpc.v1.FetchLogRequestTable
-	51, // 21: fluss.rpc.v1.FetchLogResponse.tables_resp:type_name -> fluss.rpc.v1.FetchLogResponseTable
-	58, // 22: fluss.rpc.v1.ListOffsetsResponse.buckets_resp:type_name -> fluss.rpc.v1.ListOffsetsResponseBucket
-	40, // 23: fluss.rpc.v1.InitWriterRequest.table_path:type_name -> fluss.rpc.v1.TablePath
-	40, // 24: fluss.rpc.v1.TableMetadata.table_path:type_name -> fluss.rpc.v1.TablePath
-	45, // 25: fluss.rpc.v1.TableMetadata.bucket_metadata:type_name -> fluss.rpc.v1.BucketMetadata
-	45, // 26: fluss.rpc.v1.PartitionMetadata.bucket_metadata:type_name -> fluss.rpc.v1.BucketMetadata
-	50, // 27: fluss.rpc.v1.FetchLogRequestTable.buckets_req:type_name -> fluss.rpc.v1.FetchLogRequestBucket
-	52, // 28: fluss.rpc.v1.FetchLogResponseTable.buckets_resp:type_name -> fluss.rpc.v1.FetchLogResponseBucket
-	53, // 29: fluss.rpc.v1.FetchLogResponseBucket.remote_log_fetch_info:type_name -> fluss.rpc.v1.RemoteLogFetchInfo
-	54, // 30: fluss.rpc.v1.RemoteLogFetchInfo.remote_log_segments:type_name -> fluss.rpc.v1.RemoteLogSegment
-	56, // 31: fluss.rpc.v1.PartitionInfo.partition_spec:type_name -> fluss.rpc.v1.PartitionSpec
-	57, // 32: fluss.rpc.v1.PartitionSpec.partition_key_values:type_name -> fluss.rpc.v1.KeyValue
-	33, // [33:33] is the sub-list for method output_type
-	33, // [33:33] is the sub-list for method input_type
-	33, // [33:33] is the sub-list for extension type_name
-	33, // [33:33] is the sub-list for extension extendee
-	0,  // [0:33] is the sub-list for field type_name
+	41, // 0: fluss.rpc.v1.ApiVersionsResponse.api_versions:type_name -> fluss.rpc.v1.ApiVersion
+	48, // 1: fluss.rpc.v1.ListDatabasesResponse.database_summary:type_name -> fluss.rpc.v1.DatabaseSummary
+	42, // 2: fluss.rpc.v1.CreateTableRequest.table_path:type_name -> fluss.rpc.v1.TablePath
+	42, // 3: fluss.rpc.v1.DropTableRequest.table_path:type_name -> fluss.rpc.v1.TablePath
+	42, // 4: fluss.rpc.v1.GetTableInfoRequest.table_path:type_name -> fluss.rpc.v1.TablePath
+	42, // 5: fluss.rpc.v1.TableExistsRequest.table_path:type_name -> fluss.rpc.v1.TablePath
+	42, // 6: fluss.rpc.v1.GetTableSchemaRequest.table_path:type_name -> fluss.rpc.v1.TablePath
+	42, // 7: fluss.rpc.v1.ListPartitionInfosRequest.table_path:type_name -> fluss.rpc.v1.TablePath
+	58, // 8: fluss.rpc.v1.ListPartitionInfosRequest.partial_partition_spec:type_name -> fluss.rpc.v1.PartitionSpec
+	57, // 9: fluss.rpc.v1.ListPartitionInfosResponse.partitions_info:type_name -> fluss.rpc.v1.PartitionInfo
+	42, // 10: fluss.rpc.v1.CreatePartitionRequest.table_path:type_name -> fluss.rpc.v1.TablePath
+	58, // 11: fluss.rpc.v1.CreatePartitionRequest.partition_spec:type_name -> fluss.rpc.v1.PartitionSpec
+	42, // 12: fluss.rpc.v1.GetMetadataRequest.table_path:type_name -> fluss.rpc.v1.TablePath
+	43, // 13: fluss.rpc.v1.GetMetadataRequest.partitions_path:type_name -> fluss.rpc.v1.PhysicalTablePath
+	44, // 14: fluss.rpc.v1.GetMetadataResponse.coordinator_server:type_name -> fluss.rpc.v1.ServerNode
+	44, // 15: fluss.rpc.v1.GetMetadataResponse.tablet_servers:type_name -> fluss.rpc.v1.ServerNode
+	45, // 16: fluss.rpc.v1.GetMetadataResponse.table_metadata:type_name -> fluss.rpc.v1.TableMetadata
+	46, // 17: fluss.rpc.v1.GetMetadataResponse.partition_metadata:type_name -> fluss.rpc.v1.PartitionMetadata
+	49, // 18: fluss.rpc.v1.ProduceLogRequest.buckets_req:type_name -> fluss.rpc.v1.ProduceLogRequestBucket
+	50, // 19: fluss.rpc.v1.ProduceLogResponse.buckets_resp:type_name -> fluss.rpc.v1.ProduceLogResponseBucket
+	51, // 20: fluss.rpc.v1.FetchLogRequest.tables_req:type_name -> fluss.rpc.v1.FetchLogRequestTable
+	53, // 21: fluss.rpc.v1.FetchLogResponse.tables_resp:type_name -> fluss.rpc.v1.FetchLogResponseTable
+	60, // 22: fluss.rpc.v1.ListOffsetsResponse.buckets_resp:type_name -> fluss.rpc.v1.ListOffsetsResponseBucket
+	42, // 23: fluss.rpc.v1.InitWriterRequest.table_path:type_name -> fluss.rpc.v1.TablePath
+	61, // 24: fluss.rpc.v1.PutKvRequest.buckets_req:type_name -> fluss.rpc.v1.PutKvRequestBucket
+	62, // 25: fluss.rpc.v1.PutKvResponse.buckets_resp:type_name -> fluss.rpc.v1.PutKvResponseBucket
+	42, // 26: fluss.rpc.v1.TableMetadata.table_path:type_name -> fluss.rpc.v1.TablePath
+	47, // 27: fluss.rpc.v1.TableMetadata.bucket_metadata:type_name -> fluss.rpc.v1.BucketMetadata
+	47, // 28: fluss.rpc.v1.PartitionMetadata.bucket_metadata:type_name -> fluss.rpc.v1.BucketMetadata
+	52, // 29: fluss.rpc.v1.FetchLogRequestTable.buckets_req:type_name -> fluss.rpc.v1.FetchLogRequestBucket
+	54, // 30: fluss.rpc.v1.FetchLogResponseTable.buckets_resp:type_name -> fluss.rpc.v1.FetchLogResponseBucket
+	55, // 31: fluss.rpc.v1.FetchLogResponseBucket.remote_log_fetch_info:type_name -> fluss.rpc.v1.RemoteLogFetchInfo
+	56, // 32: fluss.rpc.v1.RemoteLogFetchInfo.remote_log_segments:type_name -> fluss.rpc.v1.RemoteLogSegment
+	58, // 33: fluss.rpc.v1.PartitionInfo.partition_spec:type_name -> fluss.rpc.v1.PartitionSpec
+	59, // 34: fluss.rpc.v1.PartitionSpec.partition_key_values:type_name -> fluss.rpc.v1.KeyValue
+	35, // [35:35] is the sub-list for method output_type
+	35, // [35:35] is the sub-list for method input_type
+	35, // [35:35] is the sub-list for extension type_name
+	35, // [35:35] is the sub-list for extension extendee
+	0,  // [0:35] is the sub-list for field type_name
 }
 
 func init() { file_fluss_rpc_v1_fluss_api_proto_init() }
@@ -3722,7 +4021,7 @@ func file_fluss_rpc_v1_fluss_api_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_fluss_rpc_v1_fluss_api_proto_rawDesc), len(file_fluss_rpc_v1_fluss_api_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   59,
+			NumMessages:   63,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
