@@ -227,6 +227,9 @@ done
 source "$env_file"
 export FERRY_TEST_REQUIRE_FLUSS=1
 export FERRY_TEST_REQUIRE_JAEGER=1
+# The install phase installed every real client and the reference Kafka broker: a test that
+# finds one missing or broken fails instead of skipping.
+export FERRY_TEST_REQUIRE_CLIENTS=1
 # frontdoor's Java client tests run kafka-clients from the jars tools/install-clients.sh resolved.
 export FERRY_TEST_KAFKA_CLIENTS_CP="$root/.cache/clients/java/lib/*"
 echo "Fluss ready: FERRY_TEST_FLUSS_BOOTSTRAP=$FERRY_TEST_FLUSS_BOOTSTRAP"
