@@ -16,6 +16,7 @@
 #   FERRY_TEST_FLAGS   go test flags (default: -count=1 -timeout 25m)
 #   FERRY_TEST_KEEP=1  keep the Fluss run directory (logs, data) under .cache/run afterwards
 #   FERRY_TEST_SKIP_STATIC=1  skip the static phase (quick local iterations only)
+#   FERRY_TEST_FAULTS=0       skip the fault tests (quick local iterations only)
 #   FERRY_TEST_ZK_PORT, FERRY_TEST_COORDINATOR_PORT, FERRY_TEST_TABLET_PORT
 #                      move the test cluster off 28181/28122/28123 (e.g. two runs side by side)
 set -euo pipefail
