@@ -244,7 +244,7 @@ for m in "${mods[@]}"; do
   echo "--- go test $m"
   m_start=$(now)
   if (cd "$m" && go test -json "${test_flags[@]}" ./... |
-    "$testreport" stream -save "$events_dir/$(echo "$m" | tr / _).jsonl"); then
+    "$testreport" stream -save "$events_dir/$(echo "${m#./}" | tr / _).jsonl"); then
     mod_timings+=("$(printf '  %-22s %5ds' "$m" $(($(now) - m_start)))")
   else
     mod_timings+=("$(printf '  %-22s %5ds FAILED' "$m" $(($(now) - m_start)))")
