@@ -204,7 +204,7 @@ func (w testWriter) Write(p []byte) (int, error) {
 }
 
 // tabletProc is the running tablet server: the stack's own at first, then
-// the one restartTablet started (which the test owns and stops).
+// the one restart started (which the test owns and stops).
 type tabletProc struct {
 	p    *stack.Process
 	argv []string
@@ -245,21 +245,10 @@ func (tp *tabletProc) restart(addr string, down time.Duration, kill bool) error 
 		return err
 	}
 	tp.p = p
-	deadline := time.Now().Add(2 * time.Minute)
-	for {
-		c, err := net.DialTimeout("tcp", addr, time.Second)
-		if err == nil {
-			c.Close()
-			return nil
-		}
-		if p.Exited() || time.Now().After(deadline) {
-			return fmt.Errorf("restarted tablet server not listening on %s: %v\n%s", addr, err, p.LogTail(30))
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	return waitListening(p, addr)
 }
 
-// TestRealTabletRestart keeps appending through the service while the only
+// TestRealTabletRestart keeps appending through appendsvc while the only
 // tablet server is stopped and started again (gracefully, then killed), and
 // checks against what the Java reader finds in the table afterwards:
 //   - every job answered with success is stored exactly once, at the offset
@@ -433,7 +422,7 @@ func waitListening(p *stack.Process, addr string) error {
 // j*1000 .. j*1000+loadRowsPerJob-1.
 const loadRowsPerJob = 50
 
-// load appends a 50-row job every 20 ms through the service, round robin
+// load appends a 50-row job every 20 ms through appendsvc, round robin
 // over the buckets of table "load", on one stream, and collects the
 // answers. Its sender and receiver goroutines end with finish (or, on a
 // failed test, with the stream's context).
