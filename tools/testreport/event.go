@@ -3,20 +3,17 @@ package main
 import (
 	"encoding/json"
 	"strings"
-	"time"
 )
 
-// event is one line of `go test -json` (cmd/test2json's TestEvent, plus the build events
-// cmd/go adds).
+// event is the part of a `go test -json` line testreport reads (cmd/test2json's TestEvent, plus
+// cmd/go's build-output events and FailedBuild).
 type event struct {
-	Time        time.Time `json:",omitempty"`
 	Action      string
-	Package     string  `json:",omitempty"`
-	Test        string  `json:",omitempty"`
-	Elapsed     float64 `json:",omitempty"`
-	Output      string  `json:",omitempty"`
-	ImportPath  string  `json:",omitempty"` // build-output, build-fail
-	FailedBuild string  `json:",omitempty"`
+	Package     string
+	Test        string
+	Elapsed     float64 // seconds
+	Output      string
+	FailedBuild string
 }
 
 // parseEvent decodes one line; ok is false for lines that are not test events (go test's own
