@@ -4,7 +4,6 @@ go 1.26.0
 
 require (
 	github.com/apache/arrow-go/v18 v18.9.0
-	github.com/ferrygw/ferry/e2e v0.0.0
 	github.com/ferrygw/ferry/services/api v0.0.0
 	github.com/ferrygw/ferry/services/fluss v0.0.0
 	github.com/ferrygw/ferry/services/runtime v0.0.0
@@ -61,5 +60,3 @@ replace github.com/ferrygw/ferry/services/api => ../services/api
 replace github.com/ferrygw/ferry/services/fluss => ../services/fluss
 
 replace github.com/ferrygw/ferry/services/testenv => ../services/testenv
-
-replace github.com/ferrygw/ferry/e2e => ../e2e

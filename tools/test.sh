@@ -7,10 +7,16 @@
 #   test      go test in every module listed in go.work, against that cluster
 #   fuzz      each fuzz target for FERRY_TEST_FUZZTIME (default 15s)
 #
+# Tests run with -json through tools/testreport, which prints what plain `go test` does (a line per
+# package, the output of failures); the last lines list every failed and skipped test (each skip
+# with its reason) and the totals, `tests: N passed, N failed, N skipped` (subtests count like
+# tests; the fuzz phase has a line of its own).
+#
 # Environment knobs:
 #   FERRY_TEST_FLAGS   go test flags (default: -count=1 -timeout 25m)
 #   FERRY_TEST_KEEP=1  keep the Fluss run directory (logs, data) under .cache/run afterwards
 #   FERRY_TEST_SKIP_STATIC=1  skip the static phase (quick local iterations only)
+#   FERRY_TEST_FAULTS=0       skip the fault tests (quick local iterations only)
 #   FERRY_TEST_ZK_PORT, FERRY_TEST_COORDINATOR_PORT, FERRY_TEST_TABLET_PORT
 #                      move the test cluster off 28181/28122/28123 (e.g. two runs side by side)
 set -euo pipefail
@@ -30,6 +36,9 @@ stack_pid=""
 # Per-run names, so two runs in one tree (on different ports) do not clobber each other.
 stack_log="$root/.cache/run/ferrystack-test-$$.log"
 env_file="$root/.cache/run/test-$$.env"
+# go test -json events of this run (tools/testreport), one file per module and one for fuzzing.
+events_dir="$root/.cache/run/test-$$-events"
+testreport=""
 
 now() { date +%s; }
 
@@ -62,11 +71,14 @@ summary() {
   echo "==> timings"
   for t in "${timings[@]}"; do echo "    $t"; done
   echo "    total    $(printf '%5ds' $(($(now) - t_start)))"
+  report_tests
   if [ "$rc" -eq 0 ]; then
     rm -f "$stack_log"
+    rm -rf "$events_dir"
     echo "test.sh: PASS"
   else
     [ ! -s "$stack_log" ] || echo "ferrystack log: ${stack_log#"$root"/}" >&2
+    [ ! -d "$events_dir" ] || echo "go test -json events: ${events_dir#"$root"/}" >&2
     echo "test.sh: FAIL (exit $rc)" >&2
   fi
   exit "$rc"
@@ -74,6 +86,19 @@ summary() {
 trap summary EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
+
+# report_tests prints the failed and skipped tests and the totals of whatever ran.
+report_tests() {
+  [ -n "$testreport" ] && [ -d "$events_dir" ] || return 0
+  local files=() fuzz=()
+  for f in "$events_dir"/*.jsonl; do
+    [ -e "$f" ] || continue
+    if [ "${f##*/}" = fuzz.jsonl ]; then fuzz=(-fuzz "$f"); else files+=("$f"); fi
+  done
+  echo
+  echo "==> tests"
+  "$testreport" summary "${fuzz[@]}" "${files[@]}" || echo "test.sh: testreport summary failed" >&2
+}
 
 stop_fluss() {
   [ -n "$stack_pid" ] || return 0
@@ -165,8 +190,10 @@ fi
 
 # ---------------------------------------------------------------------------------------------
 begin fluss
-mkdir -p "$root/.cache/run"
+mkdir -p "$root/.cache/run" "$events_dir"
 go build -o "$root/.cache/bin/ferrystack" ./e2e/cmd/ferrystack || fail "build ferrystack"
+go build -o "$root/.cache/bin/testreport" ./tools/testreport || fail "build testreport"
+testreport="$root/.cache/bin/testreport"
 keep=()
 [ "${FERRY_TEST_KEEP:-}" = "1" ] && keep=(-keep)
 ports=(-zookeeper-port "${FERRY_TEST_ZK_PORT:-28181}" -coordinator-port "${FERRY_TEST_COORDINATOR_PORT:-28122}"
@@ -201,6 +228,9 @@ done
 source "$env_file"
 export FERRY_TEST_REQUIRE_FLUSS=1
 export FERRY_TEST_REQUIRE_JAEGER=1
+# The install phase installed every real client and the reference Kafka broker: a test that
+# finds one missing or broken fails instead of skipping.
+export FERRY_TEST_REQUIRE_CLIENTS=1
 # frontdoor's Java client tests run kafka-clients from the jars tools/install-clients.sh resolved.
 export FERRY_TEST_KAFKA_CLIENTS_CP="$root/.cache/clients/java/lib/*"
 echo "Fluss ready: FERRY_TEST_FLUSS_BOOTSTRAP=$FERRY_TEST_FLUSS_BOOTSTRAP"
@@ -213,7 +243,8 @@ failed=()
 for m in "${mods[@]}"; do
   echo "--- go test $m"
   m_start=$(now)
-  if (cd "$m" && go test "${test_flags[@]}" ./...); then
+  if (cd "$m" && go test -json "${test_flags[@]}" ./... |
+    "$testreport" stream -save "$events_dir/$(echo "${m#./}" | tr / _).jsonl"); then
     mod_timings+=("$(printf '  %-22s %5ds' "$m" $(($(now) - m_start)))")
   else
     mod_timings+=("$(printf '  %-22s %5ds FAILED' "$m" $(($(now) - m_start)))")
@@ -243,7 +274,8 @@ begin fuzz
 fuzz_time=${FERRY_TEST_FUZZTIME:-15s}
 while read -r dir target; do
   echo "--- $target ($dir, $fuzz_time)"
-  (cd "$dir" && go test -run '^$' -fuzz "^$target\$" -fuzztime "$fuzz_time" .) || fail "fuzz target $target in $dir"
+  (cd "$dir" && go test -json -run '^$' -fuzz "^$target\$" -fuzztime "$fuzz_time" . |
+    "$testreport" stream -save "$events_dir/fuzz.jsonl") || fail "fuzz target $target in $dir"
 done <<'TARGETS'
 frontdoor/internal/kafka FuzzReadRequest
 transcodesvc/internal/kafkabatch FuzzDecodeBatch

@@ -21,7 +21,7 @@ import (
 //go:embed RowCount.java
 var rowCountSource []byte
 
-// javaWriter is appendbench's AppendBench.java (appendsvc/cmd/appendbench), compiled here
+// javaWriter is appendbench's AppendBench.java (e2e/bench/appendbench), compiled here
 // against the Fluss client jars: the official Fluss AppendWriter appending the same rows
 // (row(i) there is the row appendRow(i) here describes in JSON). Reusing the file keeps one
 // definition of the Java side for both benchmarks.
@@ -32,7 +32,7 @@ type javaWriter struct {
 
 // compileJava compiles AppendBench.java from the repository and RowCount.java into dir.
 func compileJava(ctx context.Context, root, dir, java string) (*javaWriter, error) {
-	src := filepath.Join(root, "appendsvc", "cmd", "appendbench", "AppendBench.java")
+	src := filepath.Join(root, "e2e", "bench", "appendbench", "AppendBench.java")
 	rc := filepath.Join(dir, "RowCount.java")
 	if err := os.WriteFile(rc, rowCountSource, 0o644); err != nil {
 		return nil, err

@@ -7,7 +7,7 @@
 //     catalogsvc, two transcodesvc, appendsvc, frontdoor) — the same two producers into
 //     JSON-format log tables;
 //   - fluss: the official Fluss Java AppendWriter appending the same rows directly
-//     (appendsvc/cmd/appendbench/AppendBench.java).
+//     (e2e/bench/appendbench/AppendBench.java).
 //
 // The phases run one after another (Kafka is stopped before Ferry starts) so they do not
 // compete for the CPU. At the end every Kafka topic and Fluss table must hold exactly the

@@ -12,7 +12,7 @@ import (
 	"github.com/ferrygw/ferry/services/testenv"
 )
 
-// The benchmark rows are a function of their index i. AppendBench.java (appendsvc/cmd/appendbench),
+// The benchmark rows are a function of their index i. AppendBench.java (e2e/bench/appendbench),
 // which the Java-writer side runs unchanged, builds row(i) with the same values; the Kafka sides
 // send the JSON form of those rows, which Ferry transcodes back into exactly that row.
 const tsBase = 1_700_000_000_000 // epoch millis of row 0's ts, as AppendBench.TS_BASE

@@ -3,7 +3,6 @@ package suite
 import (
 	"context"
 	"fmt"
-	"os"
 	"testing"
 	"time"
 
@@ -18,9 +17,7 @@ import (
 // every database to find a table id, and LIST_TABLES of a database dropped mid-scan failed the
 // produce; tables are now resolved by the path frontdoor sends. FERRY_TEST_FAULTS=0 skips it.
 func TestProduceWhileDatabasesChurn(t *testing.T) {
-	if os.Getenv("FERRY_TEST_FAULTS") == "0" {
-		t.Skip("FERRY_TEST_FAULTS=0")
-	}
+	testenv.SkipFaults(t)
 	e, f := need(t)
 	db := dbName(t, f, "churn")
 

@@ -30,12 +30,14 @@ func TestProduceRealClients(t *testing.T) {
 			t.Run("plain", func(t *testing.T) {
 				produceWithClient(t, f, db, c, clientRun{kafka: e.kafka, records: 45, table: "c_" + sanitize(c.Name)})
 			})
-			// Every codec the client can send (acks=all), then acks=1 and acks=0.
+			// Every codec the client can send (acks=all), then acks=1 and acks=0. A codec the
+			// client lacks (its documented limit) is no test at all rather than a skip.
 			for _, codec := range []string{"gzip", "snappy", "lz4", "zstd"} {
+				if ok, why := c.Supports(codec); !ok {
+					t.Logf("%s cannot produce %s: %s", c.Name, codec, why)
+					continue
+				}
 				t.Run(codec, func(t *testing.T) {
-					if ok, why := c.Supports(codec); !ok {
-						t.Skipf("%s cannot produce %s: %s", c.Name, codec, why)
-					}
 					produceWithClient(t, f, db, c, clientRun{kafka: e.kafka, records: 12, compression: codec, table: "c_" + sanitize(c.Name) + "_" + codec})
 				})
 			}
@@ -47,9 +49,7 @@ func TestProduceRealClients(t *testing.T) {
 			})
 			if !c.NoIdempotence {
 				t.Run("idempotent", func(t *testing.T) {
-					if !offersInitProducerID(t, e.kafka) {
-						t.Skip("frontdoor does not offer InitProducerId: idempotent producers cannot work yet")
-					}
+					requireInitProducerID(t, e.kafka)
 					produceWithClient(t, f, db, c, clientRun{kafka: e.kafka, records: 45, idempotent: true, table: "c_" + sanitize(c.Name) + "_idem"})
 				})
 			}

@@ -29,7 +29,7 @@ import (
 // reconnects to the restarted frontdoor and retries what was unanswered). Each takes a few
 // seconds; FERRY_TEST_FAULTS=0 skips them.
 func TestFaultKill(t *testing.T) {
-	skipFaults(t)
+	testenv.SkipFaults(t)
 	for _, victim := range []string{stack.Transcode + "-2", stack.Append, stack.Catalog, stack.Frontdoor} {
 		t.Run(victim, func(t *testing.T) { produceThroughFault(t, suiteTarget(t), victim, crash, false) })
 		// An idempotent producer's retries must not become duplicates: frontdoor resends them
@@ -38,7 +38,7 @@ func TestFaultKill(t *testing.T) {
 		// which the stack keeps across the restart (docs/idempotence.md).
 		t.Run(victim+"/idempotent", func(t *testing.T) {
 			tg := suiteTarget(t)
-			requireIdempotence(t, tg)
+			requireInitProducerID(t, tg.kafka)
 			produceThroughFault(t, tg, victim, crash, true)
 		})
 	}
@@ -52,20 +52,13 @@ func TestFaultKill(t *testing.T) {
 // A SIGKILL is not tested here: a one-replica Fluss tablet server killed that way loses
 // acknowledged appends itself (docs/limits.md).
 func TestFaultTabletRestart(t *testing.T) {
-	skipFaults(t)
+	testenv.SkipFaults(t)
 	tg := privateTarget(t)
 	t.Run("tablet", func(t *testing.T) { produceThroughFault(t, tg, "tablet", restart, false) })
 	t.Run("tablet/idempotent", func(t *testing.T) {
-		requireIdempotence(t, tg)
+		requireInitProducerID(t, tg.kafka)
 		produceThroughFault(t, tg, "tablet", restart, true)
 	})
-}
-
-func skipFaults(t *testing.T) {
-	t.Helper()
-	if os.Getenv("FERRY_TEST_FAULTS") == "0" {
-		t.Skip("FERRY_TEST_FAULTS=0")
-	}
 }
 
 // faultTarget is a stack to break: its processes, frontdoor's Kafka address and its Fluss
@@ -124,13 +117,6 @@ func privateTarget(t *testing.T) faultTarget {
 		t.Fatal(err)
 	}
 	return faultTarget{stack: s, kafka: cfg.KafkaAddr(), fluss: &testenv.Cluster{Bootstrap: cfg.FlussBootstrap(), Helper: h}}
-}
-
-func requireIdempotence(t *testing.T, tg faultTarget) {
-	t.Helper()
-	if !offersInitProducerID(t, tg.kafka) {
-		t.Skip("frontdoor does not offer InitProducerId")
-	}
 }
 
 // fault is what happens to the victim mid-run.
@@ -359,11 +345,9 @@ func streamLost(s *stack.Stack, victim string) []string {
 // not answered; every record must be in Fluss exactly once, at the offset the client was given,
 // in send order within its partition.
 func TestFaultKillIdempotentClients(t *testing.T) {
-	skipFaults(t)
+	testenv.SkipFaults(t)
 	e, f := need(t)
-	if !offersInitProducerID(t, e.kafka) {
-		t.Skip("frontdoor does not offer InitProducerId")
-	}
+	requireInitProducerID(t, e.kafka)
 	db := dbName(t, f, "faults_clients")
 	cols := []testenv.Column{{Name: "id", Type: "BIGINT", Nullable: testenv.NotNull()}, {Name: "pad", Type: "STRING"}}
 	for _, name := range []string{"java", "confluent-kafka"} {

@@ -24,11 +24,9 @@ import (
 // was acknowledged with. (Without the state dir the retries get UNKNOWN_PRODUCER_ID and are
 // stored again under a new epoch.) FERRY_TEST_FAULTS=0 skips it.
 func TestFrontdoorFreezeKillIdempotent(t *testing.T) {
-	skipFaults(t)
+	testenv.SkipFaults(t)
 	e, f := need(t)
-	if !offersInitProducerID(t, e.kafka) {
-		t.Skip("frontdoor does not offer InitProducerId")
-	}
+	requireInitProducerID(t, e.kafka)
 	db := dbName(t, f, "fdstate")
 	cols := []testenv.Column{{Name: "id", Type: "BIGINT", Nullable: testenv.NotNull()}, {Name: "pad", Type: "STRING"}}
 	topic := topicTable(t, f, db, "frozen", 3, cols, nil)

@@ -77,7 +77,7 @@ func waitTopicAt(t *testing.T, addr, topic string, partitions int, opts ...kgo.O
 }
 
 // newKgo is a franz-go client for the suite's frontdoor. Idempotence is off unless opts turn it
-// back on (frontdoor may not offer InitProducerId).
+// back on.
 func newKgo(t *testing.T, addr string, opts ...kgo.Opt) *kgo.Client {
 	t.Helper()
 	base := []kgo.Opt{
@@ -292,9 +292,10 @@ func dbName(t *testing.T, f *testenv.Cluster, what string) string {
 	return f.NewDatabase(t, "e2e_"+strings.ReplaceAll(what, "-", "_"))
 }
 
-// offersInitProducerID asks frontdoor's ApiVersions whether it serves InitProducerId (key 22),
-// which idempotent producers need.
-func offersInitProducerID(t *testing.T, kafka string) bool {
+// requireInitProducerID fails the test unless frontdoor's ApiVersions lists InitProducerId,
+// which idempotent producers need: the stacks of this suite never run frontdoor with
+// -disable-idempotence, so a missing InitProducerId is a regression, not a reason to skip.
+func requireInitProducerID(t *testing.T, kafka string) {
 	t.Helper()
 	cl := newKgo(t, kafka)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -304,9 +305,9 @@ func offersInitProducerID(t *testing.T, kafka string) bool {
 		t.Fatalf("ApiVersions: %v", err)
 	}
 	for _, k := range resp.ApiKeys {
-		if k.ApiKey == 22 {
-			return true
+		if k.ApiKey == kmsg.InitProducerID.Int16() {
+			return
 		}
 	}
-	return false
+	t.Fatalf("frontdoor at %s does not list InitProducerId in ApiVersions: idempotent producers cannot work", kafka)
 }

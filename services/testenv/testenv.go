@@ -18,7 +18,18 @@ const (
 	EnvBootstrap    = "FERRY_TEST_FLUSS_BOOTSTRAP"
 	EnvHelper       = "FERRY_TEST_FLUSS_HELPER"
 	EnvRequireFluss = "FERRY_TEST_REQUIRE_FLUSS"
+	// EnvFaults is the one switch of the fault tests (processes killed or restarted, clusters
+	// broken on purpose): they run by default, and FERRY_TEST_FAULTS=0 skips every one of them.
+	EnvFaults = "FERRY_TEST_FAULTS"
 )
+
+// SkipFaults skips a fault test when FERRY_TEST_FAULTS=0.
+func SkipFaults(t testing.TB) {
+	t.Helper()
+	if os.Getenv(EnvFaults) == "0" {
+		t.Skipf("%s=0 turns the fault tests off", EnvFaults)
+	}
+}
 
 // Cluster is a reachable Fluss cluster plus the Java helper bound to it.
 type Cluster struct {

@@ -17,10 +17,7 @@ import (
 // TestKcatIdempotent: librdkafka with enable.idempotence=true, including
 // lost acknowledgements it must retry through.
 func TestKcatIdempotent(t *testing.T) {
-	kcat, err := exec.LookPath("kcat")
-	if err != nil {
-		t.Skip("kcat not installed")
-	}
+	kcat := kcatPath(t)
 	h := newHarness(t, harnessOpts{})
 	for _, lose := range []bool{false, true} {
 		t.Run(fmt.Sprintf("lost acks %v", lose), func(t *testing.T) {

@@ -20,14 +20,10 @@ import (
 // TestJavaProduce drives frontdoor with the Java kafka-clients producer.
 // It needs javac/java and FERRY_TEST_KAFKA_CLIENTS_CP, a classpath with
 // kafka-clients and its compression libraries (lz4-java, snappy-java,
-// zstd-jni, slf4j-api); it is skipped without them.
+// zstd-jni, slf4j-api); it is skipped without them (failed under
+// FERRY_TEST_REQUIRE_CLIENTS=1).
 func TestJavaProduce(t *testing.T) {
-	cp := os.Getenv("FERRY_TEST_KAFKA_CLIENTS_CP")
-	javac, err1 := exec.LookPath("javac")
-	java, err2 := exec.LookPath("java")
-	if cp == "" || err1 != nil || err2 != nil {
-		t.Skip("FERRY_TEST_KAFKA_CLIENTS_CP, javac or java missing")
-	}
+	cp, javac, java := javaClients(t)
 	classes := t.TempDir()
 	if out, err := exec.Command(javac, "-cp", cp, "-d", classes, filepath.Join("testdata", "FerryJavaProducer.java")).CombinedOutput(); err != nil {
 		t.Fatalf("javac: %v\n%s", err, out)
@@ -152,12 +148,7 @@ func wantOffsets(t *testing.T, out string, first, n int) {
 // over on a fresh Fluss writer and carries on; every record is stored once
 // and acknowledged at its offset.
 func TestJavaIdempotentStateLost(t *testing.T) {
-	cp := os.Getenv("FERRY_TEST_KAFKA_CLIENTS_CP")
-	javac, err1 := exec.LookPath("javac")
-	java, err2 := exec.LookPath("java")
-	if cp == "" || err1 != nil || err2 != nil {
-		t.Skip("FERRY_TEST_KAFKA_CLIENTS_CP, javac or java missing")
-	}
+	cp, javac, java := javaClients(t)
 	classes := t.TempDir()
 	if out, err := exec.Command(javac, "-cp", cp, "-d", classes, filepath.Join("testdata", "FerryJavaStateLoss.java")).CombinedOutput(); err != nil {
 		t.Fatalf("javac: %v\n%s", err, out)

@@ -11,12 +11,10 @@ import (
 )
 
 // TestKcatProduce drives frontdoor with librdkafka (kcat), a second real
-// client implementation. Skipped where kcat is not installed.
+// client implementation. Skipped where kcat is not installed (failed under
+// FERRY_TEST_REQUIRE_CLIENTS=1).
 func TestKcatProduce(t *testing.T) {
-	kcat, err := exec.LookPath("kcat")
-	if err != nil {
-		t.Skip("kcat not installed")
-	}
+	kcat := kcatPath(t)
 	h := newHarness(t, harnessOpts{})
 	for _, tc := range []struct {
 		name  string
@@ -69,10 +67,7 @@ func TestKcatProduce(t *testing.T) {
 
 // TestKcatSASLPlain authenticates librdkafka with SASL/PLAIN.
 func TestKcatSASLPlain(t *testing.T) {
-	kcat, err := exec.LookPath("kcat")
-	if err != nil {
-		t.Skip("kcat not installed")
-	}
+	kcat := kcatPath(t)
 	h := newHarness(t, harnessOpts{sasl: testUsers(t)})
 	for _, tc := range []struct {
 		pass string

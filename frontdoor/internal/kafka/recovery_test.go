@@ -205,12 +205,7 @@ func TestAnchorStoreReload(t *testing.T) {
 // (FerryJavaStateLoss sends one record at a time, so exactly one is in
 // flight at the restart.)
 func TestJavaIdempotentRestartRecovers(t *testing.T) {
-	cp := os.Getenv("FERRY_TEST_KAFKA_CLIENTS_CP")
-	javac, err1 := exec.LookPath("javac")
-	java, err2 := exec.LookPath("java")
-	if cp == "" || err1 != nil || err2 != nil {
-		t.Skip("FERRY_TEST_KAFKA_CLIENTS_CP, javac or java missing")
-	}
+	cp, javac, java := javaClients(t)
 	classes := t.TempDir()
 	if out, err := exec.Command(javac, "-cp", cp, "-d", classes, filepath.Join("testdata", "FerryJavaStateLoss.java")).CombinedOutput(); err != nil {
 		t.Fatalf("javac: %v\n%s", err, out)
@@ -318,14 +313,15 @@ func TestAnchorStoreConcurrentPuts(t *testing.T) {
 // two) are stored but not answered when the frontdoor goes down; it
 // retries them against the restarted one, which answers them from the state it read back from the
 // log. (kcat cannot be driven across a restart: it exits once its only
-// broker is down.) Skipped where the runner's venv is not installed.
+// broker is down.) Skipped where the runner's venv is not installed (failed
+// under FERRY_TEST_REQUIRE_CLIENTS=1).
 func TestLibrdkafkaIdempotentRestartRecovers(t *testing.T) {
 	runner, err := filepath.Abs(filepath.Join("..", "..", "..", "e2e", "clients", "bin", "confluent-kafka"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if out, err := exec.Command(runner, "check").CombinedOutput(); err != nil {
-		t.Skipf("confluent-kafka runner unusable (tools/install-clients.sh): %v %s", err, out)
+		missingClient(t, "confluent-kafka runner unusable: %v %s", err, out)
 	}
 	h := newHarness(t, harnessOpts{stateDir: t.TempDir()})
 	h.ap.Mu.Lock()

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"io"
 	"log/slog"
+	"os"
 	"os/exec"
 	"strings"
 	"testing"
@@ -125,6 +126,10 @@ func TestEncodeRows(t *testing.T) {
 func TestRealBenchSameRows(t *testing.T) {
 	cluster := testenv.Fluss(t)
 	if _, err := exec.LookPath("javac"); err != nil {
+		// The Java writer is half of the comparison; where Fluss is required, so is the JDK.
+		if os.Getenv(testenv.EnvRequireFluss) == "1" {
+			t.Fatalf("javac not found, and %s=1", testenv.EnvRequireFluss)
+		}
 		t.Skip("javac not found")
 	}
 	c := defaults(t)

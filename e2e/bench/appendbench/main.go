@@ -3,9 +3,10 @@
 // bucket count and acks:
 //
 //   - go:   Arrow IPC jobs (as transcodesvc produces them, -rows-per-job rows
-//     each, round robin over the buckets) sent over gRPC to appendsvc (run
-//     in-process on a loopback TCP port, or -append-addr), timed from the
-//     first send to the last answer;
+//     each, round robin over the buckets) sent over gRPC to appendsvc (the
+//     binary built from this tree, started on a loopback port through
+//     e2e/stack, or -append-addr), timed from the first send to the last
+//     answer;
 //   - java: the same rows appended with Table.newAppend().createWriter()
 //     (AppendBench.java, compiled with javac against .cache/fluss/client-lib),
 //     timed inside the JVM from the first append until flush() returns.
@@ -16,7 +17,7 @@
 // row. Without -bootstrap a private Fluss cluster is started (e2e/stack) on
 // ports that collide neither with the development nor the test cluster.
 //
-//	go run ./appendsvc/cmd/appendbench -rows 1000000
+//	go run ./e2e/bench/appendbench -rows 1000000
 package main
 
 import (
@@ -37,12 +38,9 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
-	noopmetric "go.opentelemetry.io/otel/metric/noop"
-	nooptrace "go.opentelemetry.io/otel/trace/noop"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 
-	"github.com/ferrygw/ferry/appendsvc/internal/appender"
 	"github.com/ferrygw/ferry/e2e/stack"
 	appendv1 "github.com/ferrygw/ferry/services/api/gen/ferry/append/v1"
 	catalogv1 "github.com/ferrygw/ferry/services/api/gen/ferry/catalog/v1"
@@ -74,7 +72,7 @@ type config struct {
 
 func (c *config) flags(fs *flag.FlagSet) {
 	fs.StringVar(&c.Bootstrap, "bootstrap", "", "Fluss coordinator host:port; empty starts a private cluster")
-	fs.StringVar(&c.AppendAddr, "append-addr", "", "appendsvc gRPC address to use; empty runs appendsvc in-process on a loopback port")
+	fs.StringVar(&c.AppendAddr, "append-addr", "", "appendsvc gRPC address to use; empty starts appendsvc (built from this tree) on a loopback port")
 	fs.Int64Var(&c.Rows, "rows", 1_000_000, "rows each side writes")
 	fs.IntVar(&c.RowsPerJob, "rows-per-job", 1000, "rows per AppendRequest (Arrow IPC batch)")
 	fs.IntVar(&c.Buckets, "buckets", 4, "buckets of the tables")
@@ -162,16 +160,29 @@ func run(ctx context.Context, cfg *config, log *slog.Logger, out io.Writer) (err
 	if err != nil {
 		return err
 	}
-	bootstrap := cfg.Bootstrap
-	if bootstrap == "" {
+	// A stack for what is not given: a private Fluss without -bootstrap, appendsvc for the go
+	// side without -append-addr.
+	bootstrap, appendAddr := cfg.Bootstrap, cfg.AppendAddr
+	startAppend := cfg.runs("go") && appendAddr == ""
+	if bootstrap == "" || startAppend {
 		sc := stack.TestConfig()
 		sc.Name, sc.Root = "appendbench", root
-		sc.ZooKeeperPort, sc.CoordinatorPort, sc.TabletPort = cfg.ZooKeeperPort, cfg.CoordinatorPort, cfg.TabletPort
-		sc.ServerHeap = cfg.ServerHeap
-		log.Info("starting a private Fluss cluster", "bootstrap", sc.FlussBootstrap())
-		st, err := stack.Start(ctx, sc, log)
-		if err != nil {
-			return err
+		if bootstrap == "" {
+			sc.ZooKeeperPort, sc.CoordinatorPort, sc.TabletPort = cfg.ZooKeeperPort, cfg.CoordinatorPort, cfg.TabletPort
+			sc.ServerHeap = cfg.ServerHeap
+		} else {
+			sc.ExternalFluss = bootstrap
+		}
+		if startAppend {
+			if sc.AppendPort, err = freePort(); err != nil {
+				return err
+			}
+			sc.FlussOnly, sc.Services, sc.AppendMetricsPort, sc.LogLevel = false, []string{stack.Append}, 0, "warn"
+		}
+		log.Info("starting", "fluss", sc.FlussBootstrap(), "appendsvc", startAppend)
+		st, startErr := stack.Start(ctx, sc, log)
+		if startErr != nil {
+			return startErr
 		}
 		defer func() {
 			if serr := st.Stop(); serr != nil {
@@ -179,6 +190,9 @@ func run(ctx context.Context, cfg *config, log *slog.Logger, out io.Writer) (err
 			}
 		}()
 		bootstrap = sc.FlussBootstrap()
+		if spec, ok := st.Spec(stack.Append); ok {
+			appendAddr = spec.GRPCAddr
+		}
 	}
 	fc, err := fluss.Dial(ctx, bootstrap, fluss.WithLogger(log))
 	if err != nil {
@@ -229,11 +243,13 @@ func run(ctx context.Context, cfg *config, log *slog.Logger, out io.Writer) (err
 		for _, j := range jobs {
 			ipcBytes += int64(len(j.payload))
 		}
-		client, stopSvc, err := appendClient(ctx, cfg, fc, log)
+		conn, err := grpc.NewClient(appendAddr, grpc.WithTransportCredentials(insecure.NewCredentials()),
+			grpc.WithDefaultCallOptions(grpc.MaxCallSendMsgSize(64<<20)))
 		if err != nil {
 			return err
 		}
-		defer stopSvc()
+		defer conn.Close()
+		client := appendv1.NewAppendServiceClient(conn)
 		if cfg.Warmup > 0 {
 			warm, err := encodeJobs(cfg.Warmup, cfg.RowsPerJob)
 			if err != nil {
@@ -387,41 +403,14 @@ func encodeJobs(rows int64, perJob int) ([]benchJob, error) {
 	return jobs, nil
 }
 
-// appendClient connects to -append-addr, or runs appendsvc in-process on a
-// loopback TCP port (so requests do cross a real gRPC transport).
-func appendClient(ctx context.Context, cfg *config, fc *fluss.Client, log *slog.Logger) (appendv1.AppendServiceClient, func(), error) {
-	addr := cfg.AppendAddr
-	stopSrv := func() {}
-	if addr == "" {
-		quiet := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-		svc, err := appender.New(appender.Config{}, appender.NewClientAdapter(fc, quiet), quiet,
-			nooptrace.NewTracerProvider(), noopmetric.NewMeterProvider(), nil)
-		if err != nil {
-			return nil, nil, err
-		}
-		lis, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, nil, err
-		}
-		srv := grpc.NewServer(grpc.MaxRecvMsgSize(64 << 20))
-		appendv1.RegisterAppendServiceServer(srv, svc)
-		served := make(chan struct{})
-		go func() {
-			defer close(served)
-			if err := srv.Serve(lis); err != nil {
-				log.Error("in-process appendsvc stopped", "err", err)
-			}
-		}()
-		stopSrv = func() { srv.Stop(); <-served }
-		addr = lis.Addr().String()
-	}
-	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()),
-		grpc.WithDefaultCallOptions(grpc.MaxCallSendMsgSize(64<<20)))
+// freePort is a loopback port free at the time of asking.
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		stopSrv()
-		return nil, nil, err
+		return 0, err
 	}
-	return appendv1.NewAppendServiceClient(conn), func() { conn.Close(); stopSrv() }, nil
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
 // runGo sends every job (job i to bucket i mod buckets, stream i mod
