@@ -281,5 +281,6 @@ frontdoor/internal/kafka FuzzReadRequest
 transcodesvc/internal/kafkabatch FuzzDecodeBatch
 transcodesvc/internal/convert FuzzConvertJSON
 services/fluss/logbatch FuzzDecode
+services/fluss/kvbatch FuzzDecode
 TARGETS
 end
