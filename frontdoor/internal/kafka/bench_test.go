@@ -77,3 +77,20 @@ func BenchmarkReadRequest(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkShapeOf measures the shape scan every request frame gets
+// before it is decoded.
+func BenchmarkShapeOf(b *testing.B) {
+	vals := make([]string, 10)
+	for i := range vals {
+		vals[i] = strings.Repeat("v", 1000)
+	}
+	body := produceReq(12, 1, "orders", 0, batchWith(vals, -1, 0)).AppendTo(nil)
+	b.SetBytes(int64(len(body)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := shapeOf(produceKey, 12, body); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
