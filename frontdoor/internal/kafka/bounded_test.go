@@ -359,3 +359,99 @@ func FuzzShapeMatchesKmsg(f *testing.F) {
 		checkShapeAgainstKmsg(t, key, version, in[4:])
 	})
 }
+
+// TestMetadataDuplicatesAndLongLists: a topic named several times is
+// answered once, as Kafka answers it, and a list longer than
+// metadataTopicsPerCall reaches catalogsvc in calls of bounded size.
+func TestMetadataDuplicatesAndLongLists(t *testing.T) {
+	h := newHarness(t, harnessOpts{})
+	c := dialRaw(t, h.addr)
+	resp := c.roundTrip(mdReq(12, "orders", "nope", "orders", "events", "nope")).(*kmsg.MetadataResponse)
+	codes := map[string]int16{}
+	for _, tp := range resp.Topics {
+		if _, dup := codes[*tp.Topic]; dup {
+			t.Fatalf("topic %s answered twice", *tp.Topic)
+		}
+		codes[*tp.Topic] = tp.ErrorCode
+	}
+	if len(codes) != 3 || codes["orders"] != 0 || codes["events"] != 0 || codes["nope"] != kerr.UnknownTopicOrPartition.Code {
+		t.Fatalf("answered %v; want orders and events, and nope UNKNOWN_TOPIC_OR_PARTITION, once each", codes)
+	}
+
+	names := make([]string, 2*metadataTopicsPerCall+1)
+	for i := range names {
+		names[i] = fmt.Sprintf("missing-%d", i)
+	}
+	names = append(names, "orders")
+	before := h.cat.MetadataCalls.Load()
+	resp = c.roundTrip(mdReq(12, names...)).(*kmsg.MetadataResponse)
+	if len(resp.Topics) != len(names) {
+		t.Fatalf("%d topics answered, want %d", len(resp.Topics), len(names))
+	}
+	if last := resp.Topics[len(resp.Topics)-1]; *last.Topic != "orders" || last.ErrorCode != 0 || len(last.Partitions) != 4 {
+		t.Fatalf("the last topic, from the last catalog call: %s %v with %d partitions", *last.Topic, kerr.ErrorForCode(last.ErrorCode), len(last.Partitions))
+	}
+	if calls := h.cat.MetadataCalls.Load() - before; calls != 3 {
+		t.Errorf("%d catalog calls for %d names, want 3", calls, len(names))
+	}
+	if most := h.cat.MetadataMaxTopics.Load(); most > metadataTopicsPerCall {
+		t.Errorf("a catalog call carried %d names, over %d", most, metadataTopicsPerCall)
+	}
+}
+
+// FuzzDedupeProduce: after dedupeProduce every topic appears once, every
+// (topic, partition) once, each with the last entry sent for it, and the
+// number dropped is what was removed.
+func FuzzDedupeProduce(f *testing.F) {
+	f.Add([]byte{0, 0, 0, 1, 1, 0, 0, 0, 2, 1, 5})
+	f.Add([]byte{})
+	f.Fuzz(func(t *testing.T, in []byte) {
+		// Byte pairs: topic (of four names, '' among them), partition.
+		req := kmsg.NewPtrProduceRequest()
+		type key struct {
+			topic string
+			part  int32
+		}
+		last := map[key]int{}
+		total := 0
+		for i := 0; i+1 < len(in); i += 2 {
+			name := []string{"a", "b", "", "c"}[in[i]%4]
+			if len(req.Topics) == 0 || in[i]&4 != 0 || req.Topics[len(req.Topics)-1].Topic != name {
+				rt := kmsg.NewProduceRequestTopic()
+				rt.Topic = name
+				req.Topics = append(req.Topics, rt)
+			}
+			rp := kmsg.NewProduceRequestTopicPartition()
+			rp.Partition = int32(int8(in[i+1]))
+			rp.Records = []byte{byte(total)}
+			rt := &req.Topics[len(req.Topics)-1]
+			rt.Partitions = append(rt.Partitions, rp)
+			last[key{name, rp.Partition}] = total
+			total++
+		}
+		dropped := dedupeProduce(req)
+		seenTopic := map[string]bool{}
+		kept := 0
+		for _, rt := range req.Topics {
+			if seenTopic[rt.Topic] {
+				t.Fatalf("topic %q appears twice after dedupe", rt.Topic)
+			}
+			seenTopic[rt.Topic] = true
+			for _, rp := range rt.Partitions {
+				k := key{rt.Topic, rp.Partition}
+				want, ok := last[k]
+				if !ok {
+					t.Fatalf("%v kept twice or never sent", k)
+				}
+				if int(rp.Records[0]) != want%256 {
+					t.Fatalf("%v kept entry %d, want the last, %d", k, rp.Records[0], want)
+				}
+				delete(last, k)
+				kept++
+			}
+		}
+		if len(last) != 0 || kept+dropped != total {
+			t.Fatalf("kept %d + dropped %d of %d entries; missing %v", kept, dropped, total, last)
+		}
+	})
+}
