@@ -224,6 +224,14 @@ func decodedElems(req kmsg.Request) (elems, entries int) {
 		for _, t := range r.Topics {
 			elems += t.UnknownTags.Len()
 		}
+	case *kmsg.FetchRequest:
+		elems = len(r.Topics) + len(r.ForgottenTopics) + r.UnknownTags.Len()
+		for _, t := range r.Topics {
+			elems += len(t.Partitions)
+		}
+		for _, t := range r.ForgottenTopics {
+			elems += len(t.Partitions)
+		}
 	case *kmsg.FindCoordinatorRequest:
 		elems = len(r.CoordinatorKeys) + r.UnknownTags.Len()
 	case *kmsg.ApiVersionsRequest:
@@ -292,6 +300,18 @@ func shapeSeeds() []kmsg.Request {
 		withTags(&r.UnknownTags)
 		out = append(out, r)
 	}
+	for v := int16(fetchMin); v <= fetchMax; v++ {
+		r := kmsg.NewPtrFetchRequest()
+		r.Version = v
+		ft := kmsg.NewFetchRequestTopic()
+		ft.Topic = "orders"
+		ft.Partitions = []kmsg.FetchRequestTopicPartition{kmsg.NewFetchRequestTopicPartition(), kmsg.NewFetchRequestTopicPartition()}
+		r.Topics = append(r.Topics, ft)
+		fg := kmsg.NewFetchRequestForgottenTopic()
+		fg.Topic, fg.Partitions = "events", []int32{1, 2, 3}
+		r.ForgottenTopics = append(r.ForgottenTopics, fg)
+		out = append(out, r)
+	}
 	for v := int16(findCoordinatorMin); v <= findCoordinatorMax; v++ {
 		r := kmsg.NewPtrFindCoordinatorRequest()
 		r.Version, r.CoordinatorKey, r.CoordinatorKeys = v, "g", []string{"a", "b"}
@@ -345,17 +365,20 @@ func FuzzShapeMatchesKmsg(f *testing.F) {
 		seed = binary.BigEndian.AppendUint16(seed, uint16(r.GetVersion()))
 		f.Add(r.AppendTo(seed))
 	}
-	keys := []int16{produceKey, metadataKey, apiVersionsKey, initProducerIDKey, findCoordinatorKey, saslHandshakeKey, saslAuthenticateKey}
+	// The served ranges: readHeader refuses other versions before the scan.
+	served := []struct{ key, min, max int16 }{
+		{produceKey, produceMin, produceMax}, {metadataKey, metadataMin, metadataMax},
+		{apiVersionsKey, apiVersionsMin, apiVersionsMax}, {initProducerIDKey, initProducerIDMin, initProducerIDMax},
+		{findCoordinatorKey, findCoordinatorMin, findCoordinatorMax}, {saslHandshakeKey, saslHandshakeMin, saslHandshakeMax},
+		{saslAuthenticateKey, saslAuthenticateMin, saslAuthenticateMax}, {fetchKey, fetchMin, fetchMax},
+	}
 	f.Fuzz(func(t *testing.T, in []byte) {
 		if len(in) < 4 {
 			return
 		}
-		key := keys[int(binary.BigEndian.Uint16(in))%len(keys)]
-		req := kmsg.RequestForKey(key)
-		version := int16(binary.BigEndian.Uint16(in[2:])) % (req.MaxVersion() + 1)
-		if version < 0 {
-			version = -version
-		}
+		api := served[int(binary.BigEndian.Uint16(in))%len(served)]
+		key := api.key
+		version := api.min + int16(binary.BigEndian.Uint16(in[2:])%uint16(api.max-api.min+1))
 		checkShapeAgainstKmsg(t, key, version, in[4:])
 	})
 }
@@ -454,4 +477,16 @@ func FuzzDedupeProduce(f *testing.F) {
 			t.Fatalf("kept %d + dropped %d of %d entries; missing %v", kept, dropped, total, last)
 		}
 	})
+}
+
+// TestEveryServedAPIHasAShape: the work budget only sees APIs whose
+// layout shapeOf knows; every API a frontdoor registers (SASL included)
+// must have one.
+func TestEveryServedAPIHasAShape(t *testing.T) {
+	h := newHarness(t, harnessOpts{sasl: testUsers(t)})
+	for _, k := range h.srv.reg.Ranges() {
+		if _, ok := requestSchemas[k.ApiKey]; !ok {
+			t.Errorf("%s is served but shapeOf has no schema for it", kmsg.NameForKey(k.ApiKey))
+		}
+	}
 }

@@ -66,12 +66,10 @@ type conn struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 
-	queue  chan *pending
-	budget *semaphore.Weighted
-	// workBudget holds the decoded cost of the requests in flight (see
-	// requestShape), sized like the byte budget.
-	workBudget *semaphore.Weighted
-	inflight   atomic.Int64 // requests read and not yet finished
+	queue      chan *pending
+	budget     *semaphore.Weighted // request bytes
+	workBudget *semaphore.Weighted // their decoded cost (requestShape)
+	inflight   atomic.Int64        // requests read and not yet finished
 	work       sync.WaitGroup
 
 	closeOnce sync.Once
@@ -94,7 +92,7 @@ func newConn(s *Server, nc net.Conn) *conn {
 		cancel: cancel,
 		queue:  make(chan *pending, s.cfg.MaxInFlightRequests),
 		budget: semaphore.NewWeighted(s.cfg.ConnInFlightBytes),
-
+		// Work and bytes are budgeted alike (see requestShape).
 		workBudget: semaphore.NewWeighted(workBudgetSize(s.cfg.ConnInFlightBytes)),
 	}
 }

@@ -56,7 +56,9 @@ type field struct {
 
 const anyV = 1<<15 - 1
 
-func f(kind fieldKind, minV, maxV int16) field { return field{kind: kind, minV: minV, maxV: maxV} }
+func fieldOf(kind fieldKind, minV, maxV int16) field {
+	return field{kind: kind, minV: minV, maxV: maxV}
+}
 
 func arr(minV, maxV int16, elem ...field) field {
 	return field{kind: kArray, minV: minV, maxV: maxV, elem: elem}
@@ -64,7 +66,7 @@ func arr(minV, maxV int16, elem ...field) field {
 
 // tags is the tagged field section, which flexible versions end every
 // structure with; the scanner skips it in non-flexible versions.
-var tags = f(kTags, 0, anyV)
+var tags = fieldOf(kTags, 0, anyV)
 
 // requestSchema is a request body's layout and its first flexible version.
 type requestSchema struct {
@@ -77,15 +79,15 @@ type requestSchema struct {
 // limited to the versions frontdoor serves.
 var requestSchemas = map[int16]requestSchema{
 	produceKey: {flexibleFrom: 9, fields: []field{
-		f(kString, 3, anyV), // transactional_id
-		f(kInt16, 0, anyV),  // acks
-		f(kInt32, 0, anyV),  // timeout_ms
+		fieldOf(kString, 3, anyV), // transactional_id
+		fieldOf(kInt16, 0, anyV),  // acks
+		fieldOf(kInt32, 0, anyV),  // timeout_ms
 		arr(0, anyV, // topic_data
-			f(kString, 0, 12), // name
-			f(kUUID, 13, anyV),
+			fieldOf(kString, 0, 12), // name
+			fieldOf(kUUID, 13, anyV),
 			field{kind: kArray, minV: 0, maxV: anyV, produce: true, elem: []field{ // partition_data
-				f(kInt32, 0, anyV), // index
-				f(kBytes, 0, anyV), // records
+				fieldOf(kInt32, 0, anyV), // index
+				fieldOf(kBytes, 0, anyV), // records
 				tags,
 			}},
 			tags),
@@ -93,51 +95,79 @@ var requestSchemas = map[int16]requestSchema{
 	}},
 	metadataKey: {flexibleFrom: 9, fields: []field{
 		arr(0, anyV, // topics
-			f(kUUID, 10, anyV),
-			f(kString, 0, anyV), // name
+			fieldOf(kUUID, 10, anyV),
+			fieldOf(kString, 0, anyV), // name
 			tags),
-		f(kInt8, 4, anyV), // allow_auto_topic_creation
-		f(kInt8, 8, 10),   // include_cluster_authorized_operations
-		f(kInt8, 8, anyV), // include_topic_authorized_operations
+		fieldOf(kInt8, 4, anyV), // allow_auto_topic_creation
+		fieldOf(kInt8, 8, 10),   // include_cluster_authorized_operations
+		fieldOf(kInt8, 8, anyV), // include_topic_authorized_operations
 		tags,
 	}},
 	apiVersionsKey: {flexibleFrom: 3, fields: []field{
-		f(kString, 3, anyV), // client_software_name
-		f(kString, 3, anyV), // client_software_version
+		fieldOf(kString, 3, anyV), // client_software_name
+		fieldOf(kString, 3, anyV), // client_software_version
 		tags,
 	}},
 	initProducerIDKey: {flexibleFrom: 2, fields: []field{
-		f(kString, 0, anyV), // transactional_id
-		f(kInt32, 0, anyV),  // transaction_timeout_ms
-		f(kInt64, 3, anyV),  // producer_id
-		f(kInt16, 3, anyV),  // producer_epoch
-		f(kInt8, 6, anyV),   // enable_2pc
-		f(kInt8, 6, anyV),   // keep_prepared_txn
+		fieldOf(kString, 0, anyV), // transactional_id
+		fieldOf(kInt32, 0, anyV),  // transaction_timeout_ms
+		fieldOf(kInt64, 3, anyV),  // producer_id
+		fieldOf(kInt16, 3, anyV),  // producer_epoch
+		fieldOf(kInt8, 6, anyV),   // enable_2pc
+		fieldOf(kInt8, 6, anyV),   // keep_prepared_txn
 		tags,
 	}},
 	saslHandshakeKey: {flexibleFrom: anyV, fields: []field{
-		f(kString, 0, anyV), // mechanism
+		fieldOf(kString, 0, anyV), // mechanism
 	}},
 	saslAuthenticateKey: {flexibleFrom: 2, fields: []field{
-		f(kBytes, 0, anyV), // auth_bytes
+		fieldOf(kBytes, 0, anyV), // auth_bytes
+		tags,
+	}},
+	// Fetch is never served, but kmsg decodes it before the handler
+	// closes the connection: a struct per topic from six bytes each.
+	fetchKey: {flexibleFrom: 12, fields: []field{
+		fieldOf(kInt32, 0, anyV), // replica_id
+		fieldOf(kInt32, 0, anyV), // max_wait_ms
+		fieldOf(kInt32, 0, anyV), // min_bytes
+		fieldOf(kInt32, 3, anyV), // max_bytes
+		fieldOf(kInt8, 4, anyV),  // isolation_level
+		fieldOf(kInt32, 7, anyV), // session_id
+		fieldOf(kInt32, 7, anyV), // session_epoch
+		arr(0, anyV, // topics
+			fieldOf(kString, 0, 12),
+			arr(0, anyV, // partitions
+				fieldOf(kInt32, 0, anyV),  // partition
+				fieldOf(kInt32, 9, anyV),  // current_leader_epoch
+				fieldOf(kInt64, 0, anyV),  // fetch_offset
+				fieldOf(kInt32, 12, anyV), // last_fetched_epoch
+				fieldOf(kInt64, 5, anyV),  // log_start_offset
+				fieldOf(kInt32, 0, anyV),  // partition_max_bytes
+				tags),
+			tags),
+		arr(7, anyV, // forgotten_topics_data
+			fieldOf(kString, 0, 12),
+			arr(0, anyV, fieldOf(kInt32, 0, anyV)),
+			tags),
+		fieldOf(kString, 11, anyV), // rack_id
 		tags,
 	}},
 	findCoordinatorKey: {flexibleFrom: 3, fields: []field{
-		f(kString, 0, 3), // key
-		f(kInt8, 1, anyV),
-		arr(4, anyV, f(kString, 0, anyV)), // coordinator_keys
+		fieldOf(kString, 0, 3), // key
+		fieldOf(kInt8, 1, anyV),
+		arr(4, anyV, fieldOf(kString, 0, anyV)), // coordinator_keys
 		tags,
 	}},
 }
 
-// shapeOf scans a request body of API key at version. APIs without a
-// schema here (Fetch, which frontdoor closes the connection for) decode
-// to at most a few times their size and count no elements.
+// shapeOf scans a request body of API key at version. Every API frontdoor
+// registers needs a schema here: a request of an API without one is
+// refused, so that a new API cannot bypass the work budget unnoticed.
 func shapeOf(key, version int16, body []byte) (requestShape, error) {
 	var sh requestShape
 	s, ok := requestSchemas[key]
 	if !ok {
-		return sh, nil
+		return sh, fmt.Errorf("request shape: no schema for %s", kmsg.NameForKey(key))
 	}
 	sc := shapeScanner{b: body, version: version, flexible: version >= s.flexibleFrom, shape: &sh}
 	if err := sc.fields(s.fields); err != nil {
@@ -179,13 +209,13 @@ func (s *shapeScanner) field(fd *field) error {
 	case kUUID:
 		return s.skip(16)
 	case kString, kBytes:
-		n, err := s.length(fd.kind == kString)
+		n, err := s.length(fd.kind)
 		if err != nil {
 			return err
 		}
 		return s.skip(n)
 	case kArray:
-		n, err := s.length(false)
+		n, err := s.length(kArray)
 		if err != nil {
 			return err
 		}
@@ -234,21 +264,29 @@ func (s *shapeScanner) field(fd *field) error {
 	return fmt.Errorf("request shape: unknown field kind %d", fd.kind)
 }
 
-// length reads a string, bytes or array length; null (-1) is 0. Strings
-// have an int16 length in non-flexible versions, bytes and arrays int32;
-// flexible versions use an unsigned varint of length+1.
-func (s *shapeScanner) length(short bool) (int, error) {
+// length reads the length of a string, bytes or array field; null is 0.
+// Non-flexible versions have an int16 length for strings, int32 for bytes
+// and arrays; flexible versions an unsigned varint of length+1, which kbin
+// reads as 32 bits and, for arrays, as a signed count (negative: null).
+func (s *shapeScanner) length(kind fieldKind) (int, error) {
 	if s.flexible {
 		v, err := s.uvarint()
 		if err != nil {
 			return 0, err
 		}
-		if v > uint64(len(s.b))+1 {
+		if v > 1<<32-1 {
 			return 0, errShapeTruncated
 		}
-		return max(int(v)-1, 0), nil
+		n := int64(v) - 1
+		if kind == kArray {
+			n = int64(int32(uint32(v))) - 1
+		}
+		if n > int64(len(s.b)) {
+			return 0, errShapeTruncated
+		}
+		return int(max(n, 0)), nil
 	}
-	if short {
+	if kind == kString {
 		if len(s.b) < 2 {
 			return 0, errShapeTruncated
 		}
