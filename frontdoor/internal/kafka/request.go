@@ -108,9 +108,6 @@ func readHeader(frame []byte, reg *Registry) (r Request, req kmsg.Request, body 
 		return r, nil, nil, fmt.Errorf("%w: %s v%d (served v%d-v%d)", ErrUnsupportedVer,
 			kmsg.NameForKey(h.Key), h.Version, api.MinVersion, api.MaxVersion)
 	}
-	if rest == nil {
-		rest = []byte{}
-	}
 	return r, req, rest, nil
 }
 

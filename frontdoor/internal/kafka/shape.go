@@ -12,7 +12,7 @@ import (
 // allocates a struct per array element and a map entry per unknown tagged
 // field, and a handler answers each element with a response element. A
 // Produce request of 8 MB can carry a million partition entries, 40 bytes
-// each decoded and a few hundred served. requestShape counts those
+// each decoded and up to 1.7 KiB served. requestShape counts those
 // elements from the wire bytes, before kmsg decodes anything, so that the
 // connection can charge the cost to its work budget (or refuse it) first.
 //
