@@ -85,6 +85,34 @@ func TestCatalogCachesByTTL(t *testing.T) {
 	}
 }
 
+// TestCatalogSweepsExpiredEntries: producers naming ever new unknown
+// topics leave the cache bounded by what has not expired.
+func TestCatalogSweepsExpiredEntries(t *testing.T) {
+	fake := fakebackends.NewCatalog()
+	fake.AddTopic("a", 1, 1)
+	c := newCatalog(t, fake)
+	now := time.Unix(1000, 0)
+	c.now = func() time.Time { return now }
+	ctx := context.Background()
+	for round := range 20 {
+		names := []string{"a"}
+		for i := range minSweep {
+			names = append(names, fmt.Sprintf("missing-%d-%d", round, i))
+		}
+		if _, err := c.Resolve(ctx, names); err != nil {
+			t.Fatal(err)
+		}
+		now = now.Add(2 * time.Second) // this round's unknown topics expire
+	}
+	c.mu.Lock()
+	size := len(c.cache)
+	_, hasA := c.cache["a"]
+	c.mu.Unlock()
+	if size > 4*minSweep || !hasA {
+		t.Fatalf("cache holds %d entries (a cached: %v) after 20 rounds of %d unknown topics; want at most %d", size, hasA, minSweep, 4*minSweep)
+	}
+}
+
 // TestCatalogMarkStale: a table Fluss reported gone is asked for again at
 // once, naming its id as stale, and again after the negative TTL while
 // catalogsvc still answers the old id; the new id is cached as usual.

@@ -78,6 +78,8 @@ type Catalog struct {
 	inflight  map[string]*flight
 	stale     map[string]int64 // topic -> table id Fluss said is gone
 	clusterID string
+	// swept is the cache's size after the last sweep of expired entries.
+	swept int
 
 	hbCancel context.CancelFunc
 	hbDone   chan struct{}
@@ -207,6 +209,7 @@ func (c *Catalog) fetch(ctx context.Context, names []string) (map[string]Topic, 
 	now := c.now()
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.sweepLocked(now)
 	got := make(map[string]Topic, len(names))
 	for _, r := range resp.GetResults() {
 		t := Topic{Mapping: r.GetMapping(), ErrorCode: int16(r.GetErrorCode()), ErrorMsg: r.GetErrorMessage()}
@@ -239,6 +242,25 @@ func (c *Catalog) fetch(ctx context.Context, names []string) (map[string]Topic, 
 	}
 	return got, nil
 }
+
+// sweepLocked drops expired cache entries once the cache has doubled since
+// the last sweep: producers naming ever new topics (unknown ones are
+// cached for NegativeTTL) must not grow the cache for good. Amortized, a
+// sweep costs O(1) per entry added. c.mu is held.
+func (c *Catalog) sweepLocked(now time.Time) {
+	if len(c.cache) < max(2*c.swept, minSweep) {
+		return
+	}
+	for n, e := range c.cache {
+		if !now.Before(e.expires) {
+			delete(c.cache, n)
+		}
+	}
+	c.swept = len(c.cache)
+}
+
+// minSweep is the cache size below which expired entries are left alone.
+const minSweep = 1024
 
 // Metadata asks catalogsvc for a Kafka Metadata answer; self is filled in.
 func (c *Catalog) Metadata(ctx context.Context, topics []string, all bool) (*catalogv1.MetadataResponse, error) {

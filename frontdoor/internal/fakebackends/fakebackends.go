@@ -54,6 +54,10 @@ type Catalog struct {
 	Down       atomic.Bool
 	Resolves   atomic.Int64
 	Heartbeats atomic.Int64
+	// MetadataCalls counts Metadata calls, MetadataMaxTopics the most
+	// topic names one of them carried.
+	MetadataCalls     atomic.Int64
+	MetadataMaxTopics atomic.Int64
 	// LastBroker is the broker of the latest heartbeat.
 	LastBroker atomic.Pointer[catalogv1.Broker]
 	// LastStale is the stale table ids of the latest ResolveTopics (Mu).
@@ -94,6 +98,13 @@ func (f *Catalog) ResolveTopics(_ context.Context, r *catalogv1.ResolveTopicsReq
 }
 
 func (f *Catalog) Metadata(_ context.Context, r *catalogv1.MetadataRequest) (*catalogv1.MetadataResponse, error) {
+	f.MetadataCalls.Add(1)
+	for n := int64(len(r.GetTopics())); ; {
+		prev := f.MetadataMaxTopics.Load()
+		if n <= prev || f.MetadataMaxTopics.CompareAndSwap(prev, n) {
+			break
+		}
+	}
 	if f.Down.Load() {
 		return nil, status.Error(codes.Unavailable, "catalog down")
 	}

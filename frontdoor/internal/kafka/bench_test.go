@@ -77,3 +77,38 @@ func BenchmarkReadRequest(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkShapeOf measures the shape scan every request frame gets
+// before it is decoded.
+func BenchmarkShapeOf(b *testing.B) {
+	vals := make([]string, 10)
+	for i := range vals {
+		vals[i] = strings.Repeat("v", 1000)
+	}
+	body := produceReq(12, 1, "orders", 0, batchWith(vals, -1, 0)).AppendTo(nil)
+	b.SetBytes(int64(len(body)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := shapeOf(produceKey, 12, body); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkDedupeProduce measures the duplicate check every Produce
+// request with more than one entry gets: 16 partitions of one topic, none
+// repeated (what clients send).
+func BenchmarkDedupeProduce(b *testing.B) {
+	req := produceReq(12, 1, "orders", 0, []byte("batch"))
+	for p := int32(1); p < 16; p++ {
+		rp := kmsg.NewProduceRequestTopicPartition()
+		rp.Partition, rp.Records = p, []byte("batch")
+		req.Topics[0].Partitions = append(req.Topics[0].Partitions, rp)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if n := dedupeProduce(req); n != 0 {
+			b.Fatal(n)
+		}
+	}
+}

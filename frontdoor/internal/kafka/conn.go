@@ -66,10 +66,11 @@ type conn struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 
-	queue    chan *pending
-	budget   *semaphore.Weighted
-	inflight atomic.Int64 // requests read and not yet finished
-	work     sync.WaitGroup
+	queue      chan *pending
+	budget     *semaphore.Weighted // request bytes
+	workBudget *semaphore.Weighted // their decoded cost (requestShape)
+	inflight   atomic.Int64        // requests read and not yet finished
+	work       sync.WaitGroup
 
 	closeOnce sync.Once
 	draining  atomic.Bool
@@ -91,6 +92,8 @@ func newConn(s *Server, nc net.Conn) *conn {
 		cancel: cancel,
 		queue:  make(chan *pending, s.cfg.MaxInFlightRequests),
 		budget: semaphore.NewWeighted(s.cfg.ConnInFlightBytes),
+		// Work and bytes are budgeted alike (see requestShape).
+		workBudget: semaphore.NewWeighted(workBudgetSize(s.cfg.ConnInFlightBytes)),
 	}
 }
 
@@ -242,11 +245,8 @@ func (c *conn) dispatch(frame []byte, release func()) bool {
 		return c.enqueue(&pending{raw: raw, ready: true, key: -1})
 	}
 
-	req, err := readRequest(frame, c.srv.reg)
-	if err != nil {
-		release()
-		c.closeWith("bad request", "err", err, "api_key", req.Header.Key, "api_version", req.Header.Version,
-			"correlation_id", req.Header.CorrelationID)
+	req, release, ok := c.admit(frame, release)
+	if !ok {
 		return false
 	}
 	h := req.Header
@@ -328,6 +328,67 @@ func (c *conn) dispatch(frame []byte, release func()) bool {
 		return false
 	}
 	return true
+}
+
+// admit decodes a request frame once its work cost is held. The cost is
+// read from the frame's shape before kmsg decodes it, so a request that
+// would expand far beyond its bytes (a million partition entries in 8 MB)
+// waits for budget like a large one, and one that could never fit the
+// connection's budget is refused without being decoded. The release it
+// returns gives back the bytes and the work.
+func (c *conn) admit(frame []byte, releaseBytes func()) (Request, func(), bool) {
+	r, req, body, err := readHeader(frame, c.srv.reg)
+	var shape requestShape
+	if err == nil && body != nil {
+		shape, err = shapeOf(r.Header.Key, r.Header.Version, body)
+	}
+	if err != nil {
+		releaseBytes()
+		c.closeWith("bad request", "err", err, "api_key", r.Header.Key, "api_version", r.Header.Version,
+			"correlation_id", r.Header.CorrelationID)
+		return r, nil, false
+	}
+	cost, limit := shape.cost(), workBudgetSize(c.srv.cfg.ConnInFlightBytes)
+	if shape.elemsCost() > limit {
+		// Kafka closes a connection whose request exceeds
+		// socket.request.max.bytes; this is the same limit on what the
+		// request expands to.
+		releaseBytes()
+		c.closeAt(slog.LevelWarn, "request refused: serving it would exceed the connection's in-flight budget",
+			"api", kmsg.NameForKey(r.Header.Key), "size", len(frame), "elements", shape.elems,
+			"cost", shape.elemsCost(), "work_budget", limit, "correlation_id", r.Header.CorrelationID)
+		return r, nil, false
+	}
+	// The fixed part of the cost (bookkeeping, workers) is capped at the
+	// budget: a request within the limit must always be admissible.
+	cost = min(cost, limit)
+	// While the work budgets are spent the read loop waits here, as it
+	// waits for byte budget: TCP pushes back on the client. Holders of
+	// work budget are admitted requests, which never wait for anything a
+	// reader holds, so waiting while holding bytes cannot deadlock.
+	if err := c.workBudget.Acquire(c.ctx, cost); err != nil {
+		releaseBytes()
+		return r, nil, false
+	}
+	if err := c.srv.work.Acquire(c.ctx, cost); err != nil {
+		c.workBudget.Release(cost)
+		releaseBytes()
+		return r, nil, false
+	}
+	release := func() {
+		c.srv.work.Release(cost)
+		c.workBudget.Release(cost)
+		releaseBytes()
+	}
+	if body != nil {
+		if r, err = decodeBody(r, req, body); err != nil {
+			release()
+			c.closeWith("bad request", "err", err, "api_key", r.Header.Key, "api_version", r.Header.Version,
+				"correlation_id", r.Header.CorrelationID)
+			return r, nil, false
+		}
+	}
+	return r, release, true
 }
 
 // enqueue puts p in the response order; it blocks while the connection

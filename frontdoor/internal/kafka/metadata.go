@@ -28,14 +28,24 @@ func (h *metadataHandler) serve(_ context.Context, s *Session, req Request) (Rep
 	r := req.Body.(*kmsg.MetadataRequest)
 	// v0: an empty list means every topic; v1+: a null list does.
 	all := r.Topics == nil || (r.Version == 0 && len(r.Topics) == 0)
+	// Each topic is answered once however often it is named, as Kafka
+	// does (it collects the requested topics in a set).
 	var names []string
 	var ids [][16]byte
+	seenNames := map[string]bool{}
+	seenIDs := map[[16]byte]bool{}
 	for _, t := range r.Topics {
-		if t.Topic != nil {
+		switch {
+		case t.Topic != nil && !seenNames[*t.Topic]:
+			seenNames[*t.Topic] = true
 			names = append(names, *t.Topic)
-		} else {
+		case t.Topic == nil && !seenIDs[t.TopicID]:
+			seenIDs[t.TopicID] = true
 			ids = append(ids, t.TopicID)
 		}
+	}
+	if dup := len(r.Topics) - len(names) - len(ids); dup > 0 {
+		s.Log.Debug("metadata request named topics more than once; answering each once", "duplicates", dup)
 	}
 	// AllowAutoTopicCreation is ignored on purpose: Ferry never creates
 	// topics; tables are created in Fluss first.
@@ -46,7 +56,7 @@ func (h *metadataHandler) serve(_ context.Context, s *Session, req Request) (Rep
 		resp := r.ResponseKind().(*kmsg.MetadataResponse)
 		// Topic ids have no lookup of their own in the catalog: ask for
 		// every topic and pick by id.
-		md, err := h.catalog.Metadata(ctx, names, all || len(ids) > 0)
+		md, err := h.metadata(ctx, names, all || len(ids) > 0)
 		if err != nil {
 			log.Warn("metadata: catalog unavailable; answering with this broker only", "err", err)
 			fillUnavailable(resp, h.catalog, names, ids)
@@ -55,6 +65,32 @@ func (h *metadataHandler) serve(_ context.Context, s *Session, req Request) (Rep
 		fillMetadata(resp, md, allowed, names, ids, all)
 		return resp, nil
 	}}, nil
+}
+
+// metadataTopicsPerCall bounds the topic names in one catalogsvc call, so a
+// request naming hundreds of thousands of topics becomes calls of bounded
+// size (each well under the gRPC message limit) instead of one huge one.
+const metadataTopicsPerCall = 1000
+
+// metadata asks catalogsvc about names (every topic when all), in calls of
+// at most metadataTopicsPerCall names, and merges the answers.
+func (h *metadataHandler) metadata(ctx context.Context, names []string, all bool) (*catalogv1.MetadataResponse, error) {
+	if all {
+		return h.catalog.Metadata(ctx, nil, true)
+	}
+	var md *catalogv1.MetadataResponse
+	for start := 0; start == 0 || start < len(names); start += metadataTopicsPerCall {
+		part, err := h.catalog.Metadata(ctx, names[start:min(start+metadataTopicsPerCall, len(names))], false)
+		if err != nil {
+			return nil, err
+		}
+		if md == nil {
+			md = part
+		} else {
+			md.Topics = append(md.Topics, part.GetTopics()...)
+		}
+	}
+	return md, nil
 }
 
 func brokerOf(b *catalogv1.Broker) kmsg.MetadataResponseBroker {

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ferrygw/ferry/frontdoor/internal/backends"
@@ -100,6 +102,11 @@ func (p *producer) serve(ctx context.Context, s *Session, req Request) (Reply, e
 		wide, wideMsg = kerr.TransactionalIDAuthorizationFailed.Code, "transactions are not supported by ferry"
 	}
 
+	if n := dedupeProduce(r); n > 0 {
+		s.Log.Info("produce request carried duplicate partition entries; serving the last entry of each partition, as Kafka does",
+			"dropped_entries", n)
+	}
+
 	var work []partWork
 	resp.Topics = make([]kmsg.ProduceResponseTopic, len(r.Topics))
 	for i := range r.Topics {
@@ -160,28 +167,23 @@ func (p *producer) serve(ctx context.Context, s *Session, req Request) (Reply, e
 		if err != nil {
 			log.Warn("produce: catalog unavailable", "err", err)
 		}
+		// A bounded set of workers serves the partitions in request
+		// order: a request's goroutines do not grow with its entries.
+		// Each partition appears once per request (dedupeProduce), so a
+		// worker only ever waits for tickets of earlier requests, which
+		// their own workers release.
 		var wg sync.WaitGroup
-		for i := range work {
-			w := &work[i]
-			t, ok := topics[w.topic]
-			if !ok {
-				// catalogsvc unreachable: retriable, the client retries
-				// after refreshing metadata.
-				w.ticket.Release()
-				setErr(w.out, kerr.LeaderNotAvailable.Code, "topic catalog unavailable")
-				continue
-			}
+		var next atomic.Int64
+		for range min(len(work), produceWorkers) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				p.producePartition(ctx, w, t, acks, timeout)
-				if op := w.out; op.ErrorCode != 0 {
-					msg := ""
-					if op.ErrorMessage != nil {
-						msg = *op.ErrorMessage
+				for {
+					i := int(next.Add(1) - 1)
+					if i >= len(work) {
+						return
 					}
-					log.Debug("produce partition refused", "topic", w.topic, "partition", op.Partition,
-						"error", kerr.ErrorForCode(op.ErrorCode).Error(), "message", msg)
+					p.serveWork(ctx, &work[i], topics, acks, timeout, log)
 				}
 			}()
 		}
@@ -195,6 +197,28 @@ func (p *producer) serve(ctx context.Context, s *Session, req Request) (Reply, e
 		}
 		return resp, nil
 	}}, nil
+}
+
+// serveWork serves one partition entry of a request whose topics were
+// resolved, and logs why it was refused, if it was.
+func (p *producer) serveWork(ctx context.Context, w *partWork, topics map[string]backends.Topic, acks int16, timeout time.Duration, log *slog.Logger) {
+	t, ok := topics[w.topic]
+	if !ok {
+		// catalogsvc unreachable: retriable, the client retries after
+		// refreshing metadata.
+		w.ticket.Release()
+		setErr(w.out, kerr.LeaderNotAvailable.Code, "topic catalog unavailable")
+		return
+	}
+	p.producePartition(ctx, w, t, acks, timeout)
+	if op := w.out; op.ErrorCode != 0 {
+		msg := ""
+		if op.ErrorMessage != nil {
+			msg = *op.ErrorMessage
+		}
+		log.Debug("produce partition refused", "topic", w.topic, "partition", op.Partition,
+			"error", kerr.ErrorForCode(op.ErrorCode).Error(), "message", msg)
+	}
 }
 
 // producePartition takes one partition's batch through transcode and

@@ -43,10 +43,21 @@ type Request struct {
 // registry. A version outside the registered range is an error except for
 // ApiVersions, whose handler must answer it (KIP-511).
 func readRequest(frame []byte, reg *Registry) (Request, error) {
-	var r Request
+	r, req, body, err := readHeader(frame, reg)
+	if err != nil || body == nil {
+		return r, err
+	}
+	return decodeBody(r, req, body)
+}
+
+// readHeader decodes a frame's header and checks the API and version
+// against the registry; body is what follows the header, to be decoded
+// into req, nil when there is nothing to decode (an ApiVersions version we
+// do not know).
+func readHeader(frame []byte, reg *Registry) (r Request, req kmsg.Request, body []byte, err error) {
 	r.Size = len(frame)
 	if len(frame) < 8 {
-		return r, fmt.Errorf("%w: %d bytes", ErrTruncatedHeader, len(frame))
+		return r, nil, nil, fmt.Errorf("%w: %d bytes", ErrTruncatedHeader, len(frame))
 	}
 	h := &r.Header
 	h.Key = int16(binary.BigEndian.Uint16(frame[0:]))
@@ -57,48 +68,53 @@ func readRequest(frame []byte, reg *Registry) (Request, error) {
 	// The client id is a non-flexible nullable string in both header
 	// versions (KIP-482 kept it so that ApiVersions can always be parsed).
 	if len(rest) < 2 {
-		return r, fmt.Errorf("%w: client id length missing", ErrTruncatedHeader)
+		return r, nil, nil, fmt.Errorf("%w: client id length missing", ErrTruncatedHeader)
 	}
 	idLen := int16(binary.BigEndian.Uint16(rest))
 	rest = rest[2:]
 	switch {
 	case idLen == -1:
 	case idLen < -1:
-		return r, fmt.Errorf("%w: client id length %d", ErrTruncatedHeader, idLen)
+		return r, nil, nil, fmt.Errorf("%w: client id length %d", ErrTruncatedHeader, idLen)
 	default:
 		if int(idLen) > len(rest) {
-			return r, fmt.Errorf("%w: client id of %d bytes, %d left", ErrTruncatedHeader, idLen, len(rest))
+			return r, nil, nil, fmt.Errorf("%w: client id of %d bytes, %d left", ErrTruncatedHeader, idLen, len(rest))
 		}
 		s := string(rest[:idLen])
 		h.ClientID = &s
 		rest = rest[idLen:]
 	}
 
-	req := kmsg.RequestForKey(h.Key)
+	req = kmsg.RequestForKey(h.Key)
 	if req == nil {
-		return r, fmt.Errorf("%w %d", ErrUnknownAPIKey, h.Key)
+		return r, nil, nil, fmt.Errorf("%w %d", ErrUnknownAPIKey, h.Key)
 	}
 	req.SetVersion(h.Version)
 	api := reg.Lookup(h.Key)
 	if api == nil {
-		return r, fmt.Errorf("%w %d (%s) not served", ErrUnknownAPIKey, h.Key, kmsg.NameForKey(h.Key))
+		return r, nil, nil, fmt.Errorf("%w %d (%s) not served", ErrUnknownAPIKey, h.Key, kmsg.NameForKey(h.Key))
 	}
 	if req.IsFlexible() {
-		var err error
 		if rest, err = skipTaggedFields(rest); err != nil {
-			return r, err
+			return r, nil, nil, err
 		}
 	}
 	if h.Version < api.MinVersion || h.Version > api.MaxVersion {
 		if h.Key == apiVersionsKey {
 			// The body of an unknown version cannot be parsed; the
 			// handler answers with the ranges encoded as v0.
-			return r, nil
+			return r, nil, nil, nil
 		}
-		return r, fmt.Errorf("%w: %s v%d (served v%d-v%d)", ErrUnsupportedVer,
+		return r, nil, nil, fmt.Errorf("%w: %s v%d (served v%d-v%d)", ErrUnsupportedVer,
 			kmsg.NameForKey(h.Key), h.Version, api.MinVersion, api.MaxVersion)
 	}
-	if err := req.ReadFrom(rest); err != nil {
+	return r, req, rest, nil
+}
+
+// decodeBody decodes what readHeader returned into r.Body.
+func decodeBody(r Request, req kmsg.Request, body []byte) (Request, error) {
+	h := r.Header
+	if err := req.ReadFrom(body); err != nil {
 		return r, fmt.Errorf("%w: %s v%d: %v", ErrMalformedBody, kmsg.NameForKey(h.Key), h.Version, err)
 	}
 	r.Body = req

@@ -96,6 +96,9 @@ type Server struct {
 	plain        PlainAuthenticator
 
 	inflight *byteBudget
+	// work is the server-wide budget of decoded request cost (see
+	// requestShape), sized like inflight.
+	work *byteBudget
 	// producers is the idempotent producer state (NewFrontdoor), nil when
 	// idempotence is disabled; kept here for ProducerCount and its gauge.
 	producers *ProducerStates
@@ -159,6 +162,7 @@ func NewServer(cfg Config, reg *Registry, opts ...Option) (*Server, error) {
 		log:      slog.New(slog.DiscardHandler),
 		tracer:   noop.NewTracerProvider().Tracer(""),
 		inflight: newByteBudget(cfg.ServerInFlightBytes),
+		work:     newByteBudget(workBudgetSize(cfg.ServerInFlightBytes)),
 		conns:    map[*conn]struct{}{},
 	}
 	s.hardStop, s.hardStopNow = context.WithCancel(context.Background())

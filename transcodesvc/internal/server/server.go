@@ -309,6 +309,9 @@ func (s *Service) run(ctx context.Context, req *transcodev1.TranscodeRequest, e 
 		attribute.Int("ferry.batch.raw_bytes", batch.RawSize),
 	)
 
+	if floor := int64(len(batch.Records)) * minRowBytes(e.plan.Schema); floor > int64(s.cfg.MaxOutputBytes) {
+		return failed(CodeMessageTooLarge, fmt.Sprintf("the batch's %d records convert to at least %d bytes of Arrow, more than the %d an answer may carry; send smaller batches (batch.size / max.request.size)", len(batch.Records), floor, s.cfg.MaxOutputBytes), nil)
+	}
 	conv := e.converter()
 	out, err := conv.Convert(batch)
 	if err != nil {

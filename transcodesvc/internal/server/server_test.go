@@ -28,6 +28,7 @@ import (
 	catalogv1 "github.com/ferrygw/ferry/services/api/gen/ferry/catalog/v1"
 	tracev1 "github.com/ferrygw/ferry/services/api/gen/ferry/trace/v1"
 	transcodev1 "github.com/ferrygw/ferry/services/api/gen/ferry/transcode/v1"
+	"github.com/ferrygw/ferry/transcodesvc/internal/convert"
 )
 
 func fixture(t testing.TB, name string) []byte {
@@ -225,6 +226,74 @@ func TestOutputBound(t *testing.T) {
 	if resps[2] == nil {
 		t.Fatalf("no answer after the refused batch")
 	}
+}
+
+// TestOutputBoundBeforeConverting: a batch of many tiny records whose
+// rows alone would not fit an answer is refused before its Arrow is built
+// (a 32 MiB batch of two-byte values would build gigabytes for a wide
+// table); the same batch with fewer records converts.
+func TestOutputBoundBeforeConverting(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.MaxOutputBytes = 64 << 10
+	h := newHarness(t, cfg)
+	rowFloor := int(minRowBytes(mustPlan(t, benchMapping("m")).Schema))
+	if rowFloor < 40 {
+		t.Fatalf("bench schema's row floor is %d bytes; BIGINT, DECIMAL, DOUBLE, DATE, TIMESTAMP and more take more", rowFloor)
+	}
+	many := cfg.MaxOutputBytes/rowFloor + 1
+	resps := h.exchange(t,
+		&transcodev1.TranscodeRequest{JobId: 1, Mapping: benchMapping("m"), MappingId: "m", RecordBatch: tinyRecordsBatch(many, `{"id":1}`)},
+		&transcodev1.TranscodeRequest{JobId: 2, MappingId: "m", RecordBatch: tinyRecordsBatch(10, `{"id":1}`)})
+	if f := resps[1].GetFailure(); f == nil || f.GetErrorCode() != CodeMessageTooLarge || !strings.Contains(f.GetErrorMessage(), "at least") {
+		t.Fatalf("%d tiny records: %v; want MESSAGE_TOO_LARGE before converting", many, resps[1])
+	}
+	if b := resps[2].GetBatch(); b == nil || b.GetRecordCount() != 10 {
+		t.Fatalf("10 tiny records: %v", resps[2])
+	}
+}
+
+func mustPlan(t *testing.T, m *catalogv1.TopicMapping) *convert.Plan {
+	t.Helper()
+	p, err := convert.Compile(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// tinyRecordsBatch is an uncompressed record batch (magic 2, no producer
+// id) of n records with value v, keys and headers empty.
+func tinyRecordsBatch(n int, v string) []byte {
+	var records []byte
+	for i := range n {
+		var r []byte
+		r = append(r, 0)                     // attributes
+		r = binary.AppendVarint(r, 0)        // timestamp delta
+		r = binary.AppendVarint(r, int64(i)) // offset delta
+		r = binary.AppendVarint(r, -1)       // null key
+		r = binary.AppendVarint(r, int64(len(v)))
+		r = append(r, v...)
+		r = binary.AppendVarint(r, 0) // no headers
+		records = binary.AppendVarint(records, int64(len(r)))
+		records = append(records, r...)
+	}
+	var tail []byte
+	tail = binary.BigEndian.AppendUint16(tail, 0)
+	tail = binary.BigEndian.AppendUint32(tail, uint32(n-1))
+	tail = binary.BigEndian.AppendUint64(tail, 1700000000000)
+	tail = binary.BigEndian.AppendUint64(tail, 1700000000000)
+	tail = binary.BigEndian.AppendUint64(tail, ^uint64(0)) // producer id -1
+	tail = binary.BigEndian.AppendUint16(tail, ^uint16(0))
+	tail = binary.BigEndian.AppendUint32(tail, ^uint32(0))
+	tail = binary.BigEndian.AppendUint32(tail, uint32(n))
+	tail = append(tail, records...)
+	var b []byte
+	b = binary.BigEndian.AppendUint64(b, 0)
+	b = binary.BigEndian.AppendUint32(b, uint32(4+1+4+len(tail)))
+	b = binary.BigEndian.AppendUint32(b, 0)
+	b = append(b, 2)
+	b = binary.BigEndian.AppendUint32(b, crc32c(tail))
+	return append(b, tail...)
 }
 
 // counters returns the service's counter sums by name and result attribute.
