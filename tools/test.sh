@@ -278,6 +278,8 @@ while read -r dir target; do
     "$testreport" stream -save "$events_dir/fuzz.jsonl") || fail "fuzz target $target in $dir"
 done <<'TARGETS'
 frontdoor/internal/kafka FuzzReadRequest
+frontdoor/internal/kafka FuzzShapeMatchesKmsg
+frontdoor/internal/kafka FuzzDedupeProduce
 transcodesvc/internal/kafkabatch FuzzDecodeBatch
 transcodesvc/internal/convert FuzzConvertJSON
 services/fluss/logbatch FuzzDecode
