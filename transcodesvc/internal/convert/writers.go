@@ -200,7 +200,9 @@ func (w *intWriter) value(s *scanner) error {
 	var err error
 	switch c := s.peek(); {
 	case c == '"':
-		lit, err = s.str()
+		if lit, err = s.str(); err == nil && !isJSONNumber(lit) {
+			return valueErr(lit, w.t, errNotJSONNumber)
+		}
 	case c == '-' || (c >= '0' && c <= '9'):
 		lit, err = s.number()
 	default:
