@@ -2,7 +2,6 @@ package docs
 
 import (
 	"bufio"
-	"context"
 	"encoding/binary"
 	"fmt"
 	"io"
@@ -20,8 +19,15 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// indexDoc holds the "Supported Kafka APIs at a glance" table.
-const indexDoc = "docs/README.md"
+// apiTables are the documents with a table of the Kafka APIs frontdoor
+// lists, and the shape of their rows: API name, key, versions.
+var apiTables = []struct {
+	doc string
+	row *regexp.Regexp
+}{
+	{"docs/README.md", regexp.MustCompile(`^\| ([A-Za-z]+) \((\d+)\) \| ([^|]*) \|`)},
+	{"docs/kafka-api.md", regexp.MustCompile(`^\| ([A-Za-z]+) \| (\d+) \| ([^|]*) \|`)},
+}
 
 // freePort returns a loopback port that was free a moment ago.
 func freePort(t *testing.T) int {
@@ -103,98 +109,288 @@ func startFrontdoor(t *testing.T) string {
 	}
 }
 
-// apiVersions asks addr for its ApiVersions (v3) and returns the listed ranges.
-func apiVersions(t *testing.T, addr string) []kmsg.ApiVersionsResponseApiKey {
+// kafkaConn is one client connection to frontdoor.
+type kafkaConn struct {
+	t    *testing.T
+	conn net.Conn
+	r    *bufio.Reader
+	corr int32
+}
+
+func dialKafka(t *testing.T, addr string) *kafkaConn {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	var d net.Dialer
-	conn, err := d.DialContext(ctx, "tcp", addr)
+	conn, err := net.DialTimeout("tcp", addr, 10*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer conn.Close()
-	dl, _ := ctx.Deadline()
-	_ = conn.SetDeadline(dl)
+	t.Cleanup(func() { conn.Close() })
+	_ = conn.SetDeadline(time.Now().Add(20 * time.Second))
+	return &kafkaConn{t: t, conn: conn, r: bufio.NewReader(conn)}
+}
 
+// send writes req and returns its response body, or the error that ended
+// the connection instead (frontdoor closes it on a request it does not serve).
+func (c *kafkaConn) send(req kmsg.Request) ([]byte, error) {
+	c.corr++
+	if _, err := c.conn.Write(kmsg.NewRequestFormatter(kmsg.FormatterClientID("ferry-docs")).AppendRequest(nil, req, c.corr)); err != nil {
+		return nil, err
+	}
+	var size int32
+	if err := binary.Read(c.r, binary.BigEndian, &size); err != nil {
+		return nil, err
+	}
+	if size < 4 || size > 1<<20 {
+		return nil, fmt.Errorf("response frame of %d bytes", size)
+	}
+	frame := make([]byte, size)
+	if _, err := io.ReadFull(c.r, frame); err != nil {
+		return nil, err
+	}
+	if got := int32(binary.BigEndian.Uint32(frame)); got != c.corr {
+		return nil, fmt.Errorf("correlation id %d, want %d", got, c.corr)
+	}
+	body := frame[4:]
+	// Flexible responses have header v1 (tagged fields; frontdoor writes
+	// none), except ApiVersions, whose response header is always v0.
+	if req.IsFlexible() && req.Key() != 18 {
+		if len(body) == 0 || body[0] != 0 {
+			return nil, fmt.Errorf("response header tags %x", body[:min(len(body), 1)])
+		}
+		body = body[1:]
+	}
+	return body, nil
+}
+
+// decode sends req and decodes its response.
+func (c *kafkaConn) decode(req kmsg.Request) kmsg.Response {
+	c.t.Helper()
+	body, err := c.send(req)
+	if err != nil {
+		c.t.Fatalf("%s v%d: %v", kmsg.NameForKey(req.Key()), req.GetVersion(), err)
+	}
+	resp := req.ResponseKind()
+	resp.SetVersion(req.GetVersion())
+	if err := resp.ReadFrom(body); err != nil {
+		c.t.Fatalf("decoding %s v%d: %v", kmsg.NameForKey(req.Key()), req.GetVersion(), err)
+	}
+	return resp
+}
+
+// apiVersions asks addr for its ApiVersions (v3) and returns the listed ranges.
+func apiVersions(t *testing.T, addr string) []kmsg.ApiVersionsResponseApiKey {
+	t.Helper()
 	req := kmsg.NewPtrApiVersionsRequest()
 	req.Version = 3
 	req.ClientSoftwareName, req.ClientSoftwareVersion = "ferry-docs", "1"
-	const correlation = 7
-	if _, err := conn.Write(kmsg.NewRequestFormatter(kmsg.FormatterClientID("ferry-docs")).AppendRequest(nil, req, correlation)); err != nil {
-		t.Fatal(err)
-	}
-	r := bufio.NewReader(conn)
-	var size int32
-	if err := binary.Read(r, binary.BigEndian, &size); err != nil {
-		t.Fatalf("reading the ApiVersions answer: %v", err)
-	}
-	if size < 4 || size > 1<<20 {
-		t.Fatalf("ApiVersions answer of %d bytes", size)
-	}
-	body := make([]byte, size)
-	if _, err := io.ReadFull(r, body); err != nil {
-		t.Fatal(err)
-	}
-	// The ApiVersions response header is always v0: just the correlation id.
-	if got := int32(binary.BigEndian.Uint32(body)); got != correlation {
-		t.Fatalf("correlation id %d, want %d", got, correlation)
-	}
-	resp := req.ResponseKind().(*kmsg.ApiVersionsResponse)
-	resp.Version = req.Version
-	if err := resp.ReadFrom(body[4:]); err != nil {
-		t.Fatalf("decoding ApiVersions: %v", err)
-	}
+	resp := dialKafka(t, addr).decode(req).(*kmsg.ApiVersionsResponse)
 	if resp.ErrorCode != 0 {
 		t.Fatalf("ApiVersions error code %d", resp.ErrorCode)
 	}
 	return resp.ApiKeys
 }
 
-// apiRow is a row of the index's API table: "| Name (key) | versions | notes |".
-var apiRow = regexp.MustCompile(`^\| [A-Za-z]+ \((\d+)\) \| ([^|]*) \|`)
-
-// TestIndexAPITableMatchesFrontdoor compares the API table of docs/README.md
-// with what a running frontdoor lists in ApiVersions: every listed API has a
-// row naming its highest version and its advertised lowest one, and every
-// row is a listed API.
-func TestIndexAPITableMatchesFrontdoor(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts frontdoor")
+// authenticated is a connection past SASL/PLAIN as the user startFrontdoor
+// created, so any API may be sent on it.
+func authenticated(t *testing.T, addr string) *kafkaConn {
+	t.Helper()
+	c := dialKafka(t, addr)
+	hs := kmsg.NewPtrSASLHandshakeRequest()
+	hs.Version, hs.Mechanism = 1, "PLAIN"
+	if r := c.decode(hs).(*kmsg.SASLHandshakeResponse); r.ErrorCode != 0 {
+		t.Fatalf("SaslHandshake error code %d", r.ErrorCode)
 	}
-	raw, err := os.ReadFile(filepath.Join(repoRoot(t), indexDoc))
+	auth := kmsg.NewPtrSASLAuthenticateRequest()
+	auth.Version, auth.SASLAuthBytes = 2, []byte("\x00docs\x00docs-secret")
+	if r := c.decode(auth).(*kmsg.SASLAuthenticateResponse); r.ErrorCode != 0 {
+		t.Fatalf("SaslAuthenticate error code %d", r.ErrorCode)
+	}
+	return c
+}
+
+// served reports whether frontdoor answers a request for key at version
+// (true) or closes the connection (false), on a fresh authenticated
+// connection. The request has kmsg's defaults: no topics, no ids.
+func served(t *testing.T, addr string, key, version int16) bool {
+	t.Helper()
+	req := kmsg.RequestForKey(key)
+	req.SetVersion(version)
+	if p, ok := req.(*kmsg.ProduceRequest); ok {
+		p.Acks, p.TimeoutMillis = -1, 1000 // acks=0 would get no answer either way
+	}
+	_, err := authenticated(t, addr).send(req)
+	return err == nil
+}
+
+// versions is a range of API versions.
+type versions struct{ min, max int16 }
+
+func (v versions) String() string { return fmt.Sprintf("%d–%d", v.min, v.max) }
+
+// apiRow is what a table row says of one API: the versions ApiVersions
+// lists, and those served (nil: listed only, never served).
+type apiRow struct {
+	name   string
+	listed versions
+	served *versions
+}
+
+var (
+	leadingRange = regexp.MustCompile(`^(?:listed )?(\d+)–(\d+)`)
+	listedFrom   = regexp.MustCompile(`\(listed from (\d+)\)`)
+	listedAs     = regexp.MustCompile(`\(listed as (\d+)–(\d+)\)`)
+)
+
+// parseVersions reads a versions cell as the tables write it: "0–13",
+// "3–12 (listed from 0)", "3–12 (listed as 0–12)", "0–5 (flexible from
+// v2)", "listed 4–10, never served", "4–10, advertised only".
+func parseVersions(cell string) (listed versions, served *versions, err error) {
+	num := func(s string) int16 { n, _ := strconv.ParseInt(s, 10, 16); return int16(n) }
+	m := leadingRange.FindStringSubmatch(cell)
+	if m == nil {
+		return listed, nil, fmt.Errorf("versions %q do not start with a range like 0–13", cell)
+	}
+	first := versions{num(m[1]), num(m[2])}
+	listed = first
+	if m := listedFrom.FindStringSubmatch(cell); m != nil {
+		listed.min = num(m[1])
+	}
+	if m := listedAs.FindStringSubmatch(cell); m != nil {
+		listed = versions{num(m[1]), num(m[2])}
+	}
+	if strings.Contains(cell, "never served") || strings.Contains(cell, "advertised only") {
+		return listed, nil, nil
+	}
+	return listed, &first, nil
+}
+
+// readAPITable returns the rows of doc's API table by key.
+func readAPITable(t *testing.T, doc string, row *regexp.Regexp) map[int16]apiRow {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(repoRoot(t), doc))
 	if err != nil {
 		t.Fatal(err)
 	}
-	rows := map[int16]string{}
+	rows := map[int16]apiRow{}
 	for _, l := range strings.Split(string(raw), "\n") {
-		if m := apiRow.FindStringSubmatch(l); m != nil {
-			k, _ := strconv.Atoi(m[1])
-			rows[int16(k)] = m[2]
+		m := row.FindStringSubmatch(l)
+		if m == nil {
+			continue
 		}
+		k, _ := strconv.Atoi(m[2])
+		cell := strings.TrimSpace(m[3])
+		listed, srv, err := parseVersions(cell)
+		if err != nil {
+			t.Errorf("%s: %s (%d): %v", doc, m[1], k, err)
+			continue
+		}
+		if _, dup := rows[int16(k)]; dup {
+			t.Errorf("%s: two rows for key %d", doc, k)
+		}
+		rows[int16(k)] = apiRow{name: m[1], listed: listed, served: srv}
 	}
 	if len(rows) == 0 {
-		t.Fatalf("%s has no API table rows like %q", indexDoc, "| Produce (0) | 3–12 | ... |")
+		t.Fatalf("%s has no API table rows matching %s", doc, row)
 	}
-	listed := apiVersions(t, startFrontdoor(t))
+	return rows
+}
+
+// TestAPITablesMatchFrontdoor compares the API tables of docs/README.md and
+// docs/kafka-api.md with a running frontdoor: every API it lists in
+// ApiVersions has a row in each, with the API's name, its key and the
+// listed versions; no row names an API it does not list; both tables state
+// the same served versions, and frontdoor answers the lowest and highest of
+// them (each request carries no topics, so no backend is needed) but closes
+// the connection on the version below them, and on an API listed but never
+// served.
+func TestAPITablesMatchFrontdoor(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts frontdoor")
+	}
+	tables := make([]map[int16]apiRow, len(apiTables))
+	for i, tb := range apiTables {
+		tables[i] = readAPITable(t, tb.doc, tb.row)
+	}
+	addr := startFrontdoor(t)
+	listed := apiVersions(t, addr)
 	seen := map[int16]bool{}
 	for _, k := range listed {
 		seen[k.ApiKey] = true
 		name := kmsg.NameForKey(k.ApiKey)
-		cell, ok := rows[k.ApiKey]
-		if !ok {
-			t.Errorf("%s: frontdoor lists %s (%d) v%d–%d, the table has no row for it", indexDoc, name, k.ApiKey, k.MinVersion, k.MaxVersion)
-			continue
-		}
-		span := fmt.Sprintf("%d–%d", k.MinVersion, k.MaxVersion)
-		if !strings.Contains(cell, "–"+strconv.Itoa(int(k.MaxVersion))) ||
-			!(strings.Contains(cell, span) || strings.Contains(cell, fmt.Sprintf("listed from %d", k.MinVersion))) {
-			t.Errorf("%s: %s (%d) row says %q; frontdoor lists v%s", indexDoc, name, k.ApiKey, strings.TrimSpace(cell), span)
+		want := versions{k.MinVersion, k.MaxVersion}
+		for i, tb := range apiTables {
+			row, ok := tables[i][k.ApiKey]
+			switch {
+			case !ok:
+				t.Errorf("%s: frontdoor lists %s (%d) v%s, the table has no row for it", tb.doc, name, k.ApiKey, want)
+				continue
+			case !strings.EqualFold(row.name, name): // kmsg spells InitProducerID, SASLHandshake
+				t.Errorf("%s: key %d is %s, the table calls it %s", tb.doc, k.ApiKey, name, row.name)
+			case row.listed != want:
+				t.Errorf("%s: %s (%d) row says listed v%s; frontdoor lists v%s", tb.doc, name, k.ApiKey, row.listed, want)
+			case row.served != nil && (row.served.min < want.min || row.served.max != want.max):
+				t.Errorf("%s: %s (%d) row says served v%s, outside the listed v%s", tb.doc, name, k.ApiKey, row.served, want)
+			}
 		}
 	}
-	for k := range rows {
-		if !seen[k] {
-			t.Errorf("%s: the table has a row for %s (%d), which frontdoor does not list", indexDoc, kmsg.NameForKey(k), k)
+	for i, tb := range apiTables {
+		for k, row := range tables[i] {
+			if !seen[k] {
+				t.Errorf("%s: the table has a row for %s (%d), which frontdoor does not list", tb.doc, row.name, k)
+			}
+		}
+	}
+	if t.Failed() {
+		return
+	}
+
+	// What is served beyond what ApiVersions says: both tables agree, and
+	// frontdoor does what they say.
+	for k, row := range tables[0] {
+		other := tables[1][k]
+		if (row.served == nil) != (other.served == nil) || (row.served != nil && *row.served != *other.served) {
+			t.Errorf("%s (%d): %s says served %v, %s says %v", row.name, k, apiTables[0].doc, row.served, apiTables[1].doc, other.served)
+			continue
+		}
+		if row.served == nil {
+			for _, v := range []int16{row.listed.min, row.listed.max} {
+				if served(t, addr, k, v) {
+					t.Errorf("%s (%d) v%d was answered; the tables say it is never served", row.name, k, v)
+				}
+			}
+			continue
+		}
+		for _, v := range []int16{row.served.min, row.served.max} {
+			if !served(t, addr, k, v) {
+				t.Errorf("%s (%d) v%d closed the connection; the tables say v%s is served", row.name, k, v, row.served)
+			}
+		}
+		if below := row.served.min - 1; below >= row.listed.min && served(t, addr, k, below) {
+			t.Errorf("%s (%d) v%d was answered; the tables say v%s only", row.name, k, below, row.served)
+		}
+	}
+}
+
+func TestParseVersions(t *testing.T) {
+	for _, tc := range []struct {
+		cell   string
+		listed versions
+		served *versions
+	}{
+		{"0–13", versions{0, 13}, &versions{0, 13}},
+		{"3–12 (listed from 0)", versions{0, 12}, &versions{3, 12}},
+		{"3–12 (listed as 0–12)", versions{0, 12}, &versions{3, 12}},
+		{"0–5 (flexible from v2)", versions{0, 5}, &versions{0, 5}},
+		{"listed 4–10, never served", versions{4, 10}, nil},
+		{"4–10, advertised only", versions{4, 10}, nil},
+	} {
+		listed, srv, err := parseVersions(tc.cell)
+		if err != nil || listed != tc.listed || (srv == nil) != (tc.served == nil) || (srv != nil && *srv != *tc.served) {
+			t.Errorf("parseVersions(%q) = %v, %v, %v; want %v, %v", tc.cell, listed, srv, err, tc.listed, tc.served)
+		}
+	}
+	for _, bad := range []string{"", "3-12", "v3–12", "all"} {
+		if _, _, err := parseVersions(bad); err == nil {
+			t.Errorf("parseVersions(%q) accepted", bad)
 		}
 	}
 }

@@ -1,5 +1,6 @@
 // Package kafka is frontdoor's Kafka protocol server: it frames and decodes
 // requests from unmodified Kafka clients, dispatches them to one handler per
-// API (apiversions.go, metadata.go, produce.go, sasl.go) and writes the
-// responses back in request order.
+// API (apiversions.go, metadata.go, produce.go, findcoordinator.go,
+// initproducerid.go, sasl.go; fetch.go is listed for librdkafka but never
+// served) and writes the responses back in request order.
 package kafka

@@ -370,7 +370,7 @@ func TestAllTypes(t *testing.T) {
 		"dec38": {"-1234567890123456789012345678.0123456789", nil},
 		"ts9":   {int64(9223372036854775807), nil},
 		"ltz0":  {int64(1767323045), nil},
-		"mi":    {[][2]any{{int64(7), "seven"}}, nil},
+		"mi":    {[][2]any{{int64(7), "seven"}, {int64(-1), nil}, {int64(3), "three"}, {int64(1), "one"}}, nil},
 		"kts":   {int64(1767323045678), int64(1767323045679)},
 		"h":     {[]any{map[string]any{"key": "trace", "value": "bytes:0a0b"}, map[string]any{"key": "n", "value": nil}}, []any{}},
 	}

@@ -19,7 +19,20 @@ var (
 	errRange                 = errors.New("is out of range")
 	errTooManyDigits         = errors.New("has too many digits")
 	errTooManyFractionDigits = errors.New("has more fractional digits than the scale allows")
+	errNotJSONNumber         = errors.New("is not a number as JSON writes one (no '+', no leading zeros, no spaces)")
 )
+
+// isJSONNumber reports whether lit is exactly one JSON number. A quoted
+// integer must be written as the number itself would be (only the quotes
+// added), so "+1" or "007" is refused as 1 or 007 unquoted is.
+func isJSONNumber(lit []byte) bool {
+	s := scanner{data: lit}
+	if c := s.peek(); s.pos != 0 || (c != '-' && (c < '0' || c > '9')) {
+		return false
+	}
+	n, err := s.number()
+	return err == nil && len(n) == len(lit)
+}
 
 // parseInt parses an integral number literal into an int64 within
 // [lo, hi]. Plain digit strings take the fast path; forms like 1.0 or 1e3

@@ -2,6 +2,7 @@ package convert
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"reflect"
 	"strings"
@@ -103,6 +104,24 @@ func TestJSONScalars(t *testing.T) {
 		{"int quoted empty", tInt(false), `""`, nil, "is not a number"},
 		{"int from bool", tInt(false), `true`, nil, "expected an integer"},
 		{"int plus sign", tInt(false), `+1`, nil, "expected an integer"},
+		// A quoted integer is the JSON number with quotes around it, nothing looser.
+		{"int quoted", tInt(false), `"-42"`, int64(-42), ""},
+		{"int quoted exponent", tInt(false), `"1e3"`, int64(1000), ""},
+		{"int quoted integral fraction", tInt(false), `"2.0"`, int64(2), ""},
+		{"int quoted fraction", tInt(false), `"1.5"`, nil, "is not an integer"},
+		{"int quoted out of range", tInt(false), `"2147483648"`, nil, "out of range"},
+		{"int quoted plus sign", tInt(false), `"+1"`, nil, `value "+1" is not a number as JSON writes one`},
+		{"tinyint quoted plus sign", tTiny(false), `"+1"`, nil, "is not a number as JSON writes one"},
+		{"smallint quoted plus sign", tSmall(false), `"+1"`, nil, "is not a number as JSON writes one"},
+		{"bigint quoted plus sign", tBig(false), `"+9007199254740993"`, nil, "is not a number as JSON writes one"},
+		{"int quoted leading zero", tInt(false), `"007"`, nil, "is not a number as JSON writes one"},
+		{"int quoted negative leading zero", tInt(false), `"-01"`, nil, "is not a number as JSON writes one"},
+		{"int quoted zero", tInt(false), `"0"`, int64(0), ""},
+		{"int quoted leading space", tInt(false), `" 1"`, nil, "is not a number as JSON writes one"},
+		{"int quoted trailing space", tInt(false), `"1 "`, nil, "is not a number as JSON writes one"},
+		{"int quoted bare fraction", tInt(false), `".0"`, nil, "is not a number as JSON writes one"},
+		{"int quoted no fraction digits", tInt(false), `"1."`, nil, "is not a number as JSON writes one"},
+		{"int quoted plus exponent", tInt(false), `"1e+2"`, int64(100), ""},
 
 		// FLOAT / DOUBLE
 		{"double", tDouble(false), `-1.25e-3`, -1.25e-3, ""},
@@ -130,6 +149,11 @@ func TestJSONScalars(t *testing.T) {
 		{"decimal exponent", tDec(10, 2, false), `1.5e3`, "1500.00", ""},
 		{"decimal negative exponent", tDec(10, 4, false), `"15E-4"`, "0.0015", ""},
 		{"decimal plus sign string", tDec(5, 1, false), `"+2.5"`, "2.5", ""},
+		{"decimal leading zeros string", tDec(5, 1, false), `"007.50"`, "7.5", ""},
+		{"decimal bare fraction string", tDec(5, 1, false), `".5"`, "0.5", ""},
+		{"decimal space string", tDec(5, 1, false), `" 2.5"`, nil, "is not a number"},
+		{"decimal plus sign number", tDec(5, 1, false), `+2.5`, nil, "expected a decimal"},
+		{"double plus sign number", tDouble(false), `+2.5`, nil, "expected a number"},
 		{"decimal zero with exponent", tDec(5, 1, false), `0e999`, "0.0", ""},
 		{"decimal 38 digits", tDec(38, 0, false), `"99999999999999999999999999999999999999"`, "99999999999999999999999999999999999999", ""},
 		{"decimal 38 digits negative", tDec(38, 10, false), `"-9999999999999999999999999999.9999999999"`, "-9999999999999999999999999999.9999999999", ""},
@@ -307,4 +331,24 @@ func TestPlain8(t *testing.T) {
 			}
 		}
 	}
+}
+
+// BenchmarkQuotedIntegers converts 1000 records of three quoted 64-bit
+// integers, the form JavaScript producers send.
+func BenchmarkQuotedIntegers(b *testing.B) {
+	p := mustCompile(b, jsonMapping(catalogv1.UnknownFieldPolicy_UNKNOWN_FIELD_POLICY_REJECT,
+		fld("a", tBig(false)), fld("b", tBig(false)), fld("c", tInt(false))))
+	values := make([][]byte, 1000)
+	for i := range values {
+		values[i] = []byte(fmt.Sprintf(`{"a":"%d","b":"-%d","c":"%d"}`, 9007199254740993+i, 1234567890123+i, i))
+	}
+	batch := valuesBatch(values...)
+	c := p.NewConverter(memory.DefaultAllocator)
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		if _, err := c.Convert(batch); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(len(values)*b.N)/b.Elapsed().Seconds(), "rows/s")
 }

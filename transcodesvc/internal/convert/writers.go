@@ -132,8 +132,9 @@ func newWriter(t types.DataType, b array.Builder, rejectUnknown bool) writer {
 	case types.Map:
 		mb := b.(*array.MapBuilder)
 		return &mapWriter{t: t, b: mb,
-			key: newWriter(*t.Key, mb.KeyBuilder(), rejectUnknown),
-			val: newWriter(*t.Value, mb.ItemBuilder(), rejectUnknown)}
+			key:  newWriter(*t.Key, mb.KeyBuilder(), rejectUnknown),
+			val:  newWriter(*t.Value, mb.ItemBuilder(), rejectUnknown),
+			keys: newKeySet(*t.Key, mb.KeyBuilder(), rejectUnknown)}
 	case types.Row:
 		sb := b.(*array.StructBuilder)
 		ws := make([]writer, len(t.Fields))
@@ -200,7 +201,9 @@ func (w *intWriter) value(s *scanner) error {
 	var err error
 	switch c := s.peek(); {
 	case c == '"':
-		lit, err = s.str()
+		if lit, err = s.str(); err == nil && !isJSONNumber(lit) {
+			return valueErr(lit, w.t, errNotJSONNumber)
+		}
 	case c == '-' || (c >= '0' && c <= '9'):
 		lit, err = s.number()
 	default:
@@ -569,12 +572,14 @@ func (w *listWriter) value(s *scanner) error {
 }
 
 // mapWriter takes a JSON object when the key type is STRING or CHAR, and,
-// for any key type, an array of [key, value] pairs.
+// for any key type, an array of [key, value] pairs. A key may appear only
+// once (keySet says why).
 type mapWriter struct {
-	t   types.DataType
-	b   *array.MapBuilder
-	key writer
-	val writer
+	t    types.DataType
+	b    *array.MapBuilder
+	key  writer
+	val  writer
+	keys *keySet
 }
 
 func (w *mapWriter) dataType() types.DataType { return w.t }
@@ -584,16 +589,23 @@ func (w *mapWriter) value(s *scanner) error {
 	case c == '{' && (w.t.Key.Root == types.String || w.t.Key.Root == types.Char):
 		s.pos++
 		w.b.Append(true)
+		w.keys.reset()
 		sw := w.key.(*stringWriter)
-		for first := true; ; first = false {
-			k, done, err := s.objectNext(first)
+		for i := 0; ; i++ {
+			k, done, err := s.objectNext(i == 0)
 			if err != nil {
 				return err
 			}
 			if done {
+				if again, first, ok := w.keys.repeated(); ok {
+					return at(w.keys.repeatedErr(s, again, first), "["+strconv.Quote(string(w.keys.ids[again.off:again.end]))+"]")
+				}
 				return nil
 			}
 			if err := sw.appendBytes(k); err != nil {
+				return at(err, "{key}")
+			}
+			if err := w.keys.add(s, s.pos, i, false); err != nil {
 				return at(err, "{key}")
 			}
 			if err := readValue(w.val, s); err != nil {
@@ -603,15 +615,19 @@ func (w *mapWriter) value(s *scanner) error {
 	case c == '[':
 		s.pos++
 		w.b.Append(true)
+		w.keys.reset()
 		for i := 0; ; i++ {
 			more, err := s.arrayNext(i == 0)
 			if err != nil {
 				return err
 			}
 			if !more {
+				if again, first, ok := w.keys.repeated(); ok {
+					return at(w.keys.repeatedErr(s, again, first), "["+strconv.Itoa(again.entry)+"]")
+				}
 				return nil
 			}
-			if err := w.pair(s); err != nil {
+			if err := w.pair(s, i); err != nil {
 				return at(err, "["+strconv.Itoa(i)+"]")
 			}
 		}
@@ -622,7 +638,7 @@ func (w *mapWriter) value(s *scanner) error {
 	}
 }
 
-func (w *mapWriter) pair(s *scanner) error {
+func (w *mapWriter) pair(s *scanner, entry int) error {
 	if c := s.peek(); c != '[' {
 		return &fieldError{msg: "map entry must be a [key, value] array, got " + kind(c)}
 	}
@@ -636,7 +652,11 @@ func (w *mapWriter) pair(s *scanner) error {
 	if s.peek() == 'n' {
 		return &fieldError{msg: "map key is null; map keys cannot be null"}
 	}
+	start := s.pos
 	if err := w.key.value(s); err != nil {
+		return at(err, "{key}")
+	}
+	if err := w.keys.add(s, start, entry, true); err != nil {
 		return at(err, "{key}")
 	}
 	if more, err := s.arrayNext(false); err != nil || !more {
