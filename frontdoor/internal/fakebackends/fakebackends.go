@@ -87,7 +87,7 @@ func (f *Catalog) ResolveTopics(_ context.Context, r *catalogv1.ResolveTopicsReq
 		if m := f.topics[n]; m != nil {
 			resp.Results = append(resp.Results, &catalogv1.TopicResult{Topic: n, Mapping: m})
 		} else {
-			resp.Results = append(resp.Results, &catalogv1.TopicResult{Topic: n, ErrorCode: 3, ErrorMessage: "no table " + n})
+			resp.Results = append(resp.Results, &catalogv1.TopicResult{Topic: n, ErrorCode: int32(kerr.UnknownTopicOrPartition.Code), ErrorMessage: "no table " + n})
 		}
 	}
 	return resp, nil
@@ -117,7 +117,7 @@ func (f *Catalog) Metadata(_ context.Context, r *catalogv1.MetadataRequest) (*ca
 		if m := f.topics[n]; m != nil {
 			add(m)
 		} else {
-			resp.Topics = append(resp.Topics, &catalogv1.TopicMetadata{Topic: n, ErrorCode: 3})
+			resp.Topics = append(resp.Topics, &catalogv1.TopicMetadata{Topic: n, ErrorCode: int32(kerr.UnknownTopicOrPartition.Code)})
 		}
 	}
 	return resp, nil
@@ -181,7 +181,7 @@ func (f *Transcoder) Transcode(stream grpc.BidiStreamingServer[transcodev1.Trans
 			resp := &transcodev1.TranscodeResponse{JobId: req.JobId}
 			if m == nil {
 				f.MissingMap.Add(1)
-				resp.Result = &transcodev1.TranscodeResponse_Failure{Failure: &transcodev1.TranscodeFailure{ErrorCode: 2, ErrorMessage: "mapping not sent on this stream"}}
+				resp.Result = &transcodev1.TranscodeResponse_Failure{Failure: &transcodev1.TranscodeFailure{ErrorCode: int32(kerr.CorruptMessage.Code), ErrorMessage: "mapping not sent on this stream"}}
 			} else {
 				f.convert(resp, req.RecordBatch)
 			}
@@ -331,8 +331,9 @@ func (f *Appender) checkWriterLocked(req *appendv1.AppendRequest) (dupBase int64
 		}
 	}
 	if req.BatchSequence != w.last+1 {
-		return -1, &appendv1.AppendResponse{JobId: req.JobId, BaseOffset: -1, ErrorCode: 31,
-			ErrorMessage: fmt.Sprintf("out of order batch sequence for writer %d: %d (incoming), %d (current)", req.WriterId, req.BatchSequence, w.last)}
+		// Fluss refuses a gap before appending: certainly not stored.
+		return -1, &appendv1.AppendResponse{JobId: req.JobId, BaseOffset: -1, KafkaErrorCode: int32(kerr.OutOfOrderSequenceNumber.Code),
+			ErrorMessage: fmt.Sprintf("OUT_OF_ORDER_SEQUENCE_EXCEPTION: out of order batch sequence for writer %d: %d (incoming), %d (current)", req.WriterId, req.BatchSequence, w.last)}
 	}
 	return -1, nil
 }
@@ -415,8 +416,8 @@ func (f *Appender) Append(stream grpc.BidiStreamingServer[appendv1.AppendRequest
 		f.Mu.Unlock()
 		resp := &appendv1.AppendResponse{JobId: req.JobId, BaseOffset: base}
 		if lose != nil && lose(req) {
-			resp = &appendv1.AppendResponse{JobId: req.JobId, BaseOffset: -1, ErrorCode: 25, Retriable: true,
-				ErrorMessage: "fake: stored, but the acknowledgement was lost"}
+			resp = &appendv1.AppendResponse{JobId: req.JobId, BaseOffset: -1, KafkaErrorCode: int32(kerr.RequestTimedOut.Code),
+				Retriable: true, PossiblyStored: true, ErrorMessage: "fake REQUEST_TIME_OUT: stored, but the acknowledgement was lost"}
 		}
 		if err := stream.Send(resp); err != nil {
 			return err

@@ -269,6 +269,7 @@ func (p *producer) producePartition(ctx context.Context, w *partWork, t backends
 	}
 	writerID, batchSeq := int64(-1), int32(-1)
 	var entry *seqEntry
+	resend := false
 	if id.producerID >= 0 {
 		// Sequence rules are applied here, in the partition's order.
 		v := p.idem.admit(ctx, partitionKey{w.topic, out.Partition}, tableRef{m.GetTableId(), m.GetDatabase(), m.GetTable()}, id)
@@ -291,7 +292,7 @@ func (p *producer) producePartition(ctx context.Context, w *partWork, t backends
 			out.BaseOffset = v.baseOffset
 			return
 		}
-		writerID, batchSeq, entry = v.writer, v.flussSeq, v.entry
+		writerID, batchSeq, entry, resend = v.writer, v.flussSeq, v.entry, v.resend
 		span.SetAttributes(attribute.Int64("fluss.writer_id", writerID), attribute.Int("fluss.batch_sequence", int(batchSeq)),
 			attribute.Bool("ferry.resend", v.resend))
 	}
@@ -321,31 +322,43 @@ func (p *producer) producePartition(ctx context.Context, w *partWork, t backends
 		setErr(out, kerr.RequestTimedOut.Code, "append did not finish in time: "+err.Error())
 		return
 	}
-	if code := ar.GetErrorCode(); code != 0 {
-		if code == flussTableNotExist {
+	if kcode := int16(ar.GetKafkaErrorCode()); kcode != 0 || ar.GetErrorCode() != 0 {
+		if ar.GetTableNotExist() {
 			// Dropped, perhaps recreated: the next batch asks catalogsvc
 			// for the table behind the topic now.
 			p.catalog.MarkStale(w.topic, m.GetTableId())
 		}
-		kcode := kafkaCodeForFluss(code, ar.GetRetriable())
-		if entry != nil {
-			if flussNeverStored(code) {
-				p.idem.finish(entry, outcomeRejected, -1)
-			} else {
-				p.idem.finish(entry, outcomeUnknown, -1)
-				// The batch may be stored: the client must retry it (the
-				// retry is resent with the same Fluss sequence and Fluss
-				// settles it) rather than fail it and move on.
-				kcode = retriableKafkaCode(kcode)
+		possiblyStored := ar.GetPossiblyStored()
+		if kcode == 0 {
+			// An appendsvc older than this frontdoor sends only the Fluss
+			// code, which says nothing about whether the batch is stored.
+			kcode, possiblyStored = kerr.UnknownServerError.Code, true
+			if entry != nil {
+				kcode = kerr.RequestTimedOut.Code
 			}
 		}
-		setErr(out, kcode, fmt.Sprintf("fluss error %d: %s", code, ar.GetErrorMessage()))
+		if entry != nil {
+			p.idem.finish(entry, failedOutcome(possiblyStored, ar.GetRetriable(), resend), -1)
+		}
+		setErr(out, kcode, fmt.Sprintf("fluss error %d: %s", ar.GetErrorCode(), ar.GetErrorMessage()))
 		return
 	}
 	if entry != nil {
 		p.idem.finish(entry, outcomeStored, ar.GetBaseOffset())
 	}
 	out.BaseOffset = ar.GetBaseOffset()
+}
+
+// failedOutcome is what a failed append means for an idempotent batch. A
+// resend follows an attempt whose outcome was unknown, so a transient
+// refusal of the resend does not prove that attempt stored nothing; a
+// definite refusal (a sequence gap, a corrupt batch) does, as Fluss would
+// have answered a stored copy's resend as its duplicate.
+func failedOutcome(possiblyStored, retriable, resend bool) outcome {
+	if possiblyStored || (resend && retriable) {
+		return outcomeUnknown
+	}
+	return outcomeRejected
 }
 
 func setErr(op *kmsg.ProduceResponseTopicPartition, code int16, msg string) {
