@@ -9,8 +9,8 @@ package fakebackends
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
-	"hash/crc32"
 	"math/rand/v2"
 	"sync"
 	"sync/atomic"
@@ -19,6 +19,7 @@ import (
 	appendv1 "github.com/ferrygw/ferry/services/api/gen/ferry/append/v1"
 	catalogv1 "github.com/ferrygw/ferry/services/api/gen/ferry/catalog/v1"
 	transcodev1 "github.com/ferrygw/ferry/services/api/gen/ferry/transcode/v1"
+	"github.com/ferrygw/ferry/services/recordbatch"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"google.golang.org/grpc"
@@ -192,19 +193,27 @@ func (f *Transcoder) Transcode(stream grpc.BidiStreamingServer[transcodev1.Trans
 	}
 }
 
-var castagnoli = crc32.MakeTable(crc32.Castagnoli)
-
 func (f *Transcoder) convert(resp *transcodev1.TranscodeResponse, b []byte) {
 	fail := func(code int16, msg string, recs ...*transcodev1.RecordError) {
 		resp.Result = &transcodev1.TranscodeResponse_Failure{Failure: &transcodev1.TranscodeFailure{ErrorCode: int32(code), ErrorMessage: msg, RecordErrors: recs}}
 	}
+	// The header checks transcodesvc makes, with the same codes.
+	h, err := recordbatch.ParseHeader(b)
+	if err == nil {
+		err = h.VerifyCRC(b)
+	}
+	if err != nil {
+		var bad *recordbatch.Error
+		if errors.As(err, &bad) {
+			fail(bad.Code, bad.Msg)
+		} else {
+			fail(kerr.CorruptMessage.Code, err.Error())
+		}
+		return
+	}
 	var rb kmsg.RecordBatch
 	if err := rb.ReadFrom(b); err != nil {
 		fail(kerr.CorruptMessage.Code, err.Error())
-		return
-	}
-	if crc32.Checksum(b[21:], castagnoli) != uint32(rb.CRC) {
-		fail(kerr.CorruptMessage.Code, "crc mismatch")
 		return
 	}
 	codec := rb.Attributes & 7

@@ -9,6 +9,7 @@ import (
 
 	"github.com/ferrygw/ferry/frontdoor/internal/backends"
 	appendv1 "github.com/ferrygw/ferry/services/api/gen/ferry/append/v1"
+	"github.com/ferrygw/ferry/services/recordbatch"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.opentelemetry.io/otel/attribute"
@@ -50,7 +51,7 @@ func DefaultProduceConfig() ProduceConfig {
 // Validate names the first bad field.
 func (c ProduceConfig) Validate() error {
 	switch {
-	case c.MaxMessageBytes < batchRecordsOffset:
+	case c.MaxMessageBytes < recordbatch.HeaderSize:
 		return fmt.Errorf("produce config: MaxMessageBytes %d is below one batch header", c.MaxMessageBytes)
 	case c.DefaultTimeout <= 0:
 		return fmt.Errorf("produce config: DefaultTimeout %s must be positive", c.DefaultTimeout)
@@ -228,11 +229,12 @@ func (p *producer) producePartition(ctx context.Context, w *partWork, t backends
 			fmt.Sprintf("partition %d out of range: topic %s has %d partitions", out.Partition, w.topic, m.GetPartitionCount()))
 		return
 	}
-	if bp := checkBatch(w.records, p.cfg.MaxMessageBytes); bp != nil {
-		setErr(out, bp.code, bp.msg)
+	h, bad := checkBatch(w.records, p.cfg.MaxMessageBytes)
+	if bad != nil {
+		setErr(out, bad.Code, bad.Msg)
 		return
 	}
-	id := producerOf(w.records)
+	id := producerOf(&h)
 	if id.producerID >= 0 && p.idem == nil {
 		setErr(out, kerr.ClusterAuthorizationFailed.Code,
 			fmt.Sprintf("idempotent produce (producer id %d) is disabled in this ferry; disable idempotence in the producer", id.producerID))

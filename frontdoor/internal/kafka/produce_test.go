@@ -9,6 +9,7 @@ import (
 	"time"
 
 	appendv1 "github.com/ferrygw/ferry/services/api/gen/ferry/append/v1"
+	"github.com/ferrygw/ferry/services/recordbatch"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"google.golang.org/protobuf/proto"
@@ -37,7 +38,7 @@ func TestProducePartitionErrors(t *testing.T) {
 		{"two batches", func() *kmsg.ProduceRequest {
 			return produceReq(9, -1, "orders", 0, append(batchOf(t, "a"), batchOf(t, "b")...))
 		}, kerr.InvalidRecord.Code, "exactly one"},
-		{"batch truncated", func() *kmsg.ProduceRequest { return produceReq(9, -1, "orders", 0, good[:len(good)-3]) }, kerr.CorruptMessage.Code, "does not fit"},
+		{"batch truncated", func() *kmsg.ProduceRequest { return produceReq(9, -1, "orders", 0, good[:len(good)-3]) }, kerr.CorruptMessage.Code, "truncated"},
 		{"shorter than header", func() *kmsg.ProduceRequest { return produceReq(9, -1, "orders", 0, good[:40]) }, kerr.CorruptMessage.Code, "shorter"},
 		{"magic 1", func() *kmsg.ProduceRequest {
 			b := append([]byte(nil), good...)
@@ -48,7 +49,7 @@ func TestProducePartitionErrors(t *testing.T) {
 			b := append([]byte(nil), good...)
 			b[len(b)-1] ^= 0xff
 			return produceReq(9, -1, "orders", 0, b)
-		}, kerr.CorruptMessage.Code, "crc"},
+		}, kerr.CorruptMessage.Code, "CRC mismatch"},
 		{"too large", func() *kmsg.ProduceRequest {
 			return produceReq(9, -1, "orders", 0, batchOf(t, strings.Repeat("x", 5000)))
 		}, kerr.MessageTooLarge.Code, "exceeds"},
@@ -59,10 +60,10 @@ func TestProducePartitionErrors(t *testing.T) {
 			return produceReq(9, -1, "orders", 0, idemBatch(42, 0, -1, "x"))
 		}, kerr.InvalidRecord.Code, "sequence"},
 		{"transactional batch", func() *kmsg.ProduceRequest {
-			return produceReq(9, -1, "orders", 0, batchWith([]string{"x"}, -1, attrTransactional))
+			return produceReq(9, -1, "orders", 0, batchWith([]string{"x"}, -1, recordbatch.AttrTransactional))
 		}, kerr.TransactionalIDAuthorizationFailed.Code, "transactional"},
 		{"control batch", func() *kmsg.ProduceRequest {
-			return produceReq(9, -1, "orders", 0, batchWith([]string{"x"}, -1, attrControl))
+			return produceReq(9, -1, "orders", 0, batchWith([]string{"x"}, -1, recordbatch.AttrControl))
 		}, kerr.InvalidRecord.Code, "control"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
