@@ -342,7 +342,11 @@ func (p *producer) producePartition(ctx context.Context, w *partWork, t backends
 		if entry != nil {
 			p.idem.finish(entry, failedOutcome(possiblyStored, ar.GetRetriable(), resend), -1)
 		}
-		setErr(out, kcode, fmt.Sprintf("fluss error %d: %s", ar.GetErrorCode(), ar.GetErrorMessage()))
+		msg := ar.GetErrorMessage()
+		if fc := ar.GetErrorCode(); fc != 0 {
+			msg = fmt.Sprintf("fluss error %d: %s", fc, msg)
+		}
+		setErr(out, kcode, msg)
 		return
 	}
 	if entry != nil {
