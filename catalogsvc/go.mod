@@ -8,6 +8,7 @@ require (
 	github.com/ferrygw/ferry/services/runtime v0.0.0
 	github.com/ferrygw/ferry/services/testenv v0.0.0
 	github.com/google/uuid v1.6.0
+	github.com/twmb/franz-go v1.22.3
 	go.opentelemetry.io/otel v1.47.0
 	go.opentelemetry.io/otel/metric v1.47.0
 	go.opentelemetry.io/otel/sdk/metric v1.47.0

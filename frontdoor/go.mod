@@ -5,6 +5,7 @@ go 1.26.0
 require (
 	github.com/IBM/sarama v1.61.1
 	github.com/ferrygw/ferry/services/api v0.0.0
+	github.com/ferrygw/ferry/services/recordbatch v0.0.0
 	github.com/ferrygw/ferry/services/runtime v0.0.0
 	github.com/twmb/franz-go v1.22.3
 	github.com/twmb/franz-go/pkg/kmsg v1.15.1
@@ -62,3 +63,5 @@ require (
 replace github.com/ferrygw/ferry/services/runtime => ../services/runtime
 
 replace github.com/ferrygw/ferry/services/api => ../services/api
+
+replace github.com/ferrygw/ferry/services/recordbatch => ../services/recordbatch

@@ -6,6 +6,7 @@ require (
 	github.com/apache/arrow-go/v18 v18.9.0
 	github.com/ferrygw/ferry/services/api v0.0.0
 	github.com/ferrygw/ferry/services/fluss v0.0.0
+	github.com/ferrygw/ferry/services/recordbatch v0.0.0
 	github.com/ferrygw/ferry/services/runtime v0.0.0
 	github.com/ferrygw/ferry/services/testenv v0.0.0
 	github.com/golang/snappy v1.0.0
@@ -59,6 +60,7 @@ require (
 replace (
 	github.com/ferrygw/ferry/services/api => ../services/api
 	github.com/ferrygw/ferry/services/fluss => ../services/fluss
+	github.com/ferrygw/ferry/services/recordbatch => ../services/recordbatch
 	github.com/ferrygw/ferry/services/runtime => ../services/runtime
 	github.com/ferrygw/ferry/services/testenv => ../services/testenv
 )

@@ -12,6 +12,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/twmb/franz-go/pkg/kerr"
 
 	appendv1 "github.com/ferrygw/ferry/services/api/gen/ferry/append/v1"
 	"github.com/ferrygw/ferry/services/fluss"
@@ -235,6 +236,10 @@ func TestRealAppendDuplicateBatch(t *testing.T) {
 		a := e.stream(t, []*appendv1.AppendRequest{s.req})[s.req.GetJobId()]
 		if fluss.ErrorCode(a.GetErrorCode()) != s.wantCode || a.GetBaseOffset() != s.wantOffset {
 			t.Errorf("%s: answer %v, want code %s offset %d", s.name, a, s.wantCode, s.wantOffset)
+		}
+		// Fluss refuses a gap before appending: the sequence is free again.
+		if s.wantCode == fluss.CodeOutOfOrderSequence && (a.GetKafkaErrorCode() != int32(kerr.OutOfOrderSequenceNumber.Code) || a.GetPossiblyStored()) {
+			t.Errorf("%s: answer %v, want OUT_OF_ORDER_SEQUENCE_NUMBER, not possibly stored", s.name, a)
 		}
 	}
 	rows := e.cluster.Scan(t, e.db, "dedup", testenv.ScanOptions{Timeout: time.Minute})

@@ -43,6 +43,14 @@ type jobError struct {
 
 func (e *jobError) Error() string { return fmt.Sprintf("%s: %s", e.code, e.msg) }
 
+// codeOf is the Fluss code err carries, a jobError's included.
+func codeOf(err error) fluss.ErrorCode {
+	if je := (*jobError)(nil); errors.As(err, &je) {
+		return je.code
+	}
+	return fluss.CodeOf(err)
+}
+
 func invalid(code fluss.ErrorCode, format string, args ...any) error {
 	return &jobError{code: code, msg: fmt.Sprintf(format, args...)}
 }
@@ -78,25 +86,31 @@ func (j *job) coalescesWith(o *job) bool {
 	return j.acks == o.acks && o.resp == nil && j.req.GetWriterId() < 0 && o.req.GetWriterId() < 0
 }
 
-func (j *job) fail(err error) *appendv1.AppendResponse {
-	resp := &appendv1.AppendResponse{JobId: j.req.GetJobId(), BaseOffset: -1}
-	var je *jobError
-	switch {
-	case errors.As(err, &je):
-		resp.ErrorCode, resp.Retriable, resp.ErrorMessage = int32(je.code), je.retriable, je.msg
-	default:
-		resp.ErrorCode = int32(fluss.CodeOf(err))
-		resp.Retriable = fluss.IsRetriable(err)
-		resp.ErrorMessage = err.Error()
+// fail is the answer for a job that ended with err; possiblyStored says
+// whether Fluss may hold the batch all the same.
+func (j *job) fail(err error, possiblyStored bool) *appendv1.AppendResponse {
+	code, retriable, msg := codeOf(err), fluss.IsRetriable(err), err.Error()
+	if je := (*jobError)(nil); errors.As(err, &je) {
+		retriable, msg = je.retriable, je.msg
 	}
-	return resp
+	return &appendv1.AppendResponse{
+		JobId:          j.req.GetJobId(),
+		BaseOffset:     -1,
+		ErrorCode:      int32(code),
+		ErrorMessage:   msg,
+		Retriable:      retriable,
+		KafkaErrorCode: int32(kafkaCodeFor(code, retriable, possiblyStored, j.req.GetWriterId() >= 0)),
+		PossiblyStored: possiblyStored,
+		TableNotExist:  code == fluss.CodeTableNotExist,
+	}
 }
 
 // finish ends the job's span with its outcome.
 func (j *job) finish(resp *appendv1.AppendResponse) {
 	if resp.GetErrorCode() != 0 {
 		j.span.SetStatus(codes.Error, resp.GetErrorMessage())
-		j.span.SetAttributes(attribute.Int("fluss.error_code", int(resp.GetErrorCode())), attribute.Bool("ferry.retriable", resp.GetRetriable()))
+		j.span.SetAttributes(attribute.Int("fluss.error_code", int(resp.GetErrorCode())), attribute.Bool("ferry.retriable", resp.GetRetriable()),
+			attribute.Int("kafka.error_code", int(resp.GetKafkaErrorCode())), attribute.Bool("ferry.possibly_stored", resp.GetPossiblyStored()))
 	} else {
 		j.span.SetAttributes(attribute.Int64("fluss.base_offset", resp.GetBaseOffset()))
 	}
@@ -269,6 +283,8 @@ func (s *Service) produce(streamCtx context.Context, group []*job) {
 	backoff := s.cfg.RetryBackoffMin
 	var lastErr error
 	outOfTime := false
+	// Whether an attempt before the last one may have stored the batches.
+	earlierMayHaveStored := false
 	for attempt := 1; ; attempt++ {
 		remaining := time.Until(deadline)
 		if remaining <= 0 || ctx.Err() != nil {
@@ -283,6 +299,9 @@ func (s *Service) produce(streamCtx context.Context, group []*job) {
 				off += j.records
 			}
 			return
+		}
+		if lastErr != nil && !refusedByFluss(codeOf(lastErr)) {
+			earlierMayHaveStored = true
 		}
 		lastErr = err
 		if !fluss.IsRetriable(err) {
@@ -308,8 +327,13 @@ func (s *Service) produce(streamCtx context.Context, group []*job) {
 		}
 		lastErr = &jobError{code: fluss.CodeRequestTimeOut, retriable: true, msg: msg}
 	}
+	// An idempotent batch goes alone and is resent with its sequence, so
+	// Fluss's last answer settles it (a stored copy makes the resend
+	// succeed as a duplicate); other batches may also be stored by an
+	// earlier attempt whose answer was lost.
+	possiblyStored := !refusedByFluss(codeOf(lastErr)) || (first.req.GetWriterId() < 0 && earlierMayHaveStored)
 	for _, j := range group {
-		j.resp = j.fail(lastErr)
+		j.resp = j.fail(lastErr, possiblyStored)
 	}
 	s.log.Warn("append failed", "table", first.table.Path.String(), "table_id", first.table.ID, "bucket", first.req.GetBucketId(),
 		"jobs", len(group), "code", fluss.ErrorCode(group[0].resp.GetErrorCode()).String(), "err", lastErr)

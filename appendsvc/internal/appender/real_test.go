@@ -17,6 +17,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/twmb/franz-go/pkg/kerr"
 	noopmetric "go.opentelemetry.io/otel/metric/noop"
 	"go.opentelemetry.io/otel/propagation"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -209,14 +210,15 @@ func TestRealAppendErrors(t *testing.T) {
 	ok.Database, ok.Table = info.Database, info.Table
 	answers := e.stream(t, []*appendv1.AppendRequest{unknown, noBucket, ok, noTable, noDatabase})
 	for job, what := range map[uint64]string{1: "unknown table id", 4: "missing table", 5: "missing database"} {
-		if a := answers[job]; fluss.ErrorCode(a.GetErrorCode()) != fluss.CodeTableNotExist || a.GetRetriable() || a.GetBaseOffset() != -1 {
-			t.Errorf("%s: %v, want non-retriable TABLE_NOT_EXIST", what, a)
+		if a := answers[job]; fluss.ErrorCode(a.GetErrorCode()) != fluss.CodeTableNotExist || a.GetRetriable() || a.GetBaseOffset() != -1 ||
+			a.GetKafkaErrorCode() != int32(kerr.UnknownTopicOrPartition.Code) || !a.GetTableNotExist() || a.GetPossiblyStored() {
+			t.Errorf("%s: %v, want non-retriable TABLE_NOT_EXIST: UNKNOWN_TOPIC_OR_PARTITION, table gone, not stored", what, a)
 		}
 	}
 	// The client reports the bucket as unknown to its metadata, which is
 	// retriable (a table can grow), so the job runs out its timeout.
 	if a := answers[2]; fluss.ErrorCode(a.GetErrorCode()) != fluss.CodeRequestTimeOut || !a.GetRetriable() || a.GetBaseOffset() != -1 ||
-		!strings.Contains(a.GetErrorMessage(), "UNKNOWN_TABLE_OR_BUCKET") {
+		!strings.Contains(a.GetErrorMessage(), "UNKNOWN_TABLE_OR_BUCKET") || a.GetKafkaErrorCode() != int32(kerr.RequestTimedOut.Code) || !a.GetPossiblyStored() {
 		t.Errorf("missing bucket: %v", a)
 	}
 	if a := answers[3]; a.GetErrorCode() != 0 || a.GetBaseOffset() != 0 {

@@ -256,7 +256,8 @@ func (st *streamState) prepare(j *job) int {
 		return 0
 	}
 	if err := st.svc.build(j); err != nil {
-		j.resp = j.fail(err)
+		// Nothing was sent to Fluss.
+		j.resp = j.fail(err, false)
 		return 0
 	}
 	return len(j.batch)

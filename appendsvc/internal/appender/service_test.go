@@ -17,6 +17,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"go.opentelemetry.io/otel/propagation"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
@@ -282,35 +283,54 @@ func TestAppendKeepsBucketOrderAndDecodes(t *testing.T) {
 func TestAppendRetriesAndFails(t *testing.T) {
 	notLeader := &fluss.Error{Code: fluss.CodeNotLeaderOrFollower, Message: "moved"}
 	tooLarge := &fluss.Error{Code: fluss.CodeRecordTooLarge, Message: "big"}
+	gap := &fluss.Error{Code: fluss.CodeOutOfOrderSequence, Message: "gap"}
+	notLeaderThenGap := func(n int, c fakeCall) ([]fluss.BucketResult, error) {
+		if n == 1 {
+			return []fluss.BucketResult{{Bucket: c.batches[0].Bucket, BaseOffset: -1, Err: notLeader}}, nil
+		}
+		return []fluss.BucketResult{{Bucket: c.batches[0].Bucket, BaseOffset: -1, Err: gap}}, nil
+	}
 	for _, tc := range []struct {
 		name      string
 		timeoutMs int32
+		writerID  int64 // 0: not idempotent
 		handle    func(n int, c fakeCall) ([]fluss.BucketResult, error)
 		wantCode  fluss.ErrorCode
 		retriable bool
 		calls     int // exact number of ProduceLog calls; 0: at least 2
+		kafka     *kerr.Error
+		stored    bool // possibly stored
 	}{
-		{"not leader then ok", 5000, func(n int, c fakeCall) ([]fluss.BucketResult, error) {
+		{"not leader then ok", 5000, 0, func(n int, c fakeCall) ([]fluss.BucketResult, error) {
 			if n < 3 {
 				return []fluss.BucketResult{{Bucket: c.batches[0].Bucket, BaseOffset: -1, Err: notLeader}}, nil
 			}
 			return []fluss.BucketResult{{Bucket: c.batches[0].Bucket, BaseOffset: 40}}, nil
-		}, fluss.CodeNone, false, 3},
-		{"broken connection then ok", 5000, func(n int, c fakeCall) ([]fluss.BucketResult, error) {
+		}, fluss.CodeNone, false, 3, nil, false},
+		{"broken connection then ok", 5000, 0, func(n int, c fakeCall) ([]fluss.BucketResult, error) {
 			if n == 1 {
 				return []fluss.BucketResult{{Bucket: c.batches[0].Bucket, BaseOffset: -1, Err: fluss.ErrConnectionBroken}}, nil
 			}
 			return []fluss.BucketResult{{Bucket: c.batches[0].Bucket, BaseOffset: 40}}, nil
-		}, fluss.CodeNone, false, 2},
-		{"not retriable", 5000, func(n int, c fakeCall) ([]fluss.BucketResult, error) {
+		}, fluss.CodeNone, false, 2, nil, false},
+		{"not retriable", 5000, 0, func(n int, c fakeCall) ([]fluss.BucketResult, error) {
 			return []fluss.BucketResult{{Bucket: c.batches[0].Bucket, BaseOffset: -1, Err: tooLarge}}, nil
-		}, fluss.CodeRecordTooLarge, false, 1},
-		{"call error not retriable", 5000, func(n int, c fakeCall) ([]fluss.BucketResult, error) {
+		}, fluss.CodeRecordTooLarge, false, 1, kerr.MessageTooLarge, false},
+		{"call error not retriable", 5000, 0, func(n int, c fakeCall) ([]fluss.BucketResult, error) {
 			return nil, errors.New("fluss: produce: bad arguments")
-		}, fluss.CodeUnknownServerError, false, 1},
-		{"retriable until timeout", 300, func(n int, c fakeCall) ([]fluss.BucketResult, error) {
+		}, fluss.CodeUnknownServerError, false, 1, kerr.UnknownServerError, true},
+		{"retriable until timeout", 300, 0, func(n int, c fakeCall) ([]fluss.BucketResult, error) {
 			return []fluss.BucketResult{{Bucket: c.batches[0].Bucket, BaseOffset: -1, Err: notLeader}}, nil
-		}, fluss.CodeRequestTimeOut, true, 0},
+		}, fluss.CodeRequestTimeOut, true, 0, kerr.RequestTimedOut, true},
+		// The refusal answers the last attempt only: the first one's answer
+		// may have been lost after Fluss stored the batch.
+		{"not leader then refused", 5000, 0, notLeaderThenGap, fluss.CodeOutOfOrderSequence, false, 2, kerr.OutOfOrderSequenceNumber, true},
+		// An idempotent batch resent with its sequence would have been
+		// answered as a duplicate had the first attempt stored it.
+		{"idempotent: not leader then refused", 5000, 9, notLeaderThenGap, fluss.CodeOutOfOrderSequence, false, 2, kerr.OutOfOrderSequenceNumber, false},
+		{"idempotent: call error", 5000, 9, func(n int, c fakeCall) ([]fluss.BucketResult, error) {
+			return nil, errors.New("fluss: produce: bad arguments")
+		}, fluss.CodeUnknownServerError, false, 1, kerr.RequestTimedOut, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHarness(t, Config{RetryBackoffMin: 5 * time.Millisecond, RetryBackoffMax: 20 * time.Millisecond},
@@ -318,9 +338,19 @@ func TestAppendRetriesAndFails(t *testing.T) {
 			b, _ := ipcOf(t, 3, 1)
 			req := baseReq(1, 2, b, 3)
 			req.TimeoutMs = tc.timeoutMs
+			if tc.writerID != 0 {
+				req.WriterId, req.BatchSequence = tc.writerID, 0
+			}
 			a := h.run(t, req)[1]
 			if fluss.ErrorCode(a.GetErrorCode()) != tc.wantCode || a.GetRetriable() != tc.retriable {
 				t.Fatalf("answer %v, want code %s retriable %v", a, tc.wantCode, tc.retriable)
+			}
+			wantKafka := int32(0)
+			if tc.kafka != nil {
+				wantKafka = int32(tc.kafka.Code)
+			}
+			if a.GetKafkaErrorCode() != wantKafka || a.GetPossiblyStored() != tc.stored {
+				t.Fatalf("answer %v, want kafka %v possibly stored %v", a, tc.kafka, tc.stored)
 			}
 			if tc.wantCode == fluss.CodeNone && a.GetBaseOffset() != 40 {
 				t.Fatalf("base offset %d", a.GetBaseOffset())
@@ -390,6 +420,10 @@ func TestAppendRejectsBadRequests(t *testing.T) {
 		}
 		if want != fluss.CodeNone && a.GetErrorMessage() == "" {
 			t.Errorf("job %d: no error message", job)
+		}
+		// Refused before sending: certainly not stored, with a Kafka code.
+		if a.GetPossiblyStored() || (want != fluss.CodeNone) != (a.GetKafkaErrorCode() != 0) {
+			t.Errorf("job %d: %v, want not possibly stored and a Kafka code exactly when failed", job, a)
 		}
 	}
 	for job, msg := range noPath {

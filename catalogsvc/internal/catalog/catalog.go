@@ -17,6 +17,7 @@ import (
 
 	"github.com/ferrygw/ferry/catalogsvc/internal/mapping"
 	catalogv1 "github.com/ferrygw/ferry/services/api/gen/ferry/catalog/v1"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/metric"
@@ -49,14 +50,6 @@ func (e *TableError) Unwrap() error { return e.Err }
 // ErrNotLoaded is returned while the catalog has never read Fluss
 // successfully; it wraps the last refresh error. Callers should retry.
 var ErrNotLoaded = errors.New("catalog has not loaded the tables from Fluss yet")
-
-// Kafka error codes the catalog answers with.
-const (
-	CodeNone                    int32 = 0
-	CodeUnknownTopicOrPartition int32 = 3  // retriable: clients refresh metadata
-	CodeLeaderNotAvailable      int32 = 5  // retriable: the catalog has no state yet
-	CodeInvalidTopic            int32 = 17 // not retriable: the name or table cannot be a topic
-)
 
 // Config tunes the catalog.
 type Config struct {
@@ -128,8 +121,11 @@ func (s *Snapshot) Topics() []*catalogv1.TopicMapping { return s.exposed }
 type Result struct {
 	Topic   string
 	Mapping *catalogv1.TopicMapping
-	// Code is a Kafka error code, CodeNone when Mapping is set.
-	Code    int32
+	// Code is a Kafka error code (kerr), 0 when Mapping is set:
+	// UNKNOWN_TOPIC_OR_PARTITION (retriable: clients refresh metadata),
+	// LEADER_NOT_AVAILABLE (retriable: the catalog has no state yet) or
+	// INVALID_TOPIC_EXCEPTION (the name or table cannot be a topic).
+	Code    int16
 	Message string
 }
 
@@ -728,7 +724,7 @@ func (c *Catalog) Resolve(ctx context.Context, topics []string, stale ...int64) 
 	for i, t := range topics {
 		results[i].Topic = t
 		if err := mapping.ValidateTopicName(t); err != nil {
-			results[i].Code, results[i].Message = CodeInvalidTopic, err.Error()
+			results[i].Code, results[i].Message = kerr.InvalidTopicException.Code, err.Error()
 			continue
 		}
 		if snap == nil {
@@ -745,21 +741,21 @@ func (c *Catalog) Resolve(ctx context.Context, topics []string, stale ...int64) 
 	}
 	for i := range results {
 		r := &results[i]
-		if r.Code != CodeNone {
+		if r.Code != 0 {
 			continue
 		}
 		if snap == nil {
-			r.Code, r.Message = CodeLeaderNotAvailable, c.notLoaded().Error()
+			r.Code, r.Message = kerr.LeaderNotAvailable.Code, c.notLoaded().Error()
 			continue
 		}
 		e, ok := snap.Lookup(r.Topic)
 		switch {
 		case !ok:
-			r.Code, r.Message = CodeUnknownTopicOrPartition, unknownMessage(r.Topic)
+			r.Code, r.Message = kerr.UnknownTopicOrPartition.Code, unknownMessage(r.Topic)
 		case e.Mapping != nil:
 			r.Mapping = e.Mapping
 		default:
-			r.Code = CodeInvalidTopic
+			r.Code = kerr.InvalidTopicException.Code
 			r.Message = fmt.Sprintf("topic %s cannot be produced to: %s", r.Topic, e.Refusal.Error())
 		}
 	}

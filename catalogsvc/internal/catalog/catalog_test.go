@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ferrygw/ferry/catalogsvc/internal/mapping"
+	"github.com/twmb/franz-go/pkg/kerr"
 )
 
 func TestLoadListsExposedTopicsSorted(t *testing.T) {
@@ -48,18 +49,18 @@ func TestResolveAnswers(t *testing.T) {
 
 	tests := []struct {
 		topic   string
-		code    int32
+		code    int16
 		message string
 	}{
-		{"shop.orders", CodeNone, ""},
-		{"events", CodeNone, ""},
-		{"shop.renamed", CodeUnknownTopicOrPartition, "does not exist"},
-		{"shop.private", CodeUnknownTopicOrPartition, "kafka.enabled=true"},
-		{"shop.broken", CodeInvalidTopic, `kafka.value.format is "avro"`},
-		{"shop.nothing", CodeUnknownTopicOrPartition, "no exposed Fluss table shop.nothing"},
-		{"bare", CodeUnknownTopicOrPartition, "named database.table or by a table's kafka.topic"},
-		{"bad/name", CodeInvalidTopic, "contains '/'"},
-		{"", CodeInvalidTopic, "empty"},
+		{"shop.orders", 0, ""},
+		{"events", 0, ""},
+		{"shop.renamed", kerr.UnknownTopicOrPartition.Code, "does not exist"},
+		{"shop.private", kerr.UnknownTopicOrPartition.Code, "kafka.enabled=true"},
+		{"shop.broken", kerr.InvalidTopicException.Code, `kafka.value.format is "avro"`},
+		{"shop.nothing", kerr.UnknownTopicOrPartition.Code, "no exposed Fluss table shop.nothing"},
+		{"bare", kerr.UnknownTopicOrPartition.Code, "named database.table or by a table's kafka.topic"},
+		{"bad/name", kerr.InvalidTopicException.Code, "contains '/'"},
+		{"", kerr.InvalidTopicException.Code, "empty"},
 	}
 	names := make([]string, len(tests))
 	for i, tt := range tests {
@@ -74,7 +75,7 @@ func TestResolveAnswers(t *testing.T) {
 		if r.Topic != tt.topic || r.Code != tt.code || !strings.Contains(r.Message, tt.message) {
 			t.Errorf("%q: got code %d %q, want code %d containing %q", tt.topic, r.Code, r.Message, tt.code, tt.message)
 		}
-		if (r.Mapping != nil) != (tt.code == CodeNone) {
+		if (r.Mapping != nil) != (tt.code == 0) {
 			t.Errorf("%q: mapping %v with code %d", tt.topic, r.Mapping, r.Code)
 		}
 	}
@@ -86,13 +87,13 @@ func TestResolveAnswers(t *testing.T) {
 func TestTableCreatedLaterAppearsAtFirstLookup(t *testing.T) {
 	f := newFake()
 	c, _ := startCatalog(t, f, testConfig())
-	if r := c.Resolve(ctxT(t), []string{"shop.late"}); r[0].Code != CodeUnknownTopicOrPartition {
+	if r := c.Resolve(ctxT(t), []string{"shop.late"}); r[0].Code != kerr.UnknownTopicOrPartition.Code {
 		t.Fatalf("before create: %+v", r[0])
 	}
 	f.create("shop", "late")
 	before := f.lists.Load()
 	r := c.Resolve(ctxT(t), []string{"shop.late"})
-	if r[0].Code != CodeNone || r[0].Mapping.Topic != "shop.late" {
+	if r[0].Code != 0 || r[0].Mapping.Topic != "shop.late" {
 		t.Fatalf("after create: %+v", r[0])
 	}
 	if n := f.lists.Load() - before; n != 1 {
@@ -115,20 +116,20 @@ func TestOnDemandRefreshReadsOnlyNewTables(t *testing.T) {
 	f.create("shop", "new")
 	f.alter("shop", "t0", func(t *mapping.Table) { t.CustomProperties[mapping.PropEnabled] = "false" })
 	gets := f.gets.Load()
-	if r := c.Resolve(ctxT(t), []string{"shop.new", "shop.nope"}); r[0].Code != CodeNone || r[1].Code != CodeUnknownTopicOrPartition {
+	if r := c.Resolve(ctxT(t), []string{"shop.new", "shop.nope"}); r[0].Code != 0 || r[1].Code != kerr.UnknownTopicOrPartition.Code {
 		t.Fatalf("lookup: %+v", r)
 	}
 	if n := f.gets.Load() - gets; n != 1 {
 		t.Errorf("on-demand refresh read %d tables, want 1 (the new one)", n)
 	}
 	// The change to a known table waits for the full refresh.
-	if r := c.Resolve(ctxT(t), []string{"shop.t0"})[0]; r.Code != CodeNone {
+	if r := c.Resolve(ctxT(t), []string{"shop.t0"})[0]; r.Code != 0 {
 		t.Errorf("t0 before a full refresh: %+v", r)
 	}
 	if err := c.Refresh(ctxT(t)); err != nil {
 		t.Fatal(err)
 	}
-	if r := c.Resolve(ctxT(t), []string{"shop.t0"})[0]; r.Code != CodeUnknownTopicOrPartition {
+	if r := c.Resolve(ctxT(t), []string{"shop.t0"})[0]; r.Code != kerr.UnknownTopicOrPartition.Code {
 		t.Errorf("t0 after a full refresh: %+v", r)
 	}
 }
@@ -146,7 +147,7 @@ func TestOnDemandRefreshSeesRecreatedTable(t *testing.T) {
 	// ... so the table created again is read afresh, not from memory.
 	f.create("shop", "t")
 	r := c.Resolve(ctxT(t), []string{"shop.t"})[0]
-	if r.Code != CodeNone || r.Mapping.TableId == old.TableID {
+	if r.Code != 0 || r.Mapping.TableId == old.TableID {
 		t.Errorf("recreated table: %+v (old id %d)", r, old.TableID)
 	}
 }
@@ -182,7 +183,7 @@ func TestDroppedTableDisappearsAndRecreatedGetsNewID(t *testing.T) {
 	if err := c.Refresh(ctxT(t)); err != nil {
 		t.Fatal(err)
 	}
-	if r := c.Resolve(ctxT(t), []string{"shop.orders"})[0]; r.Code != CodeUnknownTopicOrPartition {
+	if r := c.Resolve(ctxT(t), []string{"shop.orders"})[0]; r.Code != kerr.UnknownTopicOrPartition.Code {
 		t.Fatalf("dropped table still resolves: %+v", r)
 	}
 	f.create("shop", "orders")
@@ -201,7 +202,7 @@ func TestUnreachableFluss(t *testing.T) {
 	c, logs := startCatalog(t, f, testConfig())
 
 	r := c.Resolve(ctxT(t), []string{"shop.orders"})[0]
-	if r.Code != CodeLeaderNotAvailable || !strings.Contains(r.Message, "connection refused") {
+	if r.Code != kerr.LeaderNotAvailable.Code || !strings.Contains(r.Message, "connection refused") {
 		t.Errorf("never loaded: %+v, want LEADER_NOT_AVAILABLE naming the cause", r)
 	}
 	if _, err := c.Topics(ctxT(t)); !errors.Is(err, ErrNotLoaded) || !errors.Is(err, errUnreachable) {
@@ -211,7 +212,7 @@ func TestUnreachableFluss(t *testing.T) {
 	// Fluss comes back: the next lookup loads.
 	f.setErr(nil)
 	f.create("shop", "orders")
-	if r := c.Resolve(ctxT(t), []string{"shop.orders"})[0]; r.Code != CodeNone {
+	if r := c.Resolve(ctxT(t), []string{"shop.orders"})[0]; r.Code != 0 {
 		t.Fatalf("after recovery: %+v", r)
 	}
 	if logs.count("catalog refresh succeeded again") != 1 {
@@ -223,10 +224,10 @@ func TestUnreachableFluss(t *testing.T) {
 	if err := c.Refresh(ctxT(t)); !errors.Is(err, errUnreachable) {
 		t.Fatalf("Refresh = %v, want the Fluss error", err)
 	}
-	if r := c.Resolve(ctxT(t), []string{"shop.orders"})[0]; r.Code != CodeNone {
+	if r := c.Resolve(ctxT(t), []string{"shop.orders"})[0]; r.Code != 0 {
 		t.Errorf("last good state lost: %+v", r)
 	}
-	if r := c.Resolve(ctxT(t), []string{"shop.other"})[0]; r.Code != CodeUnknownTopicOrPartition {
+	if r := c.Resolve(ctxT(t), []string{"shop.other"})[0]; r.Code != kerr.UnknownTopicOrPartition.Code {
 		t.Errorf("unknown topic with stale state: %+v", r)
 	}
 	_ = c.Refresh(ctxT(t))
@@ -295,10 +296,10 @@ func TestUnreadableTableIsRefusedNotFatal(t *testing.T) {
 	f.mu.Unlock()
 	c, logs := startCatalog(t, f, testConfig())
 	r := c.Resolve(ctxT(t), []string{"shop.orders", "shop.exotic"})
-	if r[0].Code != CodeNone {
+	if r[0].Code != 0 {
 		t.Errorf("readable table: %+v", r[0])
 	}
-	if r[1].Code != CodeInvalidTopic || !strings.Contains(r[1].Message, `unknown type "VARIANT"`) {
+	if r[1].Code != kerr.InvalidTopicException.Code || !strings.Contains(r[1].Message, `unknown type "VARIANT"`) {
 		t.Errorf("unreadable table: %+v", r[1])
 	}
 	if logs.count("cannot read its metadata") != 1 {
@@ -314,10 +315,10 @@ func TestCollisionRefusesBoth(t *testing.T) {
 	c, logs := startCatalog(t, f, testConfig())
 
 	r := c.Resolve(ctxT(t), []string{"a.b", "x.z"})
-	if r[0].Code != CodeInvalidTopic || !strings.Contains(r[0].Message, "claimed by tables a.b, x.y") {
+	if r[0].Code != kerr.InvalidTopicException.Code || !strings.Contains(r[0].Message, "claimed by tables a.b, x.y") {
 		t.Errorf("colliding topic: %+v", r[0])
 	}
-	if r[1].Code != CodeNone {
+	if r[1].Code != 0 {
 		t.Errorf("unrelated topic: %+v", r[1])
 	}
 	if n := logs.count("claimed by tables a.b, x.y"); n != 2 {
@@ -328,7 +329,7 @@ func TestCollisionRefusesBoth(t *testing.T) {
 	if err := c.Refresh(ctxT(t)); err != nil {
 		t.Fatal(err)
 	}
-	if r := c.Resolve(ctxT(t), []string{"a.b", "xy"}); r[0].Code != CodeNone || r[1].Code != CodeNone {
+	if r := c.Resolve(ctxT(t), []string{"a.b", "xy"}); r[0].Code != 0 || r[1].Code != 0 {
 		t.Errorf("after rename: %+v", r)
 	}
 }
@@ -341,10 +342,10 @@ func TestExposedTopicWinsNameOverRefusedTable(t *testing.T) {
 	f.create("z", "z", mapping.PropTopic, "only-broken", mapping.PropValueFormat, "avro")
 	c, _ := startCatalog(t, f, testConfig())
 	r := c.Resolve(ctxT(t), []string{"a.b", "only-broken"})
-	if r[0].Code != CodeNone || r[0].Mapping.Database != "a" {
+	if r[0].Code != 0 || r[0].Mapping.Database != "a" {
 		t.Errorf("a.b: %+v", r[0])
 	}
-	if r[1].Code != CodeInvalidTopic {
+	if r[1].Code != kerr.InvalidTopicException.Code {
 		t.Errorf("only-broken: %+v", r[1])
 	}
 }
@@ -447,7 +448,7 @@ func TestConcurrentLookupsShareOneRefresh(t *testing.T) {
 		t.Errorf("%d concurrent unknown lookups ran %d refreshes, want 1", n, got)
 	}
 	for i, r := range results {
-		if r.Code != CodeNone {
+		if r.Code != 0 {
 			t.Errorf("lookup %d: %+v", i, r)
 		}
 	}
@@ -465,7 +466,7 @@ func TestCallerGivingUpDoesNotCancelRefresh(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	r := c.Resolve(ctx, []string{"shop.orders"})[0]
-	if r.Code != CodeUnknownTopicOrPartition {
+	if r.Code != kerr.UnknownTopicOrPartition.Code {
 		t.Errorf("cancelled lookup: %+v", r)
 	}
 	close(gate)
@@ -505,7 +506,7 @@ func TestExposeAll(t *testing.T) {
 	cfg.Mapping.Exposure = mapping.ExposeAll
 	c, _ := startCatalog(t, f, cfg)
 	r := c.Resolve(ctxT(t), []string{"shop.orders", "shop.off"})
-	if r[0].Code != CodeNone || r[1].Code != CodeUnknownTopicOrPartition {
+	if r[0].Code != 0 || r[1].Code != kerr.UnknownTopicOrPartition.Code {
 		t.Errorf("expose all: %+v", r)
 	}
 }
@@ -537,7 +538,7 @@ func TestLifecycle(t *testing.T) {
 	if err := c.Refresh(ctxT(t)); err == nil {
 		t.Error("Refresh after Shutdown succeeded")
 	}
-	if r := c.Resolve(ctxT(t), []string{"a.b"})[0]; r.Code != CodeLeaderNotAvailable {
+	if r := c.Resolve(ctxT(t), []string{"a.b"})[0]; r.Code != kerr.LeaderNotAvailable.Code {
 		t.Errorf("lookup after a shutdown without state: %+v", r)
 	}
 }

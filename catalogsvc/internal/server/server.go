@@ -12,6 +12,7 @@ import (
 	"github.com/ferrygw/ferry/catalogsvc/internal/brokers"
 	"github.com/ferrygw/ferry/catalogsvc/internal/catalog"
 	catalogv1 "github.com/ferrygw/ferry/services/api/gen/ferry/catalog/v1"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/grpc/codes"
@@ -55,8 +56,8 @@ func (s *Server) ResolveTopics(ctx context.Context, req *catalogv1.ResolveTopics
 	resp := &catalogv1.ResolveTopicsResponse{Results: make([]*catalogv1.TopicResult, len(results))}
 	failed := 0
 	for i, r := range results {
-		resp.Results[i] = &catalogv1.TopicResult{Topic: r.Topic, Mapping: r.Mapping, ErrorCode: r.Code, ErrorMessage: r.Message}
-		if r.Code != catalog.CodeNone {
+		resp.Results[i] = &catalogv1.TopicResult{Topic: r.Topic, Mapping: r.Mapping, ErrorCode: int32(r.Code), ErrorMessage: r.Message}
+		if r.Code != 0 {
 			failed++
 			s.log.DebugContext(ctx, "topic not resolved", "topic", r.Topic, "error_code", r.Code, "reason", r.Message)
 		}
@@ -150,7 +151,7 @@ func (s *Server) Metadata(ctx context.Context, req *catalogv1.MetadataRequest) (
 }
 
 func topicMetadata(r catalog.Result, live []brokers.Broker) *catalogv1.TopicMetadata {
-	tm := &catalogv1.TopicMetadata{Topic: r.Topic, ErrorCode: r.Code, ErrorMessage: r.Message}
+	tm := &catalogv1.TopicMetadata{Topic: r.Topic, ErrorCode: int32(r.Code), ErrorMessage: r.Message}
 	if r.Mapping == nil {
 		return tm
 	}
@@ -158,7 +159,7 @@ func topicMetadata(r catalog.Result, live []brokers.Broker) *catalogv1.TopicMeta
 	if len(live) == 0 {
 		// Without a broker no partition has a leader; the code is
 		// retriable, clients ask again once a frontdoor registered.
-		tm.ErrorCode = catalog.CodeLeaderNotAvailable
+		tm.ErrorCode = int32(kerr.LeaderNotAvailable.Code)
 		tm.ErrorMessage = "no live frontdoor broker has registered"
 		return tm
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/ferrygw/ferry/catalogsvc/internal/brokers"
 	"github.com/ferrygw/ferry/catalogsvc/internal/catalog"
 	catalogv1 "github.com/ferrygw/ferry/services/api/gen/ferry/catalog/v1"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 )
@@ -28,11 +29,11 @@ func (s *stubTopics) Resolve(_ context.Context, names []string, _ ...int64) []ca
 		out[i].Topic = n
 		switch m, ok := s.topics[n]; {
 		case s.topics == nil:
-			out[i].Code, out[i].Message = catalog.CodeLeaderNotAvailable, "not loaded"
+			out[i].Code, out[i].Message = kerr.LeaderNotAvailable.Code, "not loaded"
 		case ok:
 			out[i].Mapping = m
 		default:
-			out[i].Code, out[i].Message = catalog.CodeUnknownTopicOrPartition, "unknown"
+			out[i].Code, out[i].Message = kerr.UnknownTopicOrPartition.Code, "unknown"
 		}
 	}
 	return out
@@ -71,7 +72,7 @@ func TestResolveTopics(t *testing.T) {
 	}
 	r := resp.GetResults()
 	if len(r) != 2 || r[0].GetMapping().GetTopic() != "b.three" || r[0].GetErrorCode() != 0 ||
-		r[1].GetMapping() != nil || r[1].GetErrorCode() != 3 || r[1].GetErrorMessage() != "unknown" {
+		r[1].GetMapping() != nil || r[1].GetErrorCode() != int32(kerr.UnknownTopicOrPartition.Code) || r[1].GetErrorMessage() != "unknown" {
 		t.Errorf("results = %v", r)
 	}
 
@@ -169,7 +170,7 @@ func TestMetadata(t *testing.T) {
 		t.Fatal(err)
 	}
 	if tp := resp.GetTopics(); len(tp) != 2 || tp[0].GetErrorCode() != 0 || len(tp[0].GetPartitions()) != 1 ||
-		tp[1].GetErrorCode() != 3 || len(tp[1].GetPartitions()) != 0 {
+		tp[1].GetErrorCode() != int32(kerr.UnknownTopicOrPartition.Code) || len(tp[1].GetPartitions()) != 0 {
 		t.Errorf("named topics = %v", tp)
 	}
 
@@ -209,7 +210,7 @@ func TestMetadataErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if tm := resp.GetTopics()[0]; tm.GetErrorCode() != 5 || len(tm.GetPartitions()) != 0 || resp.GetControllerId() != -1 {
+	if tm := resp.GetTopics()[0]; tm.GetErrorCode() != int32(kerr.LeaderNotAvailable.Code) || len(tm.GetPartitions()) != 0 || resp.GetControllerId() != -1 {
 		t.Errorf("no brokers: %v", resp)
 	}
 	if _, err := s.Metadata(ctx, &catalogv1.MetadataRequest{Self: &catalogv1.Broker{NodeId: 1}}); status.Code(err) != codes.InvalidArgument {
@@ -221,7 +222,7 @@ func TestMetadataErrors(t *testing.T) {
 		t.Errorf("all topics, not loaded: %v", err)
 	}
 	resp, err = notLoaded.Metadata(ctx, &catalogv1.MetadataRequest{Topics: []string{"a.one"}, Self: self})
-	if err != nil || resp.GetTopics()[0].GetErrorCode() != 5 {
+	if err != nil || resp.GetTopics()[0].GetErrorCode() != int32(kerr.LeaderNotAvailable.Code) {
 		t.Errorf("named topic, not loaded: %v, %v", resp, err)
 	}
 	if _, err := s.Metadata(ctx, &catalogv1.MetadataRequest{Topics: make([]string, MaxTopicsPerRequest+1)}); status.Code(err) != codes.InvalidArgument {

@@ -19,6 +19,7 @@ import (
 	catalogv1 "github.com/ferrygw/ferry/services/api/gen/ferry/catalog/v1"
 	"github.com/ferrygw/ferry/services/fluss"
 	"github.com/ferrygw/ferry/services/testenv"
+	"github.com/twmb/franz-go/pkg/kerr"
 )
 
 // realCatalog starts a catalog over the real Fluss client.
@@ -164,15 +165,15 @@ func TestIntegrationTablesListedExactly(t *testing.T) {
 
 	results := c.Resolve(ctx, []string{db + ".hidden", db + ".pk", db + ".parted", db + ".keyed", db + ".lines", db + ".absent"})
 	wantRes := []struct {
-		code int32
+		code int16
 		msg  string
 	}{
-		{catalog.CodeUnknownTopicOrPartition, "kafka.enabled=true"},
-		{catalog.CodeInvalidTopic, "primary-key tables are not supported"},
-		{catalog.CodeInvalidTopic, "partitioned tables are not supported"},
-		{catalog.CodeInvalidTopic, "bucket keys are not supported"},
-		{catalog.CodeUnknownTopicOrPartition, "does not exist"}, // renamed by kafka.topic
-		{catalog.CodeUnknownTopicOrPartition, "does not exist"},
+		{kerr.UnknownTopicOrPartition.Code, "kafka.enabled=true"},
+		{kerr.InvalidTopicException.Code, "primary-key tables are not supported"},
+		{kerr.InvalidTopicException.Code, "partitioned tables are not supported"},
+		{kerr.InvalidTopicException.Code, "bucket keys are not supported"},
+		{kerr.UnknownTopicOrPartition.Code, "does not exist"}, // renamed by kafka.topic
+		{kerr.UnknownTopicOrPartition.Code, "does not exist"},
 	}
 	for i, w := range wantRes {
 		if r := results[i]; r.Code != w.code || !strings.Contains(r.Message, w.msg) {
@@ -197,7 +198,7 @@ func TestIntegrationLateAndDroppedTables(t *testing.T) {
 	// Created after start: found by the first lookup, which refreshes.
 	first := f.NewTable(t, spec("first"))
 	r := c.Resolve(ctx, []string{db + ".first"})[0]
-	if r.Code != catalog.CodeNone || r.Mapping.TableId != first.TableID {
+	if r.Code != 0 || r.Mapping.TableId != first.TableID {
 		t.Fatalf("first lookup of a new table: %+v", r)
 	}
 
@@ -222,14 +223,14 @@ func TestIntegrationLateAndDroppedTables(t *testing.T) {
 		_, ok := c.Snapshot().Lookup(db + ".first")
 		return !ok
 	})
-	if r := c.Resolve(ctx, []string{db + ".first"})[0]; r.Code != catalog.CodeUnknownTopicOrPartition {
+	if r := c.Resolve(ctx, []string{db + ".first"})[0]; r.Code != kerr.UnknownTopicOrPartition.Code {
 		t.Errorf("dropped table: %+v", r)
 	}
 
 	// Recreated under the same name: a new table id, so a new topic id.
 	again := f.NewTable(t, spec("first"))
 	r2 := c.Resolve(ctx, []string{db + ".first"})[0]
-	if r2.Code != catalog.CodeNone || r2.Mapping.TableId != again.TableID || string(r2.Mapping.TopicId) == string(r.Mapping.TopicId) {
+	if r2.Code != 0 || r2.Mapping.TableId != again.TableID || string(r2.Mapping.TopicId) == string(r.Mapping.TopicId) {
 		t.Errorf("recreated table: %+v (before: table %d)", r2, r.Mapping.TableId)
 	}
 }
@@ -246,7 +247,7 @@ func TestIntegrationAllDatabases(t *testing.T) {
 	if err := c.Refresh(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if r := c.Resolve(ctx, []string{db + ".t"})[0]; r.Code != catalog.CodeNone {
+	if r := c.Resolve(ctx, []string{db + ".t"})[0]; r.Code != 0 {
 		t.Errorf("%+v", r)
 	}
 }
@@ -266,7 +267,7 @@ func TestIntegrationFlussUnreachable(t *testing.T) {
 	ctx := ctxFor(t, 30*time.Second)
 	for range 3 {
 		r := c.Resolve(ctx, []string{"shop.orders"})[0]
-		if r.Code != catalog.CodeLeaderNotAvailable || !strings.Contains(r.Message, addr) {
+		if r.Code != kerr.LeaderNotAvailable.Code || !strings.Contains(r.Message, addr) {
 			t.Fatalf("unreachable Fluss: %+v, want LEADER_NOT_AVAILABLE naming %s", r, addr)
 		}
 		time.Sleep(60 * time.Millisecond) // let the loop fail a few times too
@@ -355,7 +356,7 @@ func TestIntegrationFlussGoesAwayKeepsLastState(t *testing.T) {
 	if err := c.Refresh(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if r := c.Resolve(ctx, []string{db + ".t"})[0]; r.Code != catalog.CodeNone {
+	if r := c.Resolve(ctx, []string{db + ".t"})[0]; r.Code != 0 {
 		t.Fatalf("before the outage: %+v", r)
 	}
 
@@ -366,7 +367,7 @@ func TestIntegrationFlussGoesAwayKeepsLastState(t *testing.T) {
 	// The last good state is served; unknown names are unknown, not
 	// "not loaded".
 	r := c.Resolve(ctx, []string{db + ".t", db + ".other"})
-	if r[0].Code != catalog.CodeNone || r[1].Code != catalog.CodeUnknownTopicOrPartition {
+	if r[0].Code != 0 || r[1].Code != kerr.UnknownTopicOrPartition.Code {
 		t.Errorf("during the outage: %+v", r)
 	}
 	if topics, err := c.Topics(ctx); err != nil || len(topics) != 1 {

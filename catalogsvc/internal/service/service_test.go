@@ -14,6 +14,7 @@ import (
 	catalogv1 "github.com/ferrygw/ferry/services/api/gen/ferry/catalog/v1"
 	"github.com/ferrygw/ferry/services/runtime"
 	"github.com/ferrygw/ferry/services/testenv"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
@@ -148,7 +149,7 @@ func TestIntegrationServiceOverGRPC(t *testing.T) {
 	}
 	got := res.GetResults()
 	if got[0].GetErrorCode() != 0 || got[0].GetMapping().GetTableId() != info.TableID || got[0].GetMapping().GetPartitionCount() != 4 ||
-		got[0].GetMapping().GetMapping().GetValueColumn() != "payload" || got[1].GetErrorCode() != 3 {
+		got[0].GetMapping().GetMapping().GetValueColumn() != "payload" || got[1].GetErrorCode() != int32(kerr.UnknownTopicOrPartition.Code) {
 		t.Fatalf("ResolveTopics = %v", got)
 	}
 

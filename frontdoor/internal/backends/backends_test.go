@@ -13,6 +13,7 @@ import (
 	"github.com/ferrygw/ferry/frontdoor/internal/streampool"
 	appendv1 "github.com/ferrygw/ferry/services/api/gen/ferry/append/v1"
 	catalogv1 "github.com/ferrygw/ferry/services/api/gen/ferry/catalog/v1"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 )
@@ -66,7 +67,7 @@ func TestCatalogCachesByTTL(t *testing.T) {
 	ctx := context.Background()
 
 	got, err := c.Resolve(ctx, []string{"a", "missing"})
-	if err != nil || got["a"].Mapping == nil || got["missing"].ErrorCode != 3 {
+	if err != nil || got["a"].Mapping == nil || got["missing"].ErrorCode != kerr.UnknownTopicOrPartition.Code {
 		t.Fatalf("resolve: %+v %v", got, err)
 	}
 	if _, err := c.Resolve(ctx, []string{"a", "missing"}); err != nil || fake.Resolves.Load() != 1 {

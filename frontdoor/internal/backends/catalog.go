@@ -9,6 +9,7 @@ import (
 	"time"
 
 	catalogv1 "github.com/ferrygw/ferry/services/api/gen/ferry/catalog/v1"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"google.golang.org/grpc"
 )
 
@@ -217,7 +218,7 @@ func (c *Catalog) fetch(ctx context.Context, names []string) (map[string]Topic, 
 		if t.Mapping == nil {
 			ttl = c.cfg.NegativeTTL
 			if t.ErrorCode == 0 {
-				t.ErrorCode = 3 // UNKNOWN_TOPIC_OR_PARTITION: no mapping and no reason
+				t.ErrorCode = kerr.UnknownTopicOrPartition.Code // no mapping and no reason
 			}
 		}
 		if id, ok := c.stale[r.GetTopic()]; ok {
@@ -235,7 +236,7 @@ func (c *Catalog) fetch(ctx context.Context, names []string) (map[string]Topic, 
 	for _, n := range names {
 		if _, ok := got[n]; !ok {
 			// catalogsvc left it out: treat as unknown for a short time.
-			t := Topic{ErrorCode: 3, ErrorMsg: "catalog returned no result for topic"}
+			t := Topic{ErrorCode: kerr.UnknownTopicOrPartition.Code, ErrorMsg: "catalog returned no result for topic"}
 			c.cache[n] = cacheEntry{topic: t, expires: now.Add(c.cfg.NegativeTTL)}
 			got[n] = t
 		}

@@ -9,8 +9,8 @@ package fakebackends
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
-	"hash/crc32"
 	"math/rand/v2"
 	"sync"
 	"sync/atomic"
@@ -19,6 +19,7 @@ import (
 	appendv1 "github.com/ferrygw/ferry/services/api/gen/ferry/append/v1"
 	catalogv1 "github.com/ferrygw/ferry/services/api/gen/ferry/catalog/v1"
 	transcodev1 "github.com/ferrygw/ferry/services/api/gen/ferry/transcode/v1"
+	"github.com/ferrygw/ferry/services/recordbatch"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"google.golang.org/grpc"
@@ -91,7 +92,7 @@ func (f *Catalog) ResolveTopics(_ context.Context, r *catalogv1.ResolveTopicsReq
 		if m := f.topics[n]; m != nil {
 			resp.Results = append(resp.Results, &catalogv1.TopicResult{Topic: n, Mapping: m})
 		} else {
-			resp.Results = append(resp.Results, &catalogv1.TopicResult{Topic: n, ErrorCode: 3, ErrorMessage: "no table " + n})
+			resp.Results = append(resp.Results, &catalogv1.TopicResult{Topic: n, ErrorCode: int32(kerr.UnknownTopicOrPartition.Code), ErrorMessage: "no table " + n})
 		}
 	}
 	return resp, nil
@@ -128,7 +129,7 @@ func (f *Catalog) Metadata(_ context.Context, r *catalogv1.MetadataRequest) (*ca
 		if m := f.topics[n]; m != nil {
 			add(m)
 		} else {
-			resp.Topics = append(resp.Topics, &catalogv1.TopicMetadata{Topic: n, ErrorCode: 3})
+			resp.Topics = append(resp.Topics, &catalogv1.TopicMetadata{Topic: n, ErrorCode: int32(kerr.UnknownTopicOrPartition.Code)})
 		}
 	}
 	return resp, nil
@@ -192,7 +193,7 @@ func (f *Transcoder) Transcode(stream grpc.BidiStreamingServer[transcodev1.Trans
 			resp := &transcodev1.TranscodeResponse{JobId: req.JobId}
 			if m == nil {
 				f.MissingMap.Add(1)
-				resp.Result = &transcodev1.TranscodeResponse_Failure{Failure: &transcodev1.TranscodeFailure{ErrorCode: 2, ErrorMessage: "mapping not sent on this stream"}}
+				resp.Result = &transcodev1.TranscodeResponse_Failure{Failure: &transcodev1.TranscodeFailure{ErrorCode: int32(kerr.CorruptMessage.Code), ErrorMessage: "mapping not sent on this stream"}}
 			} else {
 				f.convert(resp, req.RecordBatch)
 			}
@@ -203,19 +204,27 @@ func (f *Transcoder) Transcode(stream grpc.BidiStreamingServer[transcodev1.Trans
 	}
 }
 
-var castagnoli = crc32.MakeTable(crc32.Castagnoli)
-
 func (f *Transcoder) convert(resp *transcodev1.TranscodeResponse, b []byte) {
 	fail := func(code int16, msg string, recs ...*transcodev1.RecordError) {
 		resp.Result = &transcodev1.TranscodeResponse_Failure{Failure: &transcodev1.TranscodeFailure{ErrorCode: int32(code), ErrorMessage: msg, RecordErrors: recs}}
 	}
+	// The header checks transcodesvc makes, with the same codes.
+	h, err := recordbatch.ParseHeader(b)
+	if err == nil {
+		err = h.VerifyCRC(b)
+	}
+	if err != nil {
+		var bad *recordbatch.Error
+		if errors.As(err, &bad) {
+			fail(bad.Code, bad.Msg)
+		} else {
+			fail(kerr.CorruptMessage.Code, err.Error())
+		}
+		return
+	}
 	var rb kmsg.RecordBatch
 	if err := rb.ReadFrom(b); err != nil {
 		fail(kerr.CorruptMessage.Code, err.Error())
-		return
-	}
-	if crc32.Checksum(b[21:], castagnoli) != uint32(rb.CRC) {
-		fail(kerr.CorruptMessage.Code, "crc mismatch")
 		return
 	}
 	codec := rb.Attributes & 7
@@ -342,8 +351,9 @@ func (f *Appender) checkWriterLocked(req *appendv1.AppendRequest) (dupBase int64
 		}
 	}
 	if req.BatchSequence != w.last+1 {
-		return -1, &appendv1.AppendResponse{JobId: req.JobId, BaseOffset: -1, ErrorCode: 31,
-			ErrorMessage: fmt.Sprintf("out of order batch sequence for writer %d: %d (incoming), %d (current)", req.WriterId, req.BatchSequence, w.last)}
+		// Fluss refuses a gap before appending: certainly not stored.
+		return -1, &appendv1.AppendResponse{JobId: req.JobId, BaseOffset: -1, KafkaErrorCode: int32(kerr.OutOfOrderSequenceNumber.Code),
+			ErrorMessage: fmt.Sprintf("OUT_OF_ORDER_SEQUENCE_EXCEPTION: out of order batch sequence for writer %d: %d (incoming), %d (current)", req.WriterId, req.BatchSequence, w.last)}
 	}
 	return -1, nil
 }
@@ -426,8 +436,8 @@ func (f *Appender) Append(stream grpc.BidiStreamingServer[appendv1.AppendRequest
 		f.Mu.Unlock()
 		resp := &appendv1.AppendResponse{JobId: req.JobId, BaseOffset: base}
 		if lose != nil && lose(req) {
-			resp = &appendv1.AppendResponse{JobId: req.JobId, BaseOffset: -1, ErrorCode: 25, Retriable: true,
-				ErrorMessage: "fake: stored, but the acknowledgement was lost"}
+			resp = &appendv1.AppendResponse{JobId: req.JobId, BaseOffset: -1, KafkaErrorCode: int32(kerr.RequestTimedOut.Code),
+				Retriable: true, PossiblyStored: true, ErrorMessage: "fake REQUEST_TIME_OUT: stored, but the acknowledgement was lost"}
 		}
 		if err := stream.Send(resp); err != nil {
 			return err

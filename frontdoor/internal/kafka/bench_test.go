@@ -112,3 +112,21 @@ func BenchmarkDedupeProduce(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkCheckBatch is the per-partition header check on the produce
+// path: frame checks and producer fields of an idempotent 100-record batch.
+func BenchmarkCheckBatch(b *testing.B) {
+	vals := make([]string, 100)
+	for i := range vals {
+		vals[i] = "value"
+	}
+	batch := idemBatch(7, 0, 1, vals...)
+	b.SetBytes(int64(len(batch)))
+	b.ReportAllocs()
+	for b.Loop() {
+		h, bad := checkBatch(batch, 1<<20)
+		if bad != nil || producerOf(&h).lastSeq != 100 {
+			b.Fatal(bad)
+		}
+	}
+}

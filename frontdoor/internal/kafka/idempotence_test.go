@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ferrygw/ferry/services/recordbatch"
 	"github.com/twmb/franz-go/pkg/kerr"
 )
 
@@ -256,7 +257,11 @@ func TestProducerStatesSequenceWraps(t *testing.T) {
 	st := ps.producers[1].parts[k]
 	st.nextKafka, st.nextFluss = math.MaxInt32-1, math.MaxInt32
 	ps.mu.Unlock()
-	b := producerOf(idemBatch(1, 0, math.MaxInt32-1, "a", "b", "c"))
+	h, err := recordbatch.ParseHeader(idemBatch(1, 0, math.MaxInt32-1, "a", "b", "c"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := producerOf(&h)
 	// MaxInt32-1, MaxInt32, 0.
 	if b.lastSeq != 0 {
 		t.Fatalf("last sequence %d, want 0 (wrapped)", b.lastSeq)

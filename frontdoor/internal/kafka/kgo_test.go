@@ -202,7 +202,9 @@ func TestKgoProduceErrors(t *testing.T) {
 		h.ap.Mu.Lock()
 		h.ap.Fail = func(r *appendv1.AppendRequest) *appendv1.AppendResponse {
 			var resp *appendv1.AppendResponse
-			once.Do(func() { resp = &appendv1.AppendResponse{ErrorCode: 12, ErrorMessage: "not leader", Retriable: true} })
+			once.Do(func() {
+				resp = &appendv1.AppendResponse{KafkaErrorCode: int32(kerr.NotLeaderForPartition.Code), ErrorMessage: "not leader", Retriable: true, PossiblyStored: true}
+			})
 			return resp
 		}
 		h.ap.Mu.Unlock()

@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/ferrygw/ferry/services/recordbatch"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.opentelemetry.io/otel/attribute"
@@ -29,9 +30,6 @@ const (
 // errNotAuthenticated is the result of a request refused before SASL
 // authentication; the connection is closed for it.
 var errNotAuthenticated = errors.New("request before SASL authentication")
-
-// batchNumRecordsOffset is the record count in a v2 batch header.
-const batchNumRecordsOffset = 57
 
 // serverMetrics are the frontdoor's instruments. A nil *serverMetrics
 // records nothing, so handlers built without a server stay usable.
@@ -151,8 +149,8 @@ func (m *serverMetrics) produced(ctx context.Context, req *kmsg.ProduceRequest, 
 			}
 			b := rt.Partitions[j].Records
 			bytes += int64(len(b))
-			if len(b) >= batchRecordsOffset {
-				records += int64(int32(binary.BigEndian.Uint32(b[batchNumRecordsOffset:])))
+			if len(b) >= recordbatch.HeaderSize {
+				records += int64(int32(binary.BigEndian.Uint32(b[recordbatch.OffsetRecordCount:])))
 			}
 		}
 		if bytes > 0 {

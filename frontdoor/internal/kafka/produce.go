@@ -11,6 +11,7 @@ import (
 
 	"github.com/ferrygw/ferry/frontdoor/internal/backends"
 	appendv1 "github.com/ferrygw/ferry/services/api/gen/ferry/append/v1"
+	"github.com/ferrygw/ferry/services/recordbatch"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.opentelemetry.io/otel/attribute"
@@ -52,7 +53,7 @@ func DefaultProduceConfig() ProduceConfig {
 // Validate names the first bad field.
 func (c ProduceConfig) Validate() error {
 	switch {
-	case c.MaxMessageBytes < batchRecordsOffset:
+	case c.MaxMessageBytes < recordbatch.HeaderSize:
 		return fmt.Errorf("produce config: MaxMessageBytes %d is below one batch header", c.MaxMessageBytes)
 	case c.DefaultTimeout <= 0:
 		return fmt.Errorf("produce config: DefaultTimeout %s must be positive", c.DefaultTimeout)
@@ -252,11 +253,12 @@ func (p *producer) producePartition(ctx context.Context, w *partWork, t backends
 			fmt.Sprintf("partition %d out of range: topic %s has %d partitions", out.Partition, w.topic, m.GetPartitionCount()))
 		return
 	}
-	if bp := checkBatch(w.records, p.cfg.MaxMessageBytes); bp != nil {
-		setErr(out, bp.code, bp.msg)
+	h, bad := checkBatch(w.records, p.cfg.MaxMessageBytes)
+	if bad != nil {
+		setErr(out, bad.Code, bad.Msg)
 		return
 	}
-	id := producerOf(w.records)
+	id := producerOf(&h)
 	if id.producerID >= 0 && p.idem == nil {
 		setErr(out, kerr.ClusterAuthorizationFailed.Code,
 			fmt.Sprintf("idempotent produce (producer id %d) is disabled in this ferry; disable idempotence in the producer", id.producerID))
@@ -293,6 +295,7 @@ func (p *producer) producePartition(ctx context.Context, w *partWork, t backends
 	}
 	writerID, batchSeq := int64(-1), int32(-1)
 	var entry *seqEntry
+	resend := false
 	if id.producerID >= 0 {
 		// Sequence rules are applied here, in the partition's order.
 		v := p.idem.admit(ctx, partitionKey{w.topic, out.Partition}, tableRef{m.GetTableId(), m.GetDatabase(), m.GetTable()}, id)
@@ -315,7 +318,7 @@ func (p *producer) producePartition(ctx context.Context, w *partWork, t backends
 			out.BaseOffset = v.baseOffset
 			return
 		}
-		writerID, batchSeq, entry = v.writer, v.flussSeq, v.entry
+		writerID, batchSeq, entry, resend = v.writer, v.flussSeq, v.entry, v.resend
 		span.SetAttributes(attribute.Int64("fluss.writer_id", writerID), attribute.Int("fluss.batch_sequence", int(batchSeq)),
 			attribute.Bool("ferry.resend", v.resend))
 	}
@@ -345,31 +348,47 @@ func (p *producer) producePartition(ctx context.Context, w *partWork, t backends
 		setErr(out, kerr.RequestTimedOut.Code, "append did not finish in time: "+err.Error())
 		return
 	}
-	if code := ar.GetErrorCode(); code != 0 {
-		if code == flussTableNotExist {
+	if kcode := int16(ar.GetKafkaErrorCode()); kcode != 0 || ar.GetErrorCode() != 0 {
+		if ar.GetTableNotExist() {
 			// Dropped, perhaps recreated: the next batch asks catalogsvc
 			// for the table behind the topic now.
 			p.catalog.MarkStale(w.topic, m.GetTableId())
 		}
-		kcode := kafkaCodeForFluss(code, ar.GetRetriable())
-		if entry != nil {
-			if flussNeverStored(code) {
-				p.idem.finish(entry, outcomeRejected, -1)
-			} else {
-				p.idem.finish(entry, outcomeUnknown, -1)
-				// The batch may be stored: the client must retry it (the
-				// retry is resent with the same Fluss sequence and Fluss
-				// settles it) rather than fail it and move on.
-				kcode = retriableKafkaCode(kcode)
+		possiblyStored := ar.GetPossiblyStored()
+		if kcode == 0 {
+			// An appendsvc older than this frontdoor sends only the Fluss
+			// code, which says nothing about whether the batch is stored.
+			kcode, possiblyStored = kerr.UnknownServerError.Code, true
+			if entry != nil {
+				kcode = kerr.RequestTimedOut.Code
 			}
 		}
-		setErr(out, kcode, fmt.Sprintf("fluss error %d: %s", code, ar.GetErrorMessage()))
+		if entry != nil {
+			p.idem.finish(entry, failedOutcome(possiblyStored, ar.GetRetriable(), resend), -1)
+		}
+		msg := ar.GetErrorMessage()
+		if fc := ar.GetErrorCode(); fc != 0 {
+			msg = fmt.Sprintf("fluss error %d: %s", fc, msg)
+		}
+		setErr(out, kcode, msg)
 		return
 	}
 	if entry != nil {
 		p.idem.finish(entry, outcomeStored, ar.GetBaseOffset())
 	}
 	out.BaseOffset = ar.GetBaseOffset()
+}
+
+// failedOutcome is what a failed append means for an idempotent batch. A
+// resend follows an attempt whose outcome was unknown, so a transient
+// refusal of the resend does not prove that attempt stored nothing; a
+// definite refusal (a sequence gap, a corrupt batch) does, as Fluss would
+// have answered a stored copy's resend as its duplicate.
+func failedOutcome(possiblyStored, retriable, resend bool) outcome {
+	if possiblyStored || (resend && retriable) {
+		return outcomeUnknown
+	}
+	return outcomeRejected
 }
 
 func setErr(op *kmsg.ProduceResponseTopicPartition, code int16, msg string) {

@@ -2,14 +2,17 @@ package kafka
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	appendv1 "github.com/ferrygw/ferry/services/api/gen/ferry/append/v1"
+	"github.com/ferrygw/ferry/services/recordbatch"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"google.golang.org/protobuf/proto"
 )
 
 func TestProducePartitionErrors(t *testing.T) {
@@ -35,7 +38,7 @@ func TestProducePartitionErrors(t *testing.T) {
 		{"two batches", func() *kmsg.ProduceRequest {
 			return produceReq(9, -1, "orders", 0, append(batchOf(t, "a"), batchOf(t, "b")...))
 		}, kerr.InvalidRecord.Code, "exactly one"},
-		{"batch truncated", func() *kmsg.ProduceRequest { return produceReq(9, -1, "orders", 0, good[:len(good)-3]) }, kerr.CorruptMessage.Code, "does not fit"},
+		{"batch truncated", func() *kmsg.ProduceRequest { return produceReq(9, -1, "orders", 0, good[:len(good)-3]) }, kerr.CorruptMessage.Code, "truncated"},
 		{"shorter than header", func() *kmsg.ProduceRequest { return produceReq(9, -1, "orders", 0, good[:40]) }, kerr.CorruptMessage.Code, "shorter"},
 		{"magic 1", func() *kmsg.ProduceRequest {
 			b := append([]byte(nil), good...)
@@ -46,7 +49,7 @@ func TestProducePartitionErrors(t *testing.T) {
 			b := append([]byte(nil), good...)
 			b[len(b)-1] ^= 0xff
 			return produceReq(9, -1, "orders", 0, b)
-		}, kerr.CorruptMessage.Code, "crc"},
+		}, kerr.CorruptMessage.Code, "CRC mismatch"},
 		{"too large", func() *kmsg.ProduceRequest {
 			return produceReq(9, -1, "orders", 0, batchOf(t, strings.Repeat("x", 5000)))
 		}, kerr.MessageTooLarge.Code, "exceeds"},
@@ -57,10 +60,10 @@ func TestProducePartitionErrors(t *testing.T) {
 			return produceReq(9, -1, "orders", 0, idemBatch(42, 0, -1, "x"))
 		}, kerr.InvalidRecord.Code, "sequence"},
 		{"transactional batch", func() *kmsg.ProduceRequest {
-			return produceReq(9, -1, "orders", 0, batchWith([]string{"x"}, -1, attrTransactional))
+			return produceReq(9, -1, "orders", 0, batchWith([]string{"x"}, -1, recordbatch.AttrTransactional))
 		}, kerr.TransactionalIDAuthorizationFailed.Code, "transactional"},
 		{"control batch", func() *kmsg.ProduceRequest {
-			return produceReq(9, -1, "orders", 0, batchWith([]string{"x"}, -1, attrControl))
+			return produceReq(9, -1, "orders", 0, batchWith([]string{"x"}, -1, recordbatch.AttrControl))
 		}, kerr.InvalidRecord.Code, "control"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -108,36 +111,111 @@ func TestProduceRecordErrorsByVersion(t *testing.T) {
 	}
 }
 
-func TestProduceMapsFlussErrors(t *testing.T) {
+// TestProduceAnswersAppendsvcKafkaCode: frontdoor answers the Kafka code
+// appendsvc chose, and asks catalogsvc again for a table appendsvc found
+// gone. An appendsvc that sends only a Fluss code gets a code no client
+// mistakes for success.
+func TestProduceAnswersAppendsvcKafkaCode(t *testing.T) {
 	h := newHarness(t, harnessOpts{})
 	for _, tc := range []struct {
-		fluss     int32
-		retriable bool
-		want      int16
+		name   string
+		answer *appendv1.AppendResponse
+		want   *kerr.Error
+		stale  bool
 	}{
-		{12, true, kerr.NotLeaderForPartition.Code},
-		{24, true, kerr.NotLeaderForPartition.Code},
-		{25, true, kerr.RequestTimedOut.Code},
-		{13, false, kerr.MessageTooLarge.Code},
-		{21, false, kerr.UnknownTopicOrPartition.Code},
-		{7, false, kerr.UnknownTopicOrPartition.Code},
-		{14, false, kerr.CorruptMessage.Code},
-		{29, true, kerr.NotEnoughReplicas.Code},
-		{44, true, kerr.LeaderNotAvailable.Code},
-		{10, false, kerr.KafkaStorageError.Code},
-		{48, false, kerr.TopicAuthorizationFailed.Code},
-		{999, true, kerr.RequestTimedOut.Code},
-		{999, false, kerr.UnknownServerError.Code},
+		{"not leader", &appendv1.AppendResponse{KafkaErrorCode: int32(kerr.NotLeaderForPartition.Code), Retriable: true, PossiblyStored: true},
+			kerr.NotLeaderForPartition, false},
+		{"too large", &appendv1.AppendResponse{KafkaErrorCode: int32(kerr.MessageTooLarge.Code)}, kerr.MessageTooLarge, false},
+		{"table gone", &appendv1.AppendResponse{KafkaErrorCode: int32(kerr.UnknownTopicOrPartition.Code), TableNotExist: true},
+			kerr.UnknownTopicOrPartition, true},
+		{"older appendsvc", &appendv1.AppendResponse{ErrorCode: 12, Retriable: true}, kerr.UnknownServerError, false},
 	} {
 		h.ap.Mu.Lock()
 		h.ap.Fail = func(*appendv1.AppendRequest) *appendv1.AppendResponse {
-			return &appendv1.AppendResponse{ErrorCode: tc.fluss, ErrorMessage: "scripted", Retriable: tc.retriable}
+			a := proto.Clone(tc.answer).(*appendv1.AppendResponse)
+			a.ErrorMessage = "scripted " + tc.name
+			return a
 		}
 		h.ap.Mu.Unlock()
 		c := dialRaw(t, h.addr)
 		p := c.roundTrip(produceReq(12, -1, "events", 0, batchOf(t, "x"))).(*kmsg.ProduceResponse).Topics[0].Partitions[0]
-		if p.ErrorCode != tc.want {
-			t.Errorf("fluss %d (retriable %v): kafka %v, want %v", tc.fluss, tc.retriable, kerr.ErrorForCode(p.ErrorCode), kerr.ErrorForCode(tc.want))
+		if p.ErrorCode != tc.want.Code || p.ErrorMessage == nil || !strings.Contains(*p.ErrorMessage, "scripted "+tc.name) || p.BaseOffset != -1 {
+			t.Errorf("%s: kafka %v at %d (message %v), want %v naming the append error", tc.name, kerr.ErrorForCode(p.ErrorCode), p.BaseOffset, p.ErrorMessage, tc.want)
+		}
+		if tc.stale {
+			// The next batch for the topic resolves it again, naming the stale id.
+			h.ap.Mu.Lock()
+			h.ap.Fail = nil
+			h.ap.Mu.Unlock()
+			c.roundTrip(produceReq(12, -1, "events", 0, batchOf(t, "y")))
+			h.cat.Mu.Lock()
+			stale := slices.Clone(h.cat.LastStale)
+			h.cat.Mu.Unlock()
+			if len(stale) != 1 || stale[0] != 200 {
+				t.Errorf("%s: next resolve names stale tables %v, want [200]", tc.name, stale)
+			}
+		}
+	}
+}
+
+// TestIdempotentProduceRefusedNotStored: when appendsvc says a refused
+// idempotent batch was certainly not stored, its sequence is free again,
+// so the producer's next batch with that sequence is appended with the
+// same Fluss sequence (the fake appender checks the Fluss sequences).
+func TestIdempotentProduceRefusedNotStored(t *testing.T) {
+	h := newHarness(t, harnessOpts{})
+	c := dialRaw(t, h.addr)
+	ip := kmsg.NewPtrInitProducerIDRequest()
+	ip.Version = 4
+	pid := c.roundTrip(ip).(*kmsg.InitProducerIDResponse).ProducerID
+	h.ap.Mu.Lock()
+	h.ap.Fail = func(*appendv1.AppendRequest) *appendv1.AppendResponse {
+		return &appendv1.AppendResponse{KafkaErrorCode: int32(kerr.CorruptMessage.Code), ErrorMessage: "scripted refusal"}
+	}
+	h.ap.Mu.Unlock()
+	p := c.roundTrip(produceReq(9, -1, "orders", 0, idemBatch(pid, 0, 0, "refused"))).(*kmsg.ProduceResponse).Topics[0].Partitions[0]
+	if p.ErrorCode != kerr.CorruptMessage.Code {
+		t.Fatalf("refused batch: %v, want CORRUPT_MESSAGE", kerr.ErrorForCode(p.ErrorCode))
+	}
+	h.ap.Mu.Lock()
+	h.ap.Fail = nil
+	h.ap.Mu.Unlock()
+	// The sequence went back to 0: frontdoor itself refuses 1 as a gap.
+	calls := h.ap.Calls.Load()
+	p = c.roundTrip(produceReq(9, -1, "orders", 0, idemBatch(pid, 0, 1, "gap"))).(*kmsg.ProduceResponse).Topics[0].Partitions[0]
+	if p.ErrorCode != kerr.OutOfOrderSequenceNumber.Code || h.ap.Calls.Load() != calls {
+		t.Fatalf("sequence 1 after the refusal: %v with %d appends, want OUT_OF_ORDER_SEQUENCE_NUMBER without any", kerr.ErrorForCode(p.ErrorCode), h.ap.Calls.Load()-calls)
+	}
+	for seq, v := range []string{"a", "b"} {
+		p = c.roundTrip(produceReq(9, -1, "orders", 0, idemBatch(pid, 0, int32(seq), v))).(*kmsg.ProduceResponse).Topics[0].Partitions[0]
+		if p.ErrorCode != 0 || p.BaseOffset != int64(seq) {
+			t.Fatalf("sequence %d after the refusal: %v at %d", seq, kerr.ErrorForCode(p.ErrorCode), p.BaseOffset)
+		}
+	}
+	if log := h.ap.Log(100, 0); strings.Join(log, "") != "ab" {
+		t.Fatalf("log %q, want ab", log)
+	}
+}
+
+// TestFailedOutcome: only a certain refusal frees an idempotent batch's
+// sequence; a transient refusal of a resend leaves the earlier attempt's
+// outcome open.
+func TestFailedOutcome(t *testing.T) {
+	for _, tc := range []struct {
+		possiblyStored, retriable, resend bool
+		want                              outcome
+	}{
+		{false, false, false, outcomeRejected},
+		{false, true, false, outcomeRejected},
+		{false, false, true, outcomeRejected},
+		{false, true, true, outcomeUnknown},
+		{true, false, false, outcomeUnknown},
+		{true, true, false, outcomeUnknown},
+		{true, false, true, outcomeUnknown},
+		{true, true, true, outcomeUnknown},
+	} {
+		if got := failedOutcome(tc.possiblyStored, tc.retriable, tc.resend); got != tc.want {
+			t.Errorf("possibly stored %v retriable %v resend %v: %d, want %d", tc.possiblyStored, tc.retriable, tc.resend, got, tc.want)
 		}
 	}
 }

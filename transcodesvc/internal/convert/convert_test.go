@@ -12,6 +12,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/twmb/franz-go/pkg/kerr"
 
 	catalogv1 "github.com/ferrygw/ferry/services/api/gen/ferry/catalog/v1"
 	"github.com/ferrygw/ferry/services/fluss/types"
@@ -268,7 +269,7 @@ func TestFailureThenSuccess(t *testing.T) {
 		nil,
 	))
 	var f *Failure
-	if !errors.As(err, &f) || f.Code != 87 {
+	if !errors.As(err, &f) || f.Code != kerr.InvalidRecord.Code {
 		t.Fatalf("got %v", err)
 	}
 	var idx []int

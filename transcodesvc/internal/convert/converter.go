@@ -9,6 +9,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/twmb/franz-go/pkg/kerr"
 
 	catalogv1 "github.com/ferrygw/ferry/services/api/gen/ferry/catalog/v1"
 	"github.com/ferrygw/ferry/services/fluss/types"
@@ -125,7 +126,7 @@ func (c *Converter) Convert(b *kafkabatch.Batch) (Output, error) {
 		}
 		// Builders are out of step after a failed record; the next Convert
 		// rebuilds them.
-		return Output{}, &Failure{Code: kafkabatch.CodeInvalidRecord, Message: msg, Records: errs}
+		return Output{}, &Failure{Code: kerr.InvalidRecord.Code, Message: msg, Records: errs}
 	}
 	rec := c.rb.NewRecordBatch()
 	defer rec.Release()

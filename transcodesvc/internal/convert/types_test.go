@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/twmb/franz-go/pkg/kerr"
 
 	catalogv1 "github.com/ferrygw/ferry/services/api/gen/ferry/catalog/v1"
 )
@@ -37,8 +38,8 @@ func runTypeCases(t *testing.T, cases []typeCase) {
 				if !errors.As(err, &f) {
 					t.Fatalf("want record error containing %q, got %v (out %d rows)", tc.err, err, out.Rows)
 				}
-				if f.Code != 87 || len(f.Records) != 1 || f.Records[0].BatchIndex != 0 || !strings.Contains(f.Records[0].Message, tc.err) {
-					t.Fatalf("want code 87 with one record error containing %q, got %d %+v", tc.err, f.Code, f.Records)
+				if f.Code != kerr.InvalidRecord.Code || len(f.Records) != 1 || f.Records[0].BatchIndex != 0 || !strings.Contains(f.Records[0].Message, tc.err) {
+					t.Fatalf("want INVALID_RECORD with one record error containing %q, got %d %+v", tc.err, f.Code, f.Records)
 				}
 				return
 			}

@@ -12,6 +12,9 @@ import (
 	"testing"
 
 	"github.com/golang/snappy"
+	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/ferrygw/ferry/services/recordbatch"
 )
 
 func loadFixtures(t testing.TB) (Manifest, map[string][]byte) {
@@ -119,7 +122,7 @@ func TestFixtures(t *testing.T) {
 // resum recomputes the CRC after a test changed covered bytes, so the test
 // reaches the check it targets rather than the CRC check.
 func resum(b []byte) []byte {
-	binary.BigEndian.PutUint32(b[offCRC:], crc32.Checksum(b[offAttributes:], castagnoli))
+	binary.BigEndian.PutUint32(b[recordbatch.OffsetCRC:], crc32.Checksum(b[recordbatch.OffsetAttributes:], crc32.MakeTable(crc32.Castagnoli)))
 	return b
 }
 
@@ -136,73 +139,80 @@ func TestDecodeRejects(t *testing.T) {
 		code int16
 		msg  string
 	}{
-		{"empty", nil, CodeCorruptMessage, "shorter than"},
-		{"header only prefix", plain[:40], CodeCorruptMessage, "shorter than"},
-		{"truncated", plain[:len(plain)-1], CodeCorruptMessage, "truncated"},
-		{"trailing byte", append(append([]byte(nil), plain...), 0), CodeInvalidRecord, "more than one record batch"},
-		{"two batches", append(append([]byte(nil), plain...), gz...), CodeInvalidRecord, "more than one record batch"},
+		{"empty", nil, kerr.InvalidRecord.Code, "got none"},
+		{"header only prefix", plain[:40], kerr.CorruptMessage.Code, "shorter than"},
+		{"truncated", plain[:len(plain)-1], kerr.CorruptMessage.Code, "truncated"},
+		{"trailing byte", append(append([]byte(nil), plain...), 0), kerr.InvalidRecord.Code, "more than one record batch"},
+		{"two batches", append(append([]byte(nil), plain...), gz...), kerr.InvalidRecord.Code, "more than one record batch"},
 		{"length too short", mutate(plain, func(b []byte) []byte {
-			binary.BigEndian.PutUint32(b[offBatchLength:], uint32(len(b)-offLeaderEpoch-10))
+			binary.BigEndian.PutUint32(b[recordbatch.OffsetBatchLength:], uint32(len(b)-recordbatch.OffsetLeaderEpoch-10))
 			return b
-		}), CodeCorruptMessage, "CRC does not match"},
-		{"length below header", mutate(plain, func(b []byte) []byte { binary.BigEndian.PutUint32(b[offBatchLength:], 3); return b }), CodeCorruptMessage, "shorter than the header"},
-		{"bad crc", mutate(plain, func(b []byte) []byte { b[len(b)-1] ^= 1; return b }), CodeCorruptMessage, "CRC mismatch"},
-		{"crc field flipped", mutate(plain, func(b []byte) []byte { b[offCRC] ^= 0x80; return b }), CodeCorruptMessage, "CRC mismatch"},
-		{"magic 1", mutate(plain, func(b []byte) []byte { b[offMagic] = 1; return b }), CodeInvalidRecord, "magic 1"},
-		{"control batch", mutate(plain, func(b []byte) []byte { b[offAttributes+1] |= attrControl; return resum(b) }), CodeInvalidRecord, "control"},
-		{"transactional", mutate(plain, func(b []byte) []byte { b[offAttributes+1] |= attrTransactional; return resum(b) }), CodeInvalidRecord, "transactional"},
-		{"codec 5", mutate(plain, func(b []byte) []byte { b[offAttributes+1] |= 5; return resum(b) }), CodeUnsupportedCompressionType, "codec 5"},
-		{"codec 7", mutate(plain, func(b []byte) []byte { b[offAttributes+1] |= 7; return resum(b) }), CodeUnsupportedCompressionType, "codec 7"},
+		}), kerr.CorruptMessage.Code, "CRC does not match"},
+		{"length below header", mutate(plain, func(b []byte) []byte { binary.BigEndian.PutUint32(b[recordbatch.OffsetBatchLength:], 3); return b }), kerr.CorruptMessage.Code, "shorter than the header"},
+		{"bad crc", mutate(plain, func(b []byte) []byte { b[len(b)-1] ^= 1; return b }), kerr.CorruptMessage.Code, "CRC mismatch"},
+		{"crc field flipped", mutate(plain, func(b []byte) []byte { b[recordbatch.OffsetCRC] ^= 0x80; return b }), kerr.CorruptMessage.Code, "CRC mismatch"},
+		{"magic 1", mutate(plain, func(b []byte) []byte { b[recordbatch.OffsetMagic] = 1; return b }), kerr.InvalidRecord.Code, "magic 1"},
+		{"control batch", mutate(plain, func(b []byte) []byte { b[recordbatch.OffsetAttributes+1] |= recordbatch.AttrControl; return resum(b) }), kerr.InvalidRecord.Code, "control"},
+		{"transactional", mutate(plain, func(b []byte) []byte {
+			b[recordbatch.OffsetAttributes+1] |= recordbatch.AttrTransactional
+			return resum(b)
+		}), kerr.TransactionalIDAuthorizationFailed.Code, "transactional"},
+		{"codec 5", mutate(plain, func(b []byte) []byte { b[recordbatch.OffsetAttributes+1] |= 5; return resum(b) }), kerr.UnsupportedCompressionType.Code, "codec 5"},
+		{"codec 7", mutate(plain, func(b []byte) []byte { b[recordbatch.OffsetAttributes+1] |= 7; return resum(b) }), kerr.UnsupportedCompressionType.Code, "codec 7"},
 		{"count too high", mutate(plain, func(b []byte) []byte {
-			binary.BigEndian.PutUint32(b[offRecordCount:], 6)
-			binary.BigEndian.PutUint32(b[offLastOffsetDelta:], 5)
+			binary.BigEndian.PutUint32(b[recordbatch.OffsetRecordCount:], 6)
+			binary.BigEndian.PutUint32(b[recordbatch.OffsetLastOffsetDelta:], 5)
 			return resum(b)
-		}), CodeCorruptMessage, "holds only 5"},
+		}), kerr.CorruptMessage.Code, "holds only 5"},
 		{"count too low", mutate(plain, func(b []byte) []byte {
-			binary.BigEndian.PutUint32(b[offRecordCount:], 4)
-			binary.BigEndian.PutUint32(b[offLastOffsetDelta:], 3)
+			binary.BigEndian.PutUint32(b[recordbatch.OffsetRecordCount:], 4)
+			binary.BigEndian.PutUint32(b[recordbatch.OffsetLastOffsetDelta:], 3)
 			return resum(b)
-		}), CodeCorruptMessage, "bytes after its 4 records"},
+		}), kerr.CorruptMessage.Code, "bytes after its 4 records"},
 		{"count huge", mutate(plain, func(b []byte) []byte {
-			binary.BigEndian.PutUint32(b[offRecordCount:], 1<<30)
-			binary.BigEndian.PutUint32(b[offLastOffsetDelta:], 1<<30-1)
+			binary.BigEndian.PutUint32(b[recordbatch.OffsetRecordCount:], 1<<30)
+			binary.BigEndian.PutUint32(b[recordbatch.OffsetLastOffsetDelta:], 1<<30-1)
 			return resum(b)
-		}), CodeCorruptMessage, "can hold at most"},
+		}), kerr.CorruptMessage.Code, "can hold at most"},
 		{"count negative", mutate(plain, func(b []byte) []byte {
-			binary.BigEndian.PutUint32(b[offRecordCount:], 0xffffffff)
+			binary.BigEndian.PutUint32(b[recordbatch.OffsetRecordCount:], 0xffffffff)
 			return resum(b)
-		}), CodeCorruptMessage, "negative"},
+		}), kerr.CorruptMessage.Code, "negative"},
 		{"count zero", mutate(plain, func(b []byte) []byte {
-			binary.BigEndian.PutUint32(b[offRecordCount:], 0)
+			binary.BigEndian.PutUint32(b[recordbatch.OffsetRecordCount:], 0)
 			return resum(b)
-		}), CodeCorruptMessage, "no records"},
+		}), kerr.CorruptMessage.Code, "no records"},
 		{"last offset delta", mutate(plain, func(b []byte) []byte {
-			binary.BigEndian.PutUint32(b[offLastOffsetDelta:], 9)
+			binary.BigEndian.PutUint32(b[recordbatch.OffsetLastOffsetDelta:], 9)
 			return resum(b)
-		}), CodeCorruptMessage, "last offset delta"},
+		}), kerr.CorruptMessage.Code, "last offset delta"},
 		{"first record length too large", mutate(plain, func(b []byte) []byte {
 			// A 5-byte varint claiming ~1 GiB; the rest shifts but the check
 			// must come before anything is sized from it.
-			out := append(b[:HeaderSize:HeaderSize], 0x80, 0x80, 0x80, 0x80, 0x08)
-			out = append(out, b[HeaderSize+2:]...)
-			binary.BigEndian.PutUint32(out[offBatchLength:], uint32(len(out)-offLeaderEpoch))
+			out := append(b[:recordbatch.HeaderSize:recordbatch.HeaderSize], 0x80, 0x80, 0x80, 0x80, 0x08)
+			out = append(out, b[recordbatch.HeaderSize+2:]...)
+			binary.BigEndian.PutUint32(out[recordbatch.OffsetBatchLength:], uint32(len(out)-recordbatch.OffsetLeaderEpoch))
 			return resum(out)
-		}), CodeCorruptMessage, "exceeds"},
+		}), kerr.CorruptMessage.Code, "exceeds"},
 		{"offset delta out of order", mutate(plain, func(b []byte) []byte {
 			// First record: length varint, attributes, timestamp delta 0
 			// (one byte), then the offset delta.
-			_, n := binary.Varint(b[HeaderSize:])
-			b[HeaderSize+n+2] = 2 // zigzag 1
+			_, n := binary.Varint(b[recordbatch.HeaderSize:])
+			b[recordbatch.HeaderSize+n+2] = 2 // zigzag 1
 			return resum(b)
-		}), CodeCorruptMessage, "offset delta 1"},
-		{"gzip garbage", mutate(gz, func(b []byte) []byte { b[HeaderSize+12] ^= 0xff; b[HeaderSize+13] ^= 0xff; return resum(b) }), CodeCorruptMessage, "decompress"},
+		}), kerr.CorruptMessage.Code, "offset delta 1"},
+		{"gzip garbage", mutate(gz, func(b []byte) []byte {
+			b[recordbatch.HeaderSize+12] ^= 0xff
+			b[recordbatch.HeaderSize+13] ^= 0xff
+			return resum(b)
+		}), kerr.CorruptMessage.Code, "decompress"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := NewDecoder(0).Decode(tt.in)
-			var e *Error
+			var e *recordbatch.Error
 			if !errors.As(err, &e) {
-				t.Fatalf("error %v (%T), want *Error", err, err)
+				t.Fatalf("error %v (%T), want *recordbatch.Error", err, err)
 			}
 			if e.Code != tt.code || !strings.Contains(e.Msg, tt.msg) {
 				t.Fatalf("got code %d %q, want code %d containing %q", e.Code, e.Msg, tt.code, tt.msg)
@@ -225,8 +235,8 @@ func TestDecompressedBound(t *testing.T) {
 				t.Fatalf("at exactly the decompressed size: %v", err)
 			}
 			_, err = NewDecoder(full.RawSize - 1).Decode(in)
-			var e *Error
-			if !errors.As(err, &e) || e.Code != CodeCorruptMessage || !strings.Contains(e.Msg, "more than") {
+			var e *recordbatch.Error
+			if !errors.As(err, &e) || e.Code != kerr.CorruptMessage.Code || !strings.Contains(e.Msg, "more than") {
 				t.Fatalf("one byte under the decompressed size: %v", err)
 			}
 		})
@@ -238,11 +248,11 @@ func TestDecompressedBound(t *testing.T) {
 // framings decode to the same records.
 func TestSnappyXerial(t *testing.T) {
 	in := fixture(t, "franz-go-bench-snappy.batch")
-	raw, err := snappy.Decode(nil, in[HeaderSize:])
+	raw, err := snappy.Decode(nil, in[recordbatch.HeaderSize:])
 	if err != nil {
 		t.Fatal(err)
 	}
-	framed := append([]byte(nil), in[:HeaderSize]...)
+	framed := append([]byte(nil), in[:recordbatch.HeaderSize]...)
 	framed = append(framed, xerialMagic...)
 	framed = binary.BigEndian.AppendUint32(framed, 1)
 	framed = binary.BigEndian.AppendUint32(framed, 1)
@@ -253,7 +263,7 @@ func TestSnappyXerial(t *testing.T) {
 		framed = append(framed, block...)
 		raw = raw[n:]
 	}
-	binary.BigEndian.PutUint32(framed[offBatchLength:], uint32(len(framed)-offLeaderEpoch))
+	binary.BigEndian.PutUint32(framed[recordbatch.OffsetBatchLength:], uint32(len(framed)-recordbatch.OffsetLeaderEpoch))
 	resum(framed)
 
 	want, err := NewDecoder(0).Decode(in)
@@ -275,7 +285,7 @@ func TestSnappyXerial(t *testing.T) {
 
 	// A chunk length past the end must be refused, not read.
 	bad := append([]byte(nil), framed...)
-	binary.BigEndian.PutUint32(bad[HeaderSize+xerialHeaderSize:], 1<<31-1)
+	binary.BigEndian.PutUint32(bad[recordbatch.HeaderSize+xerialHeaderSize:], 1<<31-1)
 	resum(bad)
 	if _, err := NewDecoder(0).Decode(bad); err == nil || !strings.Contains(err.Error(), "chunk of") {
 		t.Fatalf("oversized xerial chunk: %v", err)
@@ -318,15 +328,15 @@ func FuzzDecodeBatch(f *testing.F) {
 		// stop every input at the header; repair them so the fuzzer reaches
 		// decompression and record parsing (the unit tests cover the header
 		// checks themselves).
-		if len(in) >= HeaderSize {
-			binary.BigEndian.PutUint32(in[offBatchLength:], uint32(len(in)-offLeaderEpoch))
+		if len(in) >= recordbatch.HeaderSize {
+			binary.BigEndian.PutUint32(in[recordbatch.OffsetBatchLength:], uint32(len(in)-recordbatch.OffsetLeaderEpoch))
 			resum(in)
 		}
 		b, err := d.Decode(in)
 		if err != nil {
-			var e *Error
+			var e *recordbatch.Error
 			if !errors.As(err, &e) {
-				t.Fatalf("error %v is %T, not *Error", err, err)
+				t.Fatalf("error %v is %T, not *recordbatch.Error", err, err)
 			}
 			return
 		}

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -149,7 +150,7 @@ func (b *captureBroker) handle(msg []byte) ([]byte, error) {
 		// Too new: answer v0 with UNSUPPORTED_VERSION and our range so the
 		// client retries with a version we know.
 		resp := kmsg.NewPtrApiVersionsResponse()
-		resp.ErrorCode = 35
+		resp.ErrorCode = kerr.UnsupportedVersion.Code
 		b.addVersions(resp)
 		return frame(corr, false, resp.AppendTo(nil)), nil
 	}

@@ -6,6 +6,8 @@ import (
 	"fmt"
 
 	"github.com/klauspost/compress/zstd"
+
+	"github.com/ferrygw/ferry/services/recordbatch"
 )
 
 // DefaultMaxDecompressed bounds the decompressed record section when the
@@ -44,20 +46,23 @@ func NewDecoder(maxDecompressed int) *Decoder {
 // Decode validates b, which must hold exactly one record batch, and decodes
 // its records. The returned Batch and every slice in it are valid until the
 // next call to Decode; for an uncompressed batch they point into b itself.
-// Errors are *Error with the Kafka code to answer with.
+// Errors are *recordbatch.Error with the Kafka code to answer with.
 func (d *Decoder) Decode(b []byte) (*Batch, error) {
-	h, err := ParseHeader(b)
+	h, err := recordbatch.ParseHeader(b)
 	if err != nil {
 		return nil, err
 	}
-	data := b[HeaderSize:]
-	if c := h.Codec(); c != CodecNone {
+	if err := h.VerifyCRC(b); err != nil {
+		return nil, err
+	}
+	data := b[recordbatch.HeaderSize:]
+	if c := h.Codec(); c != recordbatch.CodecNone {
 		out, err := d.dc.decompress(c, data, d.buf[:0], d.maxDecompressed)
 		if out != nil {
 			d.buf = out[:0]
 		}
 		if err != nil {
-			var e *Error
+			var e *recordbatch.Error
 			if errors.As(err, &e) {
 				return nil, e
 			}

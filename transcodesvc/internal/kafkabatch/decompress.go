@@ -11,6 +11,9 @@ import (
 	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/zstd"
 	"github.com/pierrec/lz4/v4"
+	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/ferrygw/ferry/services/recordbatch"
 )
 
 // xerialMagic starts snappy data framed the way the Java client's
@@ -31,15 +34,15 @@ type decompressors struct {
 	src     bytes.Reader
 }
 
-func tooLarge(limit int) *Error {
-	return &Error{Code: CodeCorruptMessage, Msg: fmt.Sprintf("record batch decompresses to more than %d bytes", limit)}
+func tooLarge(limit int) *recordbatch.Error {
+	return corrupt("record batch decompresses to more than %d bytes", limit)
 }
 
 // decompress appends the decompressed form of src to dst. The returned slice
 // is the (possibly grown) buffer, also on error, so it can be reused.
-func (d *decompressors) decompress(c Codec, src, dst []byte, limit int) ([]byte, error) {
+func (d *decompressors) decompress(c recordbatch.Codec, src, dst []byte, limit int) ([]byte, error) {
 	switch c {
-	case CodecGzip:
+	case recordbatch.CodecGzip:
 		d.src.Reset(src)
 		if d.gz == nil {
 			gz, err := gzip.NewReader(&d.src)
@@ -51,12 +54,12 @@ func (d *decompressors) decompress(c Codec, src, dst []byte, limit int) ([]byte,
 			return dst, err
 		}
 		return readBounded(d.gz, dst, limit)
-	case CodecSnappy:
+	case recordbatch.CodecSnappy:
 		if len(src) >= xerialHeaderSize && bytes.Equal(src[:len(xerialMagic)], xerialMagic) {
 			return snappyXerial(src[xerialHeaderSize:], dst, limit)
 		}
 		return snappyBlock(src, dst, limit)
-	case CodecLZ4:
+	case recordbatch.CodecLZ4:
 		d.src.Reset(src)
 		if d.lz == nil {
 			d.lz = lz4.NewReader(&d.src)
@@ -64,7 +67,7 @@ func (d *decompressors) decompress(c Codec, src, dst []byte, limit int) ([]byte,
 			d.lz.Reset(&d.src)
 		}
 		return readBounded(d.lz, dst, limit)
-	case CodecZstd:
+	case recordbatch.CodecZstd:
 		if d.zs == nil || d.zsLimit != limit {
 			zs, err := zstd.NewReader(nil, zstdDecoderOptions(limit)...)
 			if err != nil {
@@ -81,7 +84,7 @@ func (d *decompressors) decompress(c Codec, src, dst []byte, limit int) ([]byte,
 		}
 		return out, err
 	}
-	return dst, &Error{Code: CodeUnsupportedCompressionType, Msg: fmt.Sprintf("record batch compression %s is not supported", c)}
+	return dst, &recordbatch.Error{Code: kerr.UnsupportedCompressionType.Code, Msg: fmt.Sprintf("record batch compression %s is not supported", c)}
 }
 
 // readBounded reads r to its end into dst, failing once more than limit

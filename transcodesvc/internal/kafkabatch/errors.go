@@ -1,23 +1,15 @@
 package kafkabatch
 
-import "fmt"
+import (
+	"fmt"
 
-// Kafka error codes a refused batch turns into at the edge.
-const (
-	CodeCorruptMessage             int16 = 2
-	CodeUnsupportedCompressionType int16 = 76
-	CodeInvalidRecord              int16 = 87
+	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/ferrygw/ferry/services/recordbatch"
 )
 
-// Error is a batch refusal that carries the Kafka error code the producer
-// will see, so callers never have to guess a code from a message.
-type Error struct {
-	Code int16
-	Msg  string
-}
-
-func (e *Error) Error() string { return e.Msg }
-
-func corrupt(format string, args ...any) *Error {
-	return &Error{Code: CodeCorruptMessage, Msg: fmt.Sprintf(format, args...)}
+// corrupt is a refusal of records that do not decode: CORRUPT_MESSAGE.
+// Decode's errors are all *recordbatch.Error, with the Kafka code to answer.
+func corrupt(format string, args ...any) *recordbatch.Error {
+	return &recordbatch.Error{Code: kerr.CorruptMessage.Code, Msg: fmt.Sprintf(format, args...)}
 }

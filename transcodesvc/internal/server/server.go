@@ -13,6 +13,7 @@ import (
 	"runtime"
 	"sync"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/metric"
@@ -20,14 +21,11 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	transcodev1 "github.com/ferrygw/ferry/services/api/gen/ferry/transcode/v1"
+	"github.com/ferrygw/ferry/services/recordbatch"
 	ferryrt "github.com/ferrygw/ferry/services/runtime"
 	"github.com/ferrygw/ferry/transcodesvc/internal/convert"
 	"github.com/ferrygw/ferry/transcodesvc/internal/kafkabatch"
 )
-
-// CodeUnknownServerError is Kafka's UNKNOWN_SERVER_ERROR, for failures that
-// are not the records' fault (a mapping Ferry cannot serve).
-const CodeUnknownServerError = -1
 
 // Config tunes the service.
 type Config struct {
@@ -46,9 +44,6 @@ type Config struct {
 	// waiting for a worker or for their answer to be sent.
 	MaxStreamPending int
 }
-
-// CodeMessageTooLarge is Kafka's MESSAGE_TOO_LARGE.
-const CodeMessageTooLarge = 10
 
 // DefaultConfig uses one worker per core.
 func DefaultConfig() Config {
@@ -214,7 +209,7 @@ func (s *Service) Transcode(srv transcodev1.TranscodeService_TranscodeServer) er
 // this instance compiled for another stream.
 func (s *Service) resolve(st *stream, req *transcodev1.TranscodeRequest) (*planEntry, *transcodev1.TranscodeFailure) {
 	fail := func(format string, args ...any) *transcodev1.TranscodeFailure {
-		return &transcodev1.TranscodeFailure{ErrorCode: CodeUnknownServerError, ErrorMessage: fmt.Sprintf(format, args...)}
+		return &transcodev1.TranscodeFailure{ErrorCode: int32(kerr.UnknownServerError.Code), ErrorMessage: fmt.Sprintf(format, args...)}
 	}
 	id := req.GetMappingId()
 	m := req.GetMapping()
@@ -291,17 +286,17 @@ func (s *Service) run(ctx context.Context, req *transcodev1.TranscodeRequest, e 
 	}
 
 	if err := ctx.Err(); err != nil {
-		return failed(CodeUnknownServerError, "stream ended before the job ran: "+err.Error(), nil)
+		return failed(kerr.UnknownServerError.Code, "stream ended before the job ran: "+err.Error(), nil)
 	}
 	d := s.decoders.Get().(*kafkabatch.Decoder)
 	defer s.decoders.Put(d)
 	batch, err := d.Decode(req.GetRecordBatch())
 	if err != nil {
-		var ke *kafkabatch.Error
+		var ke *recordbatch.Error
 		if errors.As(err, &ke) {
 			return failed(ke.Code, ke.Msg, nil)
 		}
-		return failed(kafkabatch.CodeCorruptMessage, err.Error(), nil)
+		return failed(kerr.CorruptMessage.Code, err.Error(), nil)
 	}
 	span.SetAttributes(
 		attribute.Int("ferry.batch.records", len(batch.Records)),
@@ -320,11 +315,11 @@ func (s *Service) run(ctx context.Context, req *transcodev1.TranscodeRequest, e 
 		if errors.As(err, &f) {
 			return failed(f.Code, f.Message, f.Records)
 		}
-		return failed(CodeUnknownServerError, err.Error(), nil)
+		return failed(kerr.UnknownServerError.Code, err.Error(), nil)
 	}
 	if len(out.IPC) > s.cfg.MaxOutputBytes {
 		e.converters.Put(conv)
-		return failed(CodeMessageTooLarge, fmt.Sprintf("the batch converts to %d bytes of Arrow, more than the %d an answer may carry; send smaller batches (batch.size / max.request.size)", len(out.IPC), s.cfg.MaxOutputBytes), nil)
+		return failed(kerr.MessageTooLarge.Code, fmt.Sprintf("the batch converts to %d bytes of Arrow, more than the %d an answer may carry; send smaller batches (batch.size / max.request.size)", len(out.IPC), s.cfg.MaxOutputBytes), nil)
 	}
 	s.countJob(ctx, 0)
 	s.records.Add(ctx, int64(out.Rows))

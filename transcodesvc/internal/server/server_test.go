@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"go.opentelemetry.io/otel/propagation"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
@@ -219,7 +220,7 @@ func TestOutputBound(t *testing.T) {
 	h := newHarness(t, cfg)
 	resps := h.exchange(t, &transcodev1.TranscodeRequest{JobId: 1, Mapping: benchMapping("m"), MappingId: "m", RecordBatch: fixture(t, "franz-go-bench-snappy.batch")},
 		&transcodev1.TranscodeRequest{JobId: 2, MappingId: "m", RecordBatch: fixture(t, "franz-go-mixed-none.batch")})
-	if f := resps[1].GetFailure(); f == nil || f.GetErrorCode() != CodeMessageTooLarge {
+	if f := resps[1].GetFailure(); f == nil || f.GetErrorCode() != int32(kerr.MessageTooLarge.Code) {
 		t.Fatalf("big batch: %v", resps[1])
 	}
 	// The stream survives and serves the next job.
@@ -394,7 +395,7 @@ func TestBadMappings(t *testing.T) {
 		3: "must be set and agree",
 		4: "must be set and agree",
 	} {
-		if f := resps[id].GetFailure(); f == nil || f.GetErrorCode() != CodeUnknownServerError || !strings.Contains(f.GetErrorMessage(), want) {
+		if f := resps[id].GetFailure(); f == nil || f.GetErrorCode() != int32(kerr.UnknownServerError.Code) || !strings.Contains(f.GetErrorMessage(), want) {
 			t.Errorf("job %d: got %v, want %q", id, resps[id], want)
 		}
 	}

@@ -642,13 +642,28 @@ func (x *AppendRequest) GetTable() string {
 type AppendResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	JobId uint64                 `protobuf:"varint,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
-	// Fluss log offset of the first row; valid when error_code is 0.
+	// Fluss log offset of the first row; valid when the batch was appended
+	// (kafka_error_code and error_code are 0).
 	BaseOffset int64 `protobuf:"varint,2,opt,name=base_offset,json=baseOffset,proto3" json:"base_offset,omitempty"`
-	// Fluss error code (0 = none).
+	// Fluss error code (0 = none), for logs and traces. Callers act on
+	// kafka_error_code, possibly_stored and table_not_exist instead.
 	ErrorCode    int32  `protobuf:"varint,3,opt,name=error_code,json=errorCode,proto3" json:"error_code,omitempty"`
 	ErrorMessage string `protobuf:"bytes,4,opt,name=error_message,json=errorMessage,proto3" json:"error_message,omitempty"`
 	// Whether sending the same batch again may succeed.
-	Retriable     bool `protobuf:"varint,5,opt,name=retriable,proto3" json:"retriable,omitempty"`
+	Retriable bool `protobuf:"varint,5,opt,name=retriable,proto3" json:"retriable,omitempty"`
+	// The Kafka error code (franz-go kerr / Kafka's Errors) a producer acts on
+	// correctly for this outcome: 0 when appended; otherwise a retriable Kafka
+	// code exactly when retriable is true.
+	KafkaErrorCode int32 `protobuf:"varint,6,opt,name=kafka_error_code,json=kafkaErrorCode,proto3" json:"kafka_error_code,omitempty"`
+	// Whether Fluss may have stored the batch although the answer is an error
+	// (a lost or late answer, a timeout, a failure after the log append).
+	// False only when the batch was certainly not stored: an idempotent
+	// caller may then reuse its batch sequence; otherwise it must resend the
+	// same batch with the same sequence to learn the outcome.
+	PossiblyStored bool `protobuf:"varint,7,opt,name=possibly_stored,json=possiblyStored,proto3" json:"possibly_stored,omitempty"`
+	// The table no longer exists under this path and id (dropped, perhaps
+	// recreated): the caller's table mapping is stale.
+	TableNotExist bool `protobuf:"varint,8,opt,name=table_not_exist,json=tableNotExist,proto3" json:"table_not_exist,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -718,6 +733,27 @@ func (x *AppendResponse) GetRetriable() bool {
 	return false
 }
 
+func (x *AppendResponse) GetKafkaErrorCode() int32 {
+	if x != nil {
+		return x.KafkaErrorCode
+	}
+	return 0
+}
+
+func (x *AppendResponse) GetPossiblyStored() bool {
+	if x != nil {
+		return x.PossiblyStored
+	}
+	return false
+}
+
+func (x *AppendResponse) GetTableNotExist() bool {
+	if x != nil {
+		return x.TableNotExist
+	}
+	return false
+}
+
 var File_ferry_append_v1_append_proto protoreflect.FileDescriptor
 
 const file_ferry_append_v1_append_proto_rawDesc = "" +
@@ -772,7 +808,7 @@ const file_ferry_append_v1_append_proto_rawDesc = "" +
 	"\x05trace\x18\x0e \x01(\v2\x1c.ferry.trace.v1.TraceContextR\x05trace\x12\x1a\n" +
 	"\bdatabase\x18\x0f \x01(\tR\bdatabase\x12\x14\n" +
 	"\x05table\x18\x10 \x01(\tR\x05tableB\x0f\n" +
-	"\r_partition_id\"\xaa\x01\n" +
+	"\r_partition_id\"\xa5\x02\n" +
 	"\x0eAppendResponse\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\x04R\x05jobId\x12\x1f\n" +
 	"\vbase_offset\x18\x02 \x01(\x03R\n" +
@@ -780,7 +816,10 @@ const file_ferry_append_v1_append_proto_rawDesc = "" +
 	"\n" +
 	"error_code\x18\x03 \x01(\x05R\terrorCode\x12#\n" +
 	"\rerror_message\x18\x04 \x01(\tR\ferrorMessage\x12\x1c\n" +
-	"\tretriable\x18\x05 \x01(\bR\tretriable2\x87\x03\n" +
+	"\tretriable\x18\x05 \x01(\bR\tretriable\x12(\n" +
+	"\x10kafka_error_code\x18\x06 \x01(\x05R\x0ekafkaErrorCode\x12'\n" +
+	"\x0fpossibly_stored\x18\a \x01(\bR\x0epossiblyStored\x12&\n" +
+	"\x0ftable_not_exist\x18\b \x01(\bR\rtableNotExist2\x87\x03\n" +
 	"\rAppendService\x12M\n" +
 	"\x06Append\x12\x1e.ferry.append.v1.AppendRequest\x1a\x1f.ferry.append.v1.AppendResponse(\x010\x01\x12U\n" +
 	"\n" +

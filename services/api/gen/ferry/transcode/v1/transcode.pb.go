@@ -294,7 +294,9 @@ func (x *ArrowBatch) GetMaxTimestamp() int64 {
 // Why a batch was refused; nothing of it may be written.
 type TranscodeFailure struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// Kafka error code: 2 CORRUPT_MESSAGE, 87 INVALID_RECORD, 76 UNSUPPORTED_COMPRESSION_TYPE, ...
+	// Kafka error code: 2 CORRUPT_MESSAGE, 87 INVALID_RECORD, 53
+	// TRANSACTIONAL_ID_AUTHORIZATION_FAILED, 76 UNSUPPORTED_COMPRESSION_TYPE, ...
+	// (services/recordbatch for the header checks).
 	ErrorCode     int32          `protobuf:"varint,1,opt,name=error_code,json=errorCode,proto3" json:"error_code,omitempty"`
 	ErrorMessage  string         `protobuf:"bytes,2,opt,name=error_message,json=errorMessage,proto3" json:"error_message,omitempty"`
 	RecordErrors  []*RecordError `protobuf:"bytes,3,rep,name=record_errors,json=recordErrors,proto3" json:"record_errors,omitempty"`

@@ -1,0 +1,5 @@
+module github.com/ferrygw/ferry/services/recordbatch
+
+go 1.26.0
+
+require github.com/twmb/franz-go v1.22.3
