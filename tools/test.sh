@@ -284,5 +284,6 @@ transcodesvc/internal/kafkabatch FuzzDecodeBatch
 transcodesvc/internal/convert FuzzConvertJSON
 services/fluss/logbatch FuzzDecode
 services/fluss/kvbatch FuzzDecode
+services/recordbatch FuzzParseHeader
 TARGETS
 end

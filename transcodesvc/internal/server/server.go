@@ -305,7 +305,7 @@ func (s *Service) run(ctx context.Context, req *transcodev1.TranscodeRequest, e 
 	)
 
 	if floor := int64(len(batch.Records)) * minRowBytes(e.plan.Schema); floor > int64(s.cfg.MaxOutputBytes) {
-		return failed(CodeMessageTooLarge, fmt.Sprintf("the batch's %d records convert to at least %d bytes of Arrow, more than the %d an answer may carry; send smaller batches (batch.size / max.request.size)", len(batch.Records), floor, s.cfg.MaxOutputBytes), nil)
+		return failed(kerr.MessageTooLarge.Code, fmt.Sprintf("the batch's %d records convert to at least %d bytes of Arrow, more than the %d an answer may carry; send smaller batches (batch.size / max.request.size)", len(batch.Records), floor, s.cfg.MaxOutputBytes), nil)
 	}
 	conv := e.converter()
 	out, err := conv.Convert(batch)

@@ -245,7 +245,7 @@ func TestOutputBoundBeforeConverting(t *testing.T) {
 	resps := h.exchange(t,
 		&transcodev1.TranscodeRequest{JobId: 1, Mapping: benchMapping("m"), MappingId: "m", RecordBatch: tinyRecordsBatch(many, `{"id":1}`)},
 		&transcodev1.TranscodeRequest{JobId: 2, MappingId: "m", RecordBatch: tinyRecordsBatch(10, `{"id":1}`)})
-	if f := resps[1].GetFailure(); f == nil || f.GetErrorCode() != CodeMessageTooLarge || !strings.Contains(f.GetErrorMessage(), "at least") {
+	if f := resps[1].GetFailure(); f == nil || f.GetErrorCode() != int32(kerr.MessageTooLarge.Code) || !strings.Contains(f.GetErrorMessage(), "at least") {
 		t.Fatalf("%d tiny records: %v; want MESSAGE_TOO_LARGE before converting", many, resps[1])
 	}
 	if b := resps[2].GetBatch(); b == nil || b.GetRecordCount() != 10 {
