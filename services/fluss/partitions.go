@@ -108,6 +108,7 @@ func (c *Client) PartitionIDs(ctx context.Context, table *TableInfo, names []str
 	}
 	for _, n := range missing {
 		if err := partitioning.ValidateName(n, len(table.PartitionKeys), create); err != nil {
+			c.opts.logger.Warn("fluss: refused partition name", "table", table.TablePath.String(), "partition", n, "err", err)
 			return nil, &Error{Code: CodePartitionSpecInvalid, Message: fmt.Sprintf("table %s: %v", table.TablePath, err)}
 		}
 	}
@@ -125,10 +126,12 @@ func (c *Client) PartitionIDs(ctx context.Context, table *TableInfo, names []str
 			for i, v := range partitioning.Values(n) {
 				spec[table.PartitionKeys[i]] = v
 			}
-			if err := c.CreatePartition(ctx, table.TablePath, spec, true); err != nil && CodeOf(err) != CodePartitionAlreadyExists {
+			switch err := c.CreatePartition(ctx, table.TablePath, spec, true); {
+			case err == nil:
+				c.opts.logger.Info("fluss: created partition", "table", table.TablePath.String(), "partition", n)
+			case CodeOf(err) != CodePartitionAlreadyExists:
 				return nil, fmt.Errorf("fluss: create partition %q of %s: %w", n, table.TablePath, err)
 			}
-			c.opts.logger.Info("fluss: created partition", "table", table.TablePath.String(), "partition", n)
 		}
 		if absent, err = c.addListedIDs(ctx, table, absent, ids); err != nil {
 			return nil, err

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"maps"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -150,7 +151,7 @@ func TestRealAutoPartitionedDayTable(t *testing.T) {
 		}
 	}
 	ids := results[0]
-	if len(ids) != len(names) || !mapsEqual(ids, results[1]) {
+	if len(ids) != len(names) || !maps.Equal(ids, results[1]) {
 		t.Fatalf("racing writers got %v and %v", results[0], results[1])
 	}
 
@@ -290,18 +291,6 @@ func produceUntilLed(t *testing.T, c *Client, tableID int64, batches []BucketBat
 		}
 	}
 	return out
-}
-
-func mapsEqual(a, b map[string]int64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if w, ok := b[k]; !ok || w != v {
-			return false
-		}
-	}
-	return true
 }
 
 // takeRows copies the given rows of rec into a new record.

@@ -76,9 +76,6 @@ func NewGetter(columns []types.Field, partitionKeys []string) (*Getter, error) {
 	return g, nil
 }
 
-// Keys returns the partition key column names, in partition order.
-func (g *Getter) Keys() []string { return g.names }
-
 // AppendName appends the partition name of row to dst: each key's value
 // (AppendValue) joined by Separator.
 func (g *Getter) AppendName(dst []byte, rec arrow.RecordBatch, row int) ([]byte, error) {
@@ -155,6 +152,8 @@ func AppendValue(dst []byte, col arrow.Array, row int, t types.DataType) ([]byte
 			ms, nanoOfMilli := timestampParts(int64(c.Value(row)), unit)
 			return appendTimestamp(dst, ms, nanoOfMilli), nil
 		}
+	case types.Float, types.Double:
+		return dst, ErrFloatKey
 	default:
 		return dst, fmt.Errorf("type %s cannot be a partition key", t)
 	}
