@@ -57,8 +57,8 @@ type AutoPartition struct {
 	NumRetention int
 	// Location is the zone partition times are formatted in. ZoneSet is
 	// false when the table does not name one: the coordinator then uses its
-	// JVM's default zone, which a client cannot see; Location is UTC then,
-	// the zone Fluss's images run in.
+	// JVM's default zone, which a client cannot see, and Location is UTC,
+	// an assumption callers may override (create tables with the option set).
 	Location *time.Location
 	ZoneSet  bool
 }

@@ -1,7 +1,8 @@
 // Package goldentest runs FlussGolden.java, a few lines around Fluss 0.9.1's
 // own Java writer classes, so Go tests can compare Ferry's log batches, KV
 // batches, bucket assignment and partition names with what the Fluss Java
-// client produces for the same rows. Fixtures are generated on every test run, never stored.
+// client produces for the same rows. Fixtures are generated on every test
+// run, never stored.
 package goldentest
 
 import (
