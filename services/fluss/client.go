@@ -35,6 +35,24 @@
 // tables are supported by the API (PartitionID, PhysicalPrimaryKeys) but
 // not yet tested against the cluster.
 //
+// Partitioned tables: package partitioning names the partition of each row
+// of an Arrow record as the Java client does (TableInfo.PartitionGetter;
+// FLOAT and DOUBLE keys refused, their names depend on the JVM), reads a
+// table's auto-partitioning options (TableInfo.AutoPartition) and tells
+// whether a partition name would be kept, refused, or created only to be
+// dropped by retention (AutoPartition.Check). PartitionIDs turns names into
+// partition ids, creating missing partitions when the caller asks (as the
+// Java writer's dynamic partition creation does, tolerant of concurrent
+// creators) and caching their placement for ProduceLog and PutKv. Tested
+// against Fluss's own classes and, for a DAY auto-partitioned log table,
+// against the cluster with a Java read-back; nothing in Ferry calls it yet.
+// What issue #12 still has to wire: catalogsvc accepting partitioned tables
+// as topics, transcodesvc or appendsvc splitting each Kafka batch by
+// partition (one log batch per partition and bucket, each with its own
+// writer sequence), the policy for rows whose partition is not Live (a
+// Kafka error code for the producer), and re-resolving partitions that
+// retention dropped.
+//
 // Errors from servers are *Error values carrying Fluss's error code (Code*
 // constants, errors.Is by code, Retriable and StaleMetadata per Fluss's
 // exception classes); transport failures wrap ErrUnreachable or

@@ -77,6 +77,9 @@ type metadataCache struct {
 	tables      map[TablePath]*TableRoute
 	tableIDs    map[int64]TablePath
 	partitions  map[int64]*partitionRoute
+	// partitionNames indexes partitions by table id and name, for writers
+	// that know a row's partition by name (PartitionIDs).
+	partitionNames map[int64]map[string]int64
 }
 
 func (m *metadataCache) init() {
@@ -84,6 +87,7 @@ func (m *metadataCache) init() {
 	m.tables = make(map[TablePath]*TableRoute)
 	m.tableIDs = make(map[int64]TablePath)
 	m.partitions = make(map[int64]*partitionRoute)
+	m.partitionNames = make(map[int64]map[string]int64)
 }
 
 func (m *metadataCache) coordinatorAddr() string {
@@ -118,6 +122,21 @@ func (m *metadataCache) server(id int32) (ServerNode, bool) {
 	return n, ok
 }
 
+// partitionIDs returns the cached ids of the named partitions of a table;
+// names the cache does not hold are absent from the map.
+func (m *metadataCache) partitionIDs(tableID int64, names []string) map[string]int64 {
+	out := make(map[string]int64, len(names))
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	byName := m.partitionNames[tableID]
+	for _, n := range names {
+		if id, ok := byName[n]; ok {
+			out[n] = id
+		}
+	}
+	return out
+}
+
 // invalidate drops a table's placement (and its partitions') so that the
 // next lookup asks the cluster again. The id→path entry stays: it is how a
 // table id is looked up again.
@@ -134,6 +153,7 @@ func (m *metadataCache) invalidate(tableID int64) {
 			delete(m.partitions, id)
 		}
 	}
+	delete(m.partitionNames, tableID)
 }
 
 // apply merges a GetMetadata response into the cache.
@@ -178,6 +198,12 @@ func (m *metadataCache) apply(resp *flussrpc.GetMetadataResponse) error {
 	}
 	for id, p := range parts {
 		m.partitions[id] = p
+		byName := m.partitionNames[p.tableID]
+		if byName == nil {
+			byName = make(map[string]int64)
+			m.partitionNames[p.tableID] = byName
+		}
+		byName[p.name] = id
 	}
 	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ferrygw/ferry/services/fluss/partitioning"
 	"github.com/ferrygw/ferry/services/fluss/types"
 )
 
@@ -86,6 +87,26 @@ func (t *TableInfo) HasPrimaryKey() bool { return len(t.Schema.PrimaryKey) > 0 }
 
 // IsPartitioned reports whether the table has partition keys.
 func (t *TableInfo) IsPartitioned() bool { return len(t.PartitionKeys) > 0 }
+
+// PartitionGetter returns the getter that names the partition of the
+// table's rows; it fails for tables that are not partitioned.
+func (t *TableInfo) PartitionGetter() (*partitioning.Getter, error) {
+	g, err := partitioning.NewGetter(t.Schema.Fields(), t.PartitionKeys)
+	if err != nil {
+		return nil, fmt.Errorf("fluss: table %s: %w", t.TablePath, err)
+	}
+	return g, nil
+}
+
+// AutoPartition returns the table's auto-partitioning options
+// (table.auto-partition.*), defaulting as Fluss does.
+func (t *TableInfo) AutoPartition() (partitioning.AutoPartition, error) {
+	a, err := partitioning.ParseAutoPartition(t.Properties, t.PartitionKeys)
+	if err != nil {
+		return a, fmt.Errorf("fluss: table %s: %w", t.TablePath, err)
+	}
+	return a, nil
+}
 
 // LogFormat returns the table's log format, defaulting as Fluss does.
 func (t *TableInfo) LogFormat() (LogFormat, error) {

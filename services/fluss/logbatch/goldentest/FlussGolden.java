@@ -1,4 +1,6 @@
 import org.apache.fluss.bucketing.FlussBucketingFunction;
+import org.apache.fluss.client.table.getter.PartitionGetter;
+import org.apache.fluss.config.AutoPartitionTimeUnit;
 import org.apache.fluss.compression.ArrowCompressionInfo;
 import org.apache.fluss.config.Configuration;
 import org.apache.fluss.config.TableConfig;
@@ -31,6 +33,7 @@ import org.apache.fluss.types.DataType;
 import org.apache.fluss.types.DataTypeParser;
 import org.apache.fluss.types.RowType;
 import org.apache.fluss.utils.ArrowUtils;
+import org.apache.fluss.utils.PartitionUtils;
 
 import java.io.BufferedReader;
 import java.io.ByteArrayInputStream;
@@ -39,10 +42,13 @@ import java.io.InputStreamReader;
 import java.io.PrintStream;
 import java.lang.reflect.Constructor;
 import java.nio.charset.StandardCharsets;
+import java.time.Instant;
+import java.time.ZonedDateTime;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Base64;
 import java.util.List;
+import java.util.TimeZone;
 
 /**
  * Golden-fixture generator for Ferry's Go log batch and bucketing code. It runs Fluss 0.9.1's own
@@ -61,6 +67,12 @@ import java.util.List;
  *   -> ok IPC                        ArrowUtils.toArrowSchema as an IPC stream without batches
  * kv COLUMNS KEYS SCHEMA_ID WRITER_ID BATCH_SEQUENCE DELETES IPC
  *   -> ok BATCH                      one KV record batch as the UpsertWriter's KvWriteBatch builds it
+ * partition COLUMNS KEYS IPC
+ *   -> ok .NAME .NAME ...            PartitionGetter's partition name of every row, base64 after a
+ *                                    "." (the name may be empty)
+ * autotime UNIT ZONE EPOCH_MILLIS OFFSET...
+ *   -> ok VALUE VALUE ...            PartitionUtils.generateAutoPartitionTime at each offset from
+ *                                    the instant in java.util.TimeZone ZONE
  * </pre>
  *
  * COLUMNS is base64 of "name\tTYPE" lines in Fluss type syntax, KEYS comma-separated column names,
@@ -102,6 +114,12 @@ public final class FlussGolden {
                             break;
                         case "kv":
                             out.println("ok " + kv(f, allocator));
+                            break;
+                        case "partition":
+                            out.println("ok " + partition(f, allocator));
+                            break;
+                        case "autotime":
+                            out.println("ok " + autoTime(f));
                             break;
                         default:
                             out.println("err unknown request " + f[0]);
@@ -203,6 +221,46 @@ public final class FlussGolden {
                         .append(':')
                         .append(function.bucketing(key, numBuckets));
             }
+        }
+        return sb.toString();
+    }
+
+    private static String partition(String[] f, BufferAllocator allocator) throws Exception {
+        if (f.length != 4) {
+            throw new IllegalArgumentException("partition wants 3 fields, got " + (f.length - 1));
+        }
+        RowType rowType = columns(f[1]);
+        PartitionGetter getter = new PartitionGetter(rowType, Arrays.asList(f[2].split(",")));
+        StringBuilder sb = new StringBuilder();
+        try (ArrowStreamReader reader =
+                new ArrowStreamReader(new ByteArrayInputStream(B64D.decode(f[3])), allocator)) {
+            ArrowReader rows = rows(reader, rowType);
+            for (int i = 0; i < rows.getRowCount(); i++) {
+                if (i > 0) {
+                    sb.append(' ');
+                }
+                String name = getter.getPartition(rows.read(i));
+                sb.append('.').append(B64E.encodeToString(name.getBytes(StandardCharsets.UTF_8)));
+            }
+        }
+        return sb.toString();
+    }
+
+    private static String autoTime(String[] f) {
+        if (f.length < 5) {
+            throw new IllegalArgumentException("autotime wants at least 4 fields, got " + (f.length - 1));
+        }
+        AutoPartitionTimeUnit unit = AutoPartitionTimeUnit.valueOf(f[1]);
+        ZonedDateTime now =
+                ZonedDateTime.ofInstant(
+                        Instant.ofEpochMilli(Long.parseLong(f[3])),
+                        TimeZone.getTimeZone(f[2]).toZoneId());
+        StringBuilder sb = new StringBuilder();
+        for (int i = 4; i < f.length; i++) {
+            if (i > 4) {
+                sb.append(' ');
+            }
+            sb.append(PartitionUtils.generateAutoPartitionTime(now, Integer.parseInt(f[i]), unit));
         }
         return sb.toString();
     }

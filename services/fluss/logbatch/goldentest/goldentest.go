@@ -1,7 +1,8 @@
 // Package goldentest runs FlussGolden.java, a few lines around Fluss 0.9.1's
 // own Java writer classes, so Go tests can compare Ferry's log batches, KV
-// batches and bucket assignment with what the Fluss Java client produces for
-// the same rows. Fixtures are generated on every test run, never stored.
+// batches, bucket assignment and partition names with what the Fluss Java
+// client produces for the same rows. Fixtures are generated on every test
+// run, never stored.
 package goldentest
 
 import (
@@ -119,6 +120,39 @@ func BatchRequest(t testing.TB, cols []types.Field, rec arrow.RecordBatch, s Bat
 func BucketRequest(t testing.TB, cols []types.Field, keys []string, numBuckets int, rec arrow.RecordBatch) Request {
 	return Request{line: fmt.Sprintf("bucket %s %s %d %s",
 		columnSpec(cols), strings.Join(keys, ","), numBuckets, ipcStream(t, rec))}
+}
+
+// PartitionRequest asks for the partition name PartitionGetter gives every
+// row; decode the answer with PartitionNames.
+func PartitionRequest(t testing.TB, cols []types.Field, keys []string, rec arrow.RecordBatch) Request {
+	return Request{line: fmt.Sprintf("partition %s %s %s", columnSpec(cols), strings.Join(keys, ","), ipcStream(t, rec))}
+}
+
+// PartitionNames decodes a partition answer.
+func PartitionNames(t testing.TB, answer string) []string {
+	t.Helper()
+	var out []string
+	for _, f := range strings.Fields(answer) {
+		b64, ok := strings.CutPrefix(f, ".")
+		b, err := base64.StdEncoding.DecodeString(b64)
+		if !ok || err != nil {
+			t.Fatalf("goldentest: bad partition name %q: %v", f, err)
+		}
+		out = append(out, string(b))
+	}
+	return out
+}
+
+// AutoTimeRequest asks for PartitionUtils.generateAutoPartitionTime of unit
+// (YEAR, QUARTER, MONTH, DAY, HOUR) at each offset from now in the Java time
+// zone id zone; the answer is the values separated by spaces.
+func AutoTimeRequest(unit, zone string, now time.Time, offsets []int) Request {
+	var b strings.Builder
+	fmt.Fprintf(&b, "autotime %s %s %d", unit, zone, now.UnixMilli())
+	for _, o := range offsets {
+		fmt.Fprintf(&b, " %d", o)
+	}
+	return Request{line: b.String()}
 }
 
 // KvSpec is what a KvRequest asks the Java KV batch builder for.
