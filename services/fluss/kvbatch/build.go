@@ -182,13 +182,44 @@ func (b *Builder) Build(opts Options) ([]byte, error) {
 		b.Reset()
 	}
 	h := b.buf
+	writeHeader(h, b.records, opts)
+	return h, nil
+}
+
+// RecordBytes returns the records appended so far without a header, as a
+// service that converts rows hands them to the one that writes batches
+// (transcode.RoutedPiece.kv_records). It aliases the builder's memory.
+func (b *Builder) RecordBytes() []byte {
+	if len(b.buf) < HeaderSize {
+		return nil
+	}
+	return b.buf[HeaderSize:]
+}
+
+// Frame appends to dst a whole batch: a header for opts and count, then
+// records, which must be count records as RecordBytes returns them.
+func Frame(dst, records []byte, count int32, opts Options) ([]byte, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	if count < 0 {
+		return nil, fmt.Errorf("kvbatch: negative record count %d", count)
+	}
+	start := len(dst)
+	dst = append(dst, make([]byte, HeaderSize)...)
+	dst = append(dst, records...)
+	writeHeader(dst[start:], count, opts)
+	return dst, nil
+}
+
+// writeHeader fills the header of batch h, whose records follow it.
+func writeHeader(h []byte, count int32, opts Options) {
 	binary.LittleEndian.PutUint32(h[offLength:], uint32(len(h)-lengthSize))
 	h[offMagic] = MagicV0
 	binary.LittleEndian.PutUint16(h[offSchemaID:], uint16(opts.SchemaID))
 	h[offAttributes] = 0
 	binary.LittleEndian.PutUint64(h[offWriterID:], uint64(opts.WriterID))
 	binary.LittleEndian.PutUint32(h[offBatchSequence:], uint32(opts.BatchSequence))
-	binary.LittleEndian.PutUint32(h[offRecordCount:], uint32(b.records))
+	binary.LittleEndian.PutUint32(h[offRecordCount:], uint32(count))
 	binary.LittleEndian.PutUint32(h[offCRC:], crc32.Checksum(h[offSchemaID:], castagnoli))
-	return h, nil
 }

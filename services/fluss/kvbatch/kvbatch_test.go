@@ -130,3 +130,35 @@ func TestRejects(t *testing.T) {
 		t.Errorf("a failed row left %d records, %d bytes", b.Records(), b.Size())
 	}
 }
+
+// A batch framed from RecordBytes is the batch Build makes.
+func TestFrameMatchesBuild(t *testing.T) {
+	b := kvbatch.NewBuilder()
+	for _, k := range []string{"a", "bb", "ccc"} {
+		if err := b.Append([]byte(k), []byte{1, 2, 3}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := b.AppendDelete([]byte("dd")); err != nil {
+		t.Fatal(err)
+	}
+	opts := kvbatch.Options{SchemaID: 3, WriterID: 9, BatchSequence: 4}
+	records := append([]byte(nil), b.RecordBytes()...)
+	want, err := b.Build(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := kvbatch.Frame([]byte("prefix"), records, int32(b.Records()), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got[:6]) != "prefix" || !bytes.Equal(got[6:], want) {
+		t.Fatalf("Frame differs from Build:\n%x\n%x", got[6:], want)
+	}
+	if _, err := kvbatch.Frame(nil, records, -1, opts); err == nil {
+		t.Error("negative count accepted")
+	}
+	if _, err := kvbatch.Frame(nil, records, 4, kvbatch.Options{SchemaID: -1}); err == nil {
+		t.Error("bad options accepted")
+	}
+}

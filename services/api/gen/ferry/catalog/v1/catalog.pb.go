@@ -286,6 +286,55 @@ func (TypeRoot) EnumDescriptor() ([]byte, []int) {
 	return file_ferry_catalog_v1_catalog_proto_rawDescGZIP(), []int{3}
 }
 
+type TableKind int32
+
+const (
+	TableKind_TABLE_KIND_UNSPECIFIED TableKind = 0
+	TableKind_TABLE_KIND_LOG         TableKind = 1
+	TableKind_TABLE_KIND_PRIMARY_KEY TableKind = 2
+)
+
+// Enum value maps for TableKind.
+var (
+	TableKind_name = map[int32]string{
+		0: "TABLE_KIND_UNSPECIFIED",
+		1: "TABLE_KIND_LOG",
+		2: "TABLE_KIND_PRIMARY_KEY",
+	}
+	TableKind_value = map[string]int32{
+		"TABLE_KIND_UNSPECIFIED": 0,
+		"TABLE_KIND_LOG":         1,
+		"TABLE_KIND_PRIMARY_KEY": 2,
+	}
+)
+
+func (x TableKind) Enum() *TableKind {
+	p := new(TableKind)
+	*p = x
+	return p
+}
+
+func (x TableKind) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (TableKind) Descriptor() protoreflect.EnumDescriptor {
+	return file_ferry_catalog_v1_catalog_proto_enumTypes[4].Descriptor()
+}
+
+func (TableKind) Type() protoreflect.EnumType {
+	return &file_ferry_catalog_v1_catalog_proto_enumTypes[4]
+}
+
+func (x TableKind) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use TableKind.Descriptor instead.
+func (TableKind) EnumDescriptor() ([]byte, []int) {
+	return file_ferry_catalog_v1_catalog_proto_rawDescGZIP(), []int{4}
+}
+
 // A Fluss data type. Parameters apply per root: length (CHAR, BINARY),
 // precision and scale (DECIMAL), precision (TIME, TIMESTAMP_*), element
 // (ARRAY), key and value (MAP), fields (ROW).
@@ -556,7 +605,14 @@ type TopicMapping struct {
 	ArrowCompressionLevel int32          `protobuf:"varint,11,opt,name=arrow_compression_level,json=arrowCompressionLevel,proto3" json:"arrow_compression_level,omitempty"`
 	Mapping               *ColumnMapping `protobuf:"bytes,12,opt,name=mapping,proto3" json:"mapping,omitempty"`
 	// Changes whenever anything above changes; caches key on it.
-	MappingId     string `protobuf:"bytes,13,opt,name=mapping_id,json=mappingId,proto3" json:"mapping_id,omitempty"`
+	MappingId string `protobuf:"bytes,13,opt,name=mapping_id,json=mappingId,proto3" json:"mapping_id,omitempty"`
+	// The table's shape (#12). A primary-key table is written with Fluss
+	// PutKv (upserts and deletes); a log table with ProduceLog.
+	Kind TableKind `protobuf:"varint,14,opt,name=kind,proto3,enum=ferry.catalog.v1.TableKind" json:"kind,omitempty"`
+	// Primary-key columns, in the table's order; empty for log tables.
+	PrimaryKeys []string `protobuf:"bytes,15,rep,name=primary_keys,json=primaryKeys,proto3" json:"primary_keys,omitempty"`
+	// Partition columns, in the table's order; empty when not partitioned.
+	PartitionKeys []string `protobuf:"bytes,16,rep,name=partition_keys,json=partitionKeys,proto3" json:"partition_keys,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -680,6 +736,27 @@ func (x *TopicMapping) GetMappingId() string {
 		return x.MappingId
 	}
 	return ""
+}
+
+func (x *TopicMapping) GetKind() TableKind {
+	if x != nil {
+		return x.Kind
+	}
+	return TableKind_TABLE_KIND_UNSPECIFIED
+}
+
+func (x *TopicMapping) GetPrimaryKeys() []string {
+	if x != nil {
+		return x.PrimaryKeys
+	}
+	return nil
+}
+
+func (x *TopicMapping) GetPartitionKeys() []string {
+	if x != nil {
+		return x.PartitionKeys
+	}
+	return nil
 }
 
 type ResolveTopicsRequest struct {
@@ -1390,7 +1467,7 @@ const file_ferry_catalog_v1_catalog_proto_rawDesc = "" +
 	"key_column\x18\x03 \x01(\tR\tkeyColumn\x12)\n" +
 	"\x10timestamp_column\x18\x04 \x01(\tR\x0ftimestampColumn\x12%\n" +
 	"\x0eheaders_column\x18\x05 \x01(\tR\rheadersColumn\x12K\n" +
-	"\x0eunknown_fields\x18\x06 \x01(\x0e2$.ferry.catalog.v1.UnknownFieldPolicyR\runknownFields\"\x89\x04\n" +
+	"\x0eunknown_fields\x18\x06 \x01(\x0e2$.ferry.catalog.v1.UnknownFieldPolicyR\runknownFields\"\x84\x05\n" +
 	"\fTopicMapping\x12\x14\n" +
 	"\x05topic\x18\x01 \x01(\tR\x05topic\x12\x19\n" +
 	"\btopic_id\x18\x02 \x01(\fR\atopicId\x12\x1a\n" +
@@ -1407,7 +1484,10 @@ const file_ferry_catalog_v1_catalog_proto_rawDesc = "" +
 	"\x17arrow_compression_level\x18\v \x01(\x05R\x15arrowCompressionLevel\x129\n" +
 	"\amapping\x18\f \x01(\v2\x1f.ferry.catalog.v1.ColumnMappingR\amapping\x12\x1d\n" +
 	"\n" +
-	"mapping_id\x18\r \x01(\tR\tmappingId\"V\n" +
+	"mapping_id\x18\r \x01(\tR\tmappingId\x12/\n" +
+	"\x04kind\x18\x0e \x01(\x0e2\x1b.ferry.catalog.v1.TableKindR\x04kind\x12!\n" +
+	"\fprimary_keys\x18\x0f \x03(\tR\vprimaryKeys\x12%\n" +
+	"\x0epartition_keys\x18\x10 \x03(\tR\rpartitionKeys\"V\n" +
 	"\x14ResolveTopicsRequest\x12\x16\n" +
 	"\x06topics\x18\x01 \x03(\tR\x06topics\x12&\n" +
 	"\x0fstale_table_ids\x18\x02 \x03(\x03R\rstaleTableIds\"P\n" +
@@ -1493,7 +1573,11 @@ const file_ferry_catalog_v1_catalog_proto_rawDesc = "" +
 	"\x17TYPE_ROOT_TIMESTAMP_LTZ\x10\x10\x12\x13\n" +
 	"\x0fTYPE_ROOT_ARRAY\x10\x11\x12\x11\n" +
 	"\rTYPE_ROOT_MAP\x10\x12\x12\x11\n" +
-	"\rTYPE_ROOT_ROW\x10\x132\xf4\x02\n" +
+	"\rTYPE_ROOT_ROW\x10\x13*W\n" +
+	"\tTableKind\x12\x1a\n" +
+	"\x16TABLE_KIND_UNSPECIFIED\x10\x00\x12\x12\n" +
+	"\x0eTABLE_KIND_LOG\x10\x01\x12\x1a\n" +
+	"\x16TABLE_KIND_PRIMARY_KEY\x10\x022\xf4\x02\n" +
 	"\x0eCatalogService\x12`\n" +
 	"\rResolveTopics\x12&.ferry.catalog.v1.ResolveTopicsRequest\x1a'.ferry.catalog.v1.ResolveTopicsResponse\x12W\n" +
 	"\n" +
@@ -1513,63 +1597,65 @@ func file_ferry_catalog_v1_catalog_proto_rawDescGZIP() []byte {
 	return file_ferry_catalog_v1_catalog_proto_rawDescData
 }
 
-var file_ferry_catalog_v1_catalog_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
+var file_ferry_catalog_v1_catalog_proto_enumTypes = make([]protoimpl.EnumInfo, 5)
 var file_ferry_catalog_v1_catalog_proto_msgTypes = make([]protoimpl.MessageInfo, 16)
 var file_ferry_catalog_v1_catalog_proto_goTypes = []any{
 	(ValueFormat)(0),              // 0: ferry.catalog.v1.ValueFormat
 	(UnknownFieldPolicy)(0),       // 1: ferry.catalog.v1.UnknownFieldPolicy
 	(ArrowCompression)(0),         // 2: ferry.catalog.v1.ArrowCompression
 	(TypeRoot)(0),                 // 3: ferry.catalog.v1.TypeRoot
-	(*DataType)(nil),              // 4: ferry.catalog.v1.DataType
-	(*Field)(nil),                 // 5: ferry.catalog.v1.Field
-	(*ColumnMapping)(nil),         // 6: ferry.catalog.v1.ColumnMapping
-	(*TopicMapping)(nil),          // 7: ferry.catalog.v1.TopicMapping
-	(*ResolveTopicsRequest)(nil),  // 8: ferry.catalog.v1.ResolveTopicsRequest
-	(*ResolveTopicsResponse)(nil), // 9: ferry.catalog.v1.ResolveTopicsResponse
-	(*TopicResult)(nil),           // 10: ferry.catalog.v1.TopicResult
-	(*ListTopicsRequest)(nil),     // 11: ferry.catalog.v1.ListTopicsRequest
-	(*ListTopicsResponse)(nil),    // 12: ferry.catalog.v1.ListTopicsResponse
-	(*Broker)(nil),                // 13: ferry.catalog.v1.Broker
-	(*HeartbeatRequest)(nil),      // 14: ferry.catalog.v1.HeartbeatRequest
-	(*HeartbeatResponse)(nil),     // 15: ferry.catalog.v1.HeartbeatResponse
-	(*MetadataRequest)(nil),       // 16: ferry.catalog.v1.MetadataRequest
-	(*MetadataResponse)(nil),      // 17: ferry.catalog.v1.MetadataResponse
-	(*TopicMetadata)(nil),         // 18: ferry.catalog.v1.TopicMetadata
-	(*PartitionMetadata)(nil),     // 19: ferry.catalog.v1.PartitionMetadata
+	(TableKind)(0),                // 4: ferry.catalog.v1.TableKind
+	(*DataType)(nil),              // 5: ferry.catalog.v1.DataType
+	(*Field)(nil),                 // 6: ferry.catalog.v1.Field
+	(*ColumnMapping)(nil),         // 7: ferry.catalog.v1.ColumnMapping
+	(*TopicMapping)(nil),          // 8: ferry.catalog.v1.TopicMapping
+	(*ResolveTopicsRequest)(nil),  // 9: ferry.catalog.v1.ResolveTopicsRequest
+	(*ResolveTopicsResponse)(nil), // 10: ferry.catalog.v1.ResolveTopicsResponse
+	(*TopicResult)(nil),           // 11: ferry.catalog.v1.TopicResult
+	(*ListTopicsRequest)(nil),     // 12: ferry.catalog.v1.ListTopicsRequest
+	(*ListTopicsResponse)(nil),    // 13: ferry.catalog.v1.ListTopicsResponse
+	(*Broker)(nil),                // 14: ferry.catalog.v1.Broker
+	(*HeartbeatRequest)(nil),      // 15: ferry.catalog.v1.HeartbeatRequest
+	(*HeartbeatResponse)(nil),     // 16: ferry.catalog.v1.HeartbeatResponse
+	(*MetadataRequest)(nil),       // 17: ferry.catalog.v1.MetadataRequest
+	(*MetadataResponse)(nil),      // 18: ferry.catalog.v1.MetadataResponse
+	(*TopicMetadata)(nil),         // 19: ferry.catalog.v1.TopicMetadata
+	(*PartitionMetadata)(nil),     // 20: ferry.catalog.v1.PartitionMetadata
 }
 var file_ferry_catalog_v1_catalog_proto_depIdxs = []int32{
 	3,  // 0: ferry.catalog.v1.DataType.root:type_name -> ferry.catalog.v1.TypeRoot
-	4,  // 1: ferry.catalog.v1.DataType.element:type_name -> ferry.catalog.v1.DataType
-	4,  // 2: ferry.catalog.v1.DataType.key:type_name -> ferry.catalog.v1.DataType
-	4,  // 3: ferry.catalog.v1.DataType.value:type_name -> ferry.catalog.v1.DataType
-	5,  // 4: ferry.catalog.v1.DataType.fields:type_name -> ferry.catalog.v1.Field
-	4,  // 5: ferry.catalog.v1.Field.type:type_name -> ferry.catalog.v1.DataType
+	5,  // 1: ferry.catalog.v1.DataType.element:type_name -> ferry.catalog.v1.DataType
+	5,  // 2: ferry.catalog.v1.DataType.key:type_name -> ferry.catalog.v1.DataType
+	5,  // 3: ferry.catalog.v1.DataType.value:type_name -> ferry.catalog.v1.DataType
+	6,  // 4: ferry.catalog.v1.DataType.fields:type_name -> ferry.catalog.v1.Field
+	5,  // 5: ferry.catalog.v1.Field.type:type_name -> ferry.catalog.v1.DataType
 	0,  // 6: ferry.catalog.v1.ColumnMapping.value_format:type_name -> ferry.catalog.v1.ValueFormat
 	1,  // 7: ferry.catalog.v1.ColumnMapping.unknown_fields:type_name -> ferry.catalog.v1.UnknownFieldPolicy
-	5,  // 8: ferry.catalog.v1.TopicMapping.columns:type_name -> ferry.catalog.v1.Field
+	6,  // 8: ferry.catalog.v1.TopicMapping.columns:type_name -> ferry.catalog.v1.Field
 	2,  // 9: ferry.catalog.v1.TopicMapping.arrow_compression:type_name -> ferry.catalog.v1.ArrowCompression
-	6,  // 10: ferry.catalog.v1.TopicMapping.mapping:type_name -> ferry.catalog.v1.ColumnMapping
-	10, // 11: ferry.catalog.v1.ResolveTopicsResponse.results:type_name -> ferry.catalog.v1.TopicResult
-	7,  // 12: ferry.catalog.v1.TopicResult.mapping:type_name -> ferry.catalog.v1.TopicMapping
-	7,  // 13: ferry.catalog.v1.ListTopicsResponse.topics:type_name -> ferry.catalog.v1.TopicMapping
-	13, // 14: ferry.catalog.v1.HeartbeatRequest.broker:type_name -> ferry.catalog.v1.Broker
-	13, // 15: ferry.catalog.v1.MetadataRequest.self:type_name -> ferry.catalog.v1.Broker
-	13, // 16: ferry.catalog.v1.MetadataResponse.brokers:type_name -> ferry.catalog.v1.Broker
-	18, // 17: ferry.catalog.v1.MetadataResponse.topics:type_name -> ferry.catalog.v1.TopicMetadata
-	19, // 18: ferry.catalog.v1.TopicMetadata.partitions:type_name -> ferry.catalog.v1.PartitionMetadata
-	8,  // 19: ferry.catalog.v1.CatalogService.ResolveTopics:input_type -> ferry.catalog.v1.ResolveTopicsRequest
-	11, // 20: ferry.catalog.v1.CatalogService.ListTopics:input_type -> ferry.catalog.v1.ListTopicsRequest
-	16, // 21: ferry.catalog.v1.CatalogService.Metadata:input_type -> ferry.catalog.v1.MetadataRequest
-	14, // 22: ferry.catalog.v1.CatalogService.Heartbeat:input_type -> ferry.catalog.v1.HeartbeatRequest
-	9,  // 23: ferry.catalog.v1.CatalogService.ResolveTopics:output_type -> ferry.catalog.v1.ResolveTopicsResponse
-	12, // 24: ferry.catalog.v1.CatalogService.ListTopics:output_type -> ferry.catalog.v1.ListTopicsResponse
-	17, // 25: ferry.catalog.v1.CatalogService.Metadata:output_type -> ferry.catalog.v1.MetadataResponse
-	15, // 26: ferry.catalog.v1.CatalogService.Heartbeat:output_type -> ferry.catalog.v1.HeartbeatResponse
-	23, // [23:27] is the sub-list for method output_type
-	19, // [19:23] is the sub-list for method input_type
-	19, // [19:19] is the sub-list for extension type_name
-	19, // [19:19] is the sub-list for extension extendee
-	0,  // [0:19] is the sub-list for field type_name
+	7,  // 10: ferry.catalog.v1.TopicMapping.mapping:type_name -> ferry.catalog.v1.ColumnMapping
+	4,  // 11: ferry.catalog.v1.TopicMapping.kind:type_name -> ferry.catalog.v1.TableKind
+	11, // 12: ferry.catalog.v1.ResolveTopicsResponse.results:type_name -> ferry.catalog.v1.TopicResult
+	8,  // 13: ferry.catalog.v1.TopicResult.mapping:type_name -> ferry.catalog.v1.TopicMapping
+	8,  // 14: ferry.catalog.v1.ListTopicsResponse.topics:type_name -> ferry.catalog.v1.TopicMapping
+	14, // 15: ferry.catalog.v1.HeartbeatRequest.broker:type_name -> ferry.catalog.v1.Broker
+	14, // 16: ferry.catalog.v1.MetadataRequest.self:type_name -> ferry.catalog.v1.Broker
+	14, // 17: ferry.catalog.v1.MetadataResponse.brokers:type_name -> ferry.catalog.v1.Broker
+	19, // 18: ferry.catalog.v1.MetadataResponse.topics:type_name -> ferry.catalog.v1.TopicMetadata
+	20, // 19: ferry.catalog.v1.TopicMetadata.partitions:type_name -> ferry.catalog.v1.PartitionMetadata
+	9,  // 20: ferry.catalog.v1.CatalogService.ResolveTopics:input_type -> ferry.catalog.v1.ResolveTopicsRequest
+	12, // 21: ferry.catalog.v1.CatalogService.ListTopics:input_type -> ferry.catalog.v1.ListTopicsRequest
+	17, // 22: ferry.catalog.v1.CatalogService.Metadata:input_type -> ferry.catalog.v1.MetadataRequest
+	15, // 23: ferry.catalog.v1.CatalogService.Heartbeat:input_type -> ferry.catalog.v1.HeartbeatRequest
+	10, // 24: ferry.catalog.v1.CatalogService.ResolveTopics:output_type -> ferry.catalog.v1.ResolveTopicsResponse
+	13, // 25: ferry.catalog.v1.CatalogService.ListTopics:output_type -> ferry.catalog.v1.ListTopicsResponse
+	18, // 26: ferry.catalog.v1.CatalogService.Metadata:output_type -> ferry.catalog.v1.MetadataResponse
+	16, // 27: ferry.catalog.v1.CatalogService.Heartbeat:output_type -> ferry.catalog.v1.HeartbeatResponse
+	24, // [24:28] is the sub-list for method output_type
+	20, // [20:24] is the sub-list for method input_type
+	20, // [20:20] is the sub-list for extension type_name
+	20, // [20:20] is the sub-list for extension extendee
+	0,  // [0:20] is the sub-list for field type_name
 }
 
 func init() { file_ferry_catalog_v1_catalog_proto_init() }
@@ -1582,7 +1668,7 @@ func file_ferry_catalog_v1_catalog_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_ferry_catalog_v1_catalog_proto_rawDesc), len(file_ferry_catalog_v1_catalog_proto_rawDesc)),
-			NumEnums:      4,
+			NumEnums:      5,
 			NumMessages:   16,
 			NumExtensions: 0,
 			NumServices:   1,

@@ -215,6 +215,12 @@ type ArrowBatch struct {
 	ProducerEpoch int32 `protobuf:"varint,4,opt,name=producer_epoch,json=producerEpoch,proto3" json:"producer_epoch,omitempty"`
 	BaseSequence  int32 `protobuf:"varint,5,opt,name=base_sequence,json=baseSequence,proto3" json:"base_sequence,omitempty"`
 	MaxTimestamp  int64 `protobuf:"varint,6,opt,name=max_timestamp,json=maxTimestamp,proto3" json:"max_timestamp,omitempty"`
+	// Set instead of arrow_ipc when the table places rows itself (a bucket
+	// key, partition columns or a primary key, see TopicMapping): the rows
+	// split by the Fluss partition and bucket each belongs to, pieces in the
+	// order of their first row, rows in Kafka order within a piece.
+	// record_count stays the whole batch's count.
+	Pieces        []*RoutedPiece `protobuf:"bytes,7,rep,name=pieces,proto3" json:"pieces,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -291,6 +297,96 @@ func (x *ArrowBatch) GetMaxTimestamp() int64 {
 	return 0
 }
 
+func (x *ArrowBatch) GetPieces() []*RoutedPiece {
+	if x != nil {
+		return x.Pieces
+	}
+	return nil
+}
+
+// The rows of one Kafka batch that go to one Fluss bucket.
+type RoutedPiece struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The partition's name as Fluss spells it (services/fluss/partitioning);
+	// empty when the table is not partitioned.
+	PartitionName string `protobuf:"bytes,1,opt,name=partition_name,json=partitionName,proto3" json:"partition_name,omitempty"`
+	Bucket        int32  `protobuf:"varint,2,opt,name=bucket,proto3" json:"bucket,omitempty"`
+	// Log tables: an Arrow IPC stream as ArrowBatch.arrow_ipc, these rows only.
+	ArrowIpc []byte `protobuf:"bytes,3,opt,name=arrow_ipc,json=arrowIpc,proto3" json:"arrow_ipc,omitempty"`
+	// Primary-key tables: the records of a Fluss KV batch (services/fluss/kvbatch),
+	// upserts and deletes (tombstones) in Kafka order, without the batch header
+	// that carries the writer id and sequence.
+	KvRecords     []byte `protobuf:"bytes,4,opt,name=kv_records,json=kvRecords,proto3" json:"kv_records,omitempty"`
+	RecordCount   int32  `protobuf:"varint,5,opt,name=record_count,json=recordCount,proto3" json:"record_count,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RoutedPiece) Reset() {
+	*x = RoutedPiece{}
+	mi := &file_ferry_transcode_v1_transcode_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RoutedPiece) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RoutedPiece) ProtoMessage() {}
+
+func (x *RoutedPiece) ProtoReflect() protoreflect.Message {
+	mi := &file_ferry_transcode_v1_transcode_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RoutedPiece.ProtoReflect.Descriptor instead.
+func (*RoutedPiece) Descriptor() ([]byte, []int) {
+	return file_ferry_transcode_v1_transcode_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *RoutedPiece) GetPartitionName() string {
+	if x != nil {
+		return x.PartitionName
+	}
+	return ""
+}
+
+func (x *RoutedPiece) GetBucket() int32 {
+	if x != nil {
+		return x.Bucket
+	}
+	return 0
+}
+
+func (x *RoutedPiece) GetArrowIpc() []byte {
+	if x != nil {
+		return x.ArrowIpc
+	}
+	return nil
+}
+
+func (x *RoutedPiece) GetKvRecords() []byte {
+	if x != nil {
+		return x.KvRecords
+	}
+	return nil
+}
+
+func (x *RoutedPiece) GetRecordCount() int32 {
+	if x != nil {
+		return x.RecordCount
+	}
+	return 0
+}
+
 // Why a batch was refused; nothing of it may be written.
 type TranscodeFailure struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -306,7 +402,7 @@ type TranscodeFailure struct {
 
 func (x *TranscodeFailure) Reset() {
 	*x = TranscodeFailure{}
-	mi := &file_ferry_transcode_v1_transcode_proto_msgTypes[3]
+	mi := &file_ferry_transcode_v1_transcode_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -318,7 +414,7 @@ func (x *TranscodeFailure) String() string {
 func (*TranscodeFailure) ProtoMessage() {}
 
 func (x *TranscodeFailure) ProtoReflect() protoreflect.Message {
-	mi := &file_ferry_transcode_v1_transcode_proto_msgTypes[3]
+	mi := &file_ferry_transcode_v1_transcode_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -331,7 +427,7 @@ func (x *TranscodeFailure) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TranscodeFailure.ProtoReflect.Descriptor instead.
 func (*TranscodeFailure) Descriptor() ([]byte, []int) {
-	return file_ferry_transcode_v1_transcode_proto_rawDescGZIP(), []int{3}
+	return file_ferry_transcode_v1_transcode_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *TranscodeFailure) GetErrorCode() int32 {
@@ -366,7 +462,7 @@ type RecordError struct {
 
 func (x *RecordError) Reset() {
 	*x = RecordError{}
-	mi := &file_ferry_transcode_v1_transcode_proto_msgTypes[4]
+	mi := &file_ferry_transcode_v1_transcode_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -378,7 +474,7 @@ func (x *RecordError) String() string {
 func (*RecordError) ProtoMessage() {}
 
 func (x *RecordError) ProtoReflect() protoreflect.Message {
-	mi := &file_ferry_transcode_v1_transcode_proto_msgTypes[4]
+	mi := &file_ferry_transcode_v1_transcode_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -391,7 +487,7 @@ func (x *RecordError) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordError.ProtoReflect.Descriptor instead.
 func (*RecordError) Descriptor() ([]byte, []int) {
-	return file_ferry_transcode_v1_transcode_proto_rawDescGZIP(), []int{4}
+	return file_ferry_transcode_v1_transcode_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *RecordError) GetBatchIndex() int32 {
@@ -425,7 +521,7 @@ const file_ferry_transcode_v1_transcode_proto_rawDesc = "" +
 	"\x06job_id\x18\x01 \x01(\x04R\x05jobId\x126\n" +
 	"\x05batch\x18\x02 \x01(\v2\x1e.ferry.transcode.v1.ArrowBatchH\x00R\x05batch\x12@\n" +
 	"\afailure\x18\x03 \x01(\v2$.ferry.transcode.v1.TranscodeFailureH\x00R\afailureB\b\n" +
-	"\x06result\"\xde\x01\n" +
+	"\x06result\"\x97\x02\n" +
 	"\n" +
 	"ArrowBatch\x12\x1b\n" +
 	"\tarrow_ipc\x18\x01 \x01(\fR\barrowIpc\x12!\n" +
@@ -434,7 +530,15 @@ const file_ferry_transcode_v1_transcode_proto_rawDesc = "" +
 	"producerId\x12%\n" +
 	"\x0eproducer_epoch\x18\x04 \x01(\x05R\rproducerEpoch\x12#\n" +
 	"\rbase_sequence\x18\x05 \x01(\x05R\fbaseSequence\x12#\n" +
-	"\rmax_timestamp\x18\x06 \x01(\x03R\fmaxTimestamp\"\x9c\x01\n" +
+	"\rmax_timestamp\x18\x06 \x01(\x03R\fmaxTimestamp\x127\n" +
+	"\x06pieces\x18\a \x03(\v2\x1f.ferry.transcode.v1.RoutedPieceR\x06pieces\"\xab\x01\n" +
+	"\vRoutedPiece\x12%\n" +
+	"\x0epartition_name\x18\x01 \x01(\tR\rpartitionName\x12\x16\n" +
+	"\x06bucket\x18\x02 \x01(\x05R\x06bucket\x12\x1b\n" +
+	"\tarrow_ipc\x18\x03 \x01(\fR\barrowIpc\x12\x1d\n" +
+	"\n" +
+	"kv_records\x18\x04 \x01(\fR\tkvRecords\x12!\n" +
+	"\frecord_count\x18\x05 \x01(\x05R\vrecordCount\"\x9c\x01\n" +
 	"\x10TranscodeFailure\x12\x1d\n" +
 	"\n" +
 	"error_code\x18\x01 \x01(\x05R\terrorCode\x12#\n" +
@@ -459,29 +563,31 @@ func file_ferry_transcode_v1_transcode_proto_rawDescGZIP() []byte {
 	return file_ferry_transcode_v1_transcode_proto_rawDescData
 }
 
-var file_ferry_transcode_v1_transcode_proto_msgTypes = make([]protoimpl.MessageInfo, 5)
+var file_ferry_transcode_v1_transcode_proto_msgTypes = make([]protoimpl.MessageInfo, 6)
 var file_ferry_transcode_v1_transcode_proto_goTypes = []any{
 	(*TranscodeRequest)(nil),  // 0: ferry.transcode.v1.TranscodeRequest
 	(*TranscodeResponse)(nil), // 1: ferry.transcode.v1.TranscodeResponse
 	(*ArrowBatch)(nil),        // 2: ferry.transcode.v1.ArrowBatch
-	(*TranscodeFailure)(nil),  // 3: ferry.transcode.v1.TranscodeFailure
-	(*RecordError)(nil),       // 4: ferry.transcode.v1.RecordError
-	(*v1.TopicMapping)(nil),   // 5: ferry.catalog.v1.TopicMapping
-	(*v11.TraceContext)(nil),  // 6: ferry.trace.v1.TraceContext
+	(*RoutedPiece)(nil),       // 3: ferry.transcode.v1.RoutedPiece
+	(*TranscodeFailure)(nil),  // 4: ferry.transcode.v1.TranscodeFailure
+	(*RecordError)(nil),       // 5: ferry.transcode.v1.RecordError
+	(*v1.TopicMapping)(nil),   // 6: ferry.catalog.v1.TopicMapping
+	(*v11.TraceContext)(nil),  // 7: ferry.trace.v1.TraceContext
 }
 var file_ferry_transcode_v1_transcode_proto_depIdxs = []int32{
-	5, // 0: ferry.transcode.v1.TranscodeRequest.mapping:type_name -> ferry.catalog.v1.TopicMapping
-	6, // 1: ferry.transcode.v1.TranscodeRequest.trace:type_name -> ferry.trace.v1.TraceContext
+	6, // 0: ferry.transcode.v1.TranscodeRequest.mapping:type_name -> ferry.catalog.v1.TopicMapping
+	7, // 1: ferry.transcode.v1.TranscodeRequest.trace:type_name -> ferry.trace.v1.TraceContext
 	2, // 2: ferry.transcode.v1.TranscodeResponse.batch:type_name -> ferry.transcode.v1.ArrowBatch
-	3, // 3: ferry.transcode.v1.TranscodeResponse.failure:type_name -> ferry.transcode.v1.TranscodeFailure
-	4, // 4: ferry.transcode.v1.TranscodeFailure.record_errors:type_name -> ferry.transcode.v1.RecordError
-	0, // 5: ferry.transcode.v1.TranscodeService.Transcode:input_type -> ferry.transcode.v1.TranscodeRequest
-	1, // 6: ferry.transcode.v1.TranscodeService.Transcode:output_type -> ferry.transcode.v1.TranscodeResponse
-	6, // [6:7] is the sub-list for method output_type
-	5, // [5:6] is the sub-list for method input_type
-	5, // [5:5] is the sub-list for extension type_name
-	5, // [5:5] is the sub-list for extension extendee
-	0, // [0:5] is the sub-list for field type_name
+	4, // 3: ferry.transcode.v1.TranscodeResponse.failure:type_name -> ferry.transcode.v1.TranscodeFailure
+	3, // 4: ferry.transcode.v1.ArrowBatch.pieces:type_name -> ferry.transcode.v1.RoutedPiece
+	5, // 5: ferry.transcode.v1.TranscodeFailure.record_errors:type_name -> ferry.transcode.v1.RecordError
+	0, // 6: ferry.transcode.v1.TranscodeService.Transcode:input_type -> ferry.transcode.v1.TranscodeRequest
+	1, // 7: ferry.transcode.v1.TranscodeService.Transcode:output_type -> ferry.transcode.v1.TranscodeResponse
+	7, // [7:8] is the sub-list for method output_type
+	6, // [6:7] is the sub-list for method input_type
+	6, // [6:6] is the sub-list for extension type_name
+	6, // [6:6] is the sub-list for extension extendee
+	0, // [0:6] is the sub-list for field type_name
 }
 
 func init() { file_ferry_transcode_v1_transcode_proto_init() }
@@ -499,7 +605,7 @@ func file_ferry_transcode_v1_transcode_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_ferry_transcode_v1_transcode_proto_rawDesc), len(file_ferry_transcode_v1_transcode_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   5,
+			NumMessages:   6,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
