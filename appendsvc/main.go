@@ -75,8 +75,26 @@ func register(ctx context.Context, app *runtime.App, cfg *config) error {
 	}
 	dctx, cancel := context.WithTimeout(ctx, cfg.Fluss.ConnectTimeout)
 	defer cancel()
-	client, err := fluss.Dial(dctx, cfg.Fluss.Bootstrap,
-		fluss.WithLogger(app.Logger), fluss.WithTracerProvider(app.Telemetry.TracerProvider))
+	opts := []fluss.Option{fluss.WithLogger(app.Logger), fluss.WithTracerProvider(app.Telemetry.TracerProvider)}
+	if cfg.Fluss.SASLUsername != "" {
+		password, err := cfg.Fluss.SASLPassword()
+		if err != nil {
+			return err
+		}
+		opts = append(opts, fluss.WithSASLPlain(cfg.Fluss.SASLUsername, password))
+	}
+	client, err := fluss.Dial(dctx, cfg.Fluss.Bootstrap, opts...)
+	if err == nil {
+		// The handshake alone passes on a SASL listener without a login;
+		// a metadata call proves this service may use the cluster.
+		_, err = client.ListDatabases(dctx)
+		if err != nil {
+			client.Close()
+		}
+	}
+	if fluss.IsAuthentication(err) {
+		return cfg.Fluss.LoginError(err)
+	}
 	if err != nil {
 		return fmt.Errorf("fluss: %w", err)
 	}

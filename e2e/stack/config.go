@@ -28,6 +28,13 @@ const (
 // the spec to run a frontdoor without persisted idempotence state.
 const EnvStateDir = "FERRY_STATE_DIR"
 
+// The Fluss credential settings of catalogsvc and appendsvc. A spec that sets
+// EnvFlussSASLUsername itself (wrong credentials, say) keeps its own.
+const (
+	EnvFlussSASLUsername     = "FERRY_FLUSS_SASL_USERNAME"
+	EnvFlussSASLPasswordFile = "FERRY_FLUSS_SASL_PASSWORD_FILE"
+)
+
 // ServiceNames lists the Ferry services in start order: frontdoor needs the other three.
 var ServiceNames = []string{Catalog, Transcode, Append, Frontdoor}
 
@@ -48,6 +55,14 @@ type Config struct {
 	// someone else runs, e.g. the one tools/test.sh started: the stack then starts no ZooKeeper,
 	// coordinator or tablet server (their ports are ignored) and points the services there.
 	ExternalFluss string
+
+	// FlussSASL, when set, is a Fluss cluster that requires SASL/PLAIN from its clients: the
+	// stack's own cluster then authenticates on CoordinatorPort and TabletPort, while its servers
+	// talk to each other on plaintext listeners at CoordinatorInternalPort and TabletInternalPort.
+	// catalogsvc, appendsvc and the helper log in with FlussSASL.User.
+	FlussSASL               *FlussSASL
+	CoordinatorInternalPort int
+	TabletInternalPort      int
 
 	// FlussOnly skips the Ferry services.
 	FlussOnly bool
@@ -92,6 +107,28 @@ type Config struct {
 	StopGrace    time.Duration
 	// Keep leaves the run directory in place after Stop (for reading logs and data).
 	Keep bool
+}
+
+// FlussSASL is the SASL/PLAIN set-up of a secured Fluss cluster.
+type FlussSASL struct {
+	// Users are the user names and passwords the cluster accepts (its JAAS configuration).
+	Users map[string]string
+	// User and Password are what Ferry's services and the helper log in with.
+	User, Password string
+}
+
+// FlussClientConf is the Fluss client configuration (client.security.*) a Java client needs
+// to reach this stack's Fluss cluster, empty when the cluster needs no authentication.
+func (c Config) FlussClientConf() map[string]string {
+	if c.FlussSASL == nil {
+		return nil
+	}
+	return map[string]string{
+		"client.security.protocol":       "SASL",
+		"client.security.sasl.mechanism": "PLAIN",
+		"client.security.sasl.username":  c.FlussSASL.User,
+		"client.security.sasl.password":  c.FlussSASL.Password,
+	}
 }
 
 // DefaultConfig is the developer stack `make up` starts.
@@ -159,6 +196,20 @@ func (c Config) Validate() error {
 		}
 		if err := checkHostPort(c.ExternalFluss); err != nil {
 			return fmt.Errorf("stack config: ExternalFluss %q: %v", c.ExternalFluss, err)
+		}
+	}
+	if sasl := c.FlussSASL; sasl != nil {
+		if sasl.User == "" || sasl.Password == "" {
+			return errors.New("stack config: FlussSASL: User and Password must be set")
+		}
+		if c.ExternalFluss == "" && sasl.Users[sasl.User] != sasl.Password {
+			return fmt.Errorf("stack config: FlussSASL: Users must hold %q with its Password", sasl.User)
+		}
+		for u, pw := range sasl.Users {
+			// They are written into a JAAS option line, user_<name>="<password>".
+			if !namePattern.MatchString(u) || strings.ContainsAny(pw, "\"\\\n") {
+				return fmt.Errorf("stack config: FlussSASL: user %q: want [a-z0-9_-] names and passwords without quotes, backslashes or newlines", u)
+			}
 		}
 	}
 	seen := map[int]string{}
@@ -245,6 +296,10 @@ func (c Config) namedPorts() []namedPort {
 		ps = append(ps, namedPort{"ZooKeeperPort", c.ZooKeeperPort},
 			namedPort{"CoordinatorPort", c.CoordinatorPort},
 			namedPort{"TabletPort", c.TabletPort})
+		if c.FlussSASL != nil {
+			ps = append(ps, namedPort{"CoordinatorInternalPort", c.CoordinatorInternalPort},
+				namedPort{"TabletInternalPort", c.TabletInternalPort})
+		}
 	}
 	if c.FlussOnly {
 		return ps

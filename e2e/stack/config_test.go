@@ -192,7 +192,7 @@ func TestServiceEnvFiltersParent(t *testing.T) {
 	t.Setenv("FERRY_CATALOG_ADDR", "leaked:1")
 	t.Setenv("OTEL_SERVICE_NAME", "leaked")
 	spec := ServiceSpec{Env: map[string]string{"FERRY_LISTEN": "127.0.0.1:1", "OTEL_EXPORTER_OTLP_ENDPOINT": ""}}
-	env := strings.Join(serviceEnv(spec), "\n")
+	env := strings.Join(ServiceEnv(spec), "\n")
 	if strings.Contains(env, "leaked") {
 		t.Errorf("parent FERRY_/OTEL_ settings leaked into the service env")
 	}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -48,15 +49,24 @@ func writeFlussConfig(c Config, l flussLayout) error {
 		"syncLimit=5",
 		"",
 	}, "\n")
-	server := func(port int, dataDir string, extra ...string) string {
-		lines := []string{
-			"zookeeper.address: " + c.ZooKeeperAddr(),
-			"bind.listeners: FLUSS://" + c.addr(port),
-			"data.dir: " + dataDir,
-			"remote.data.dir: " + l.path("remote"),
+	server := func(port, internalPort int, dataDir string, extra ...string) string {
+		lines := []string{"zookeeper.address: " + c.ZooKeeperAddr()}
+		if c.FlussSASL == nil {
+			lines = append(lines, "bind.listeners: FLUSS://"+c.addr(port))
+		} else {
+			lines = append(lines,
+				"bind.listeners: INTERNAL://"+c.addr(internalPort)+", CLIENT://"+c.addr(port),
+				"internal.listener.name: INTERNAL",
+				"security.protocol.map: CLIENT:SASL, INTERNAL:PLAINTEXT",
+				"security.sasl.enabled.mechanisms: PLAIN",
+				"security.sasl.plain.jaas.config: "+jaasPlain(c.FlussSASL.Users))
+		}
+		lines = append(lines,
+			"data.dir: "+dataDir,
+			"remote.data.dir: "+l.path("remote"),
 			"default.bucket.number: 1",
 			"default.replication.factor: 1",
-		}
+		)
 		return strings.Join(append(lines, extra...), "\n") + "\n"
 	}
 	log4j := strings.Join([]string{
@@ -70,8 +80,8 @@ func writeFlussConfig(c Config, l flussLayout) error {
 	}, "\n")
 	files := map[string]string{
 		l.path("zookeeper", "zookeeper.properties"):  zk,
-		l.path("coordinator", "conf", "server.yaml"): server(c.CoordinatorPort, l.path("coordinator", "data")),
-		l.path("tablet", "conf", "server.yaml"):      server(c.TabletPort, l.path("tablet", "data"), "tablet-server.id: 0"),
+		l.path("coordinator", "conf", "server.yaml"): server(c.CoordinatorPort, c.CoordinatorInternalPort, l.path("coordinator", "data")),
+		l.path("tablet", "conf", "server.yaml"):      server(c.TabletPort, c.TabletInternalPort, l.path("tablet", "data"), "tablet-server.id: 0"),
 		l.path("log4j2.properties"):                  log4j,
 	}
 	for name, content := range files {
@@ -80,6 +90,23 @@ func writeFlussConfig(c Config, l flussLayout) error {
 		}
 	}
 	return nil
+}
+
+// jaasPlain is the JAAS line of Fluss's PLAIN login module for users (sorted, so the file is
+// the same on every run). Config.Validate keeps quotes out of names and passwords.
+func jaasPlain(users map[string]string) string {
+	names := make([]string, 0, len(users))
+	for u := range users {
+		names = append(names, u)
+	}
+	sort.Strings(names)
+	var b strings.Builder
+	b.WriteString("org.apache.fluss.security.auth.sasl.plain.PlainLoginModule required")
+	for _, u := range names {
+		fmt.Fprintf(&b, " user_%s=\"%s\"", u, users[u])
+	}
+	b.WriteString(";")
+	return b.String()
 }
 
 // javaCommand builds the JVM command line for one Fluss main class.
@@ -158,8 +185,18 @@ func waitFlussReady(ctx context.Context, c Config) error {
 	if timeout < time.Second {
 		return errors.New("no time left to wait for Fluss")
 	}
-	cmd := exec.CommandContext(ctx, c.HelperPath(), "wait-ready", "--bootstrap", c.FlussBootstrap(),
-		"--timeout", strconv.FormatInt(timeout.Milliseconds(), 10)+"ms")
+	args := []string{"wait-ready", "--bootstrap", c.FlussBootstrap(),
+		"--timeout", strconv.FormatInt(timeout.Milliseconds(), 10) + "ms"}
+	conf := c.FlussClientConf()
+	keys := make([]string, 0, len(conf))
+	for k := range conf {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		args = append(args, "--conf", k+"="+conf[k])
+	}
+	cmd := exec.CommandContext(ctx, c.HelperPath(), args...)
 	var out, stderr bytes.Buffer
 	cmd.Stdout = &out
 	cmd.Stderr = &stderr

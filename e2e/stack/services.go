@@ -49,9 +49,9 @@ func buildServices(ctx context.Context, c Config, specs []ServiceSpec) error {
 	return nil
 }
 
-// serviceEnv is the parent environment without any Ferry or OTel setting (so a developer's
+// ServiceEnv is the parent environment without any Ferry or OTel setting (so a developer's
 // shell cannot leak into the stack), plus the spec's non-empty values.
-func serviceEnv(spec ServiceSpec) []string {
+func ServiceEnv(spec ServiceSpec) []string {
 	var env []string
 	for _, kv := range os.Environ() {
 		if strings.HasPrefix(kv, "FERRY_") || strings.HasPrefix(kv, "OTEL_") {

@@ -182,12 +182,19 @@ func (s *Stack) startService(ctx context.Context, spec ServiceSpec) error {
 	c := s.cfg
 	bin := filepath.Join(c.CacheDir(), "bin", spec.Package)
 	logPath := filepath.Join(s.dir, "logs", spec.Name+".log")
-	env := serviceEnv(spec)
+	env := ServiceEnv(spec)
 	if _, set := spec.Env[EnvStateDir]; spec.Package == Frontdoor && !set {
 		// Each frontdoor keeps its idempotence anchors in a directory of
 		// its own that outlives the process, so Restart (or a kill and a
 		// restart) finds them again.
 		env = append(env, EnvStateDir+"="+filepath.Join(s.dir, "state", spec.Name))
+	}
+	if _, set := spec.Env[EnvFlussSASLUsername]; c.FlussSASL != nil && !set && (spec.Package == Catalog || spec.Package == Append) {
+		file, err := s.writeSecret("fluss-sasl-password", c.FlussSASL.Password)
+		if err != nil {
+			return err
+		}
+		env = append(env, EnvFlussSASLUsername+"="+c.FlussSASL.User, EnvFlussSASLPasswordFile+"="+file)
 	}
 	p, err := StartProcess(spec.Name, []string{bin}, env, c.Root, logPath)
 	if err != nil {
@@ -212,6 +219,17 @@ func (s *Stack) startService(ctx context.Context, spec ServiceSpec) error {
 	}
 	s.log.Info("serving", "service", spec.Name, "grpc", spec.GRPCAddr, "pid", p.Pid())
 	return nil
+}
+
+// writeSecret writes value into a file only the owner can read, in the run directory, and
+// returns its path: services read passwords from files, never from their environment.
+func (s *Stack) writeSecret(name, value string) (string, error) {
+	dir := filepath.Join(s.dir, "secrets")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", err
+	}
+	path := filepath.Join(dir, name)
+	return path, os.WriteFile(path, []byte(value+"\n"), 0o600)
 }
 
 // StartService starts an extra service process next to the configured ones — e.g. a second

@@ -99,6 +99,13 @@ type options struct {
 	maxFrameSize   int
 	clientName     string
 	clientVersion  string
+	sasl           *saslPlain
+}
+
+// saslPlain are the credentials for a cluster whose listener runs SASL/PLAIN
+// (Fluss's security.protocol.map LISTENER:SASL).
+type saslPlain struct {
+	username, password string
 }
 
 // Option configures Dial.
@@ -127,6 +134,13 @@ func WithClientSoftware(name, version string) Option {
 	return func(o *options) { o.clientName, o.clientVersion = name, version }
 }
 
+// WithSASLPlain authenticates every connection with SASL/PLAIN, as Fluss's
+// Java client does with client.security.protocol=SASL and
+// client.security.sasl.username/password.
+func WithSASLPlain(username, password string) Option {
+	return func(o *options) { o.sasl = &saslPlain{username: username, password: password} }
+}
+
 func (o *options) validate() error {
 	switch {
 	case o.logger == nil:
@@ -139,6 +153,10 @@ func (o *options) validate() error {
 		return fmt.Errorf("fluss: option max frame size: %d is below 1024", o.maxFrameSize)
 	case o.clientName == "" || o.clientVersion == "":
 		return errors.New("fluss: option client software: name and version must not be empty")
+	case o.sasl != nil && (o.sasl.username == "" || o.sasl.password == ""):
+		return errors.New("fluss: option SASL/PLAIN: user name and password must not be empty")
+	case o.sasl != nil && strings.ContainsRune(o.sasl.username+o.sasl.password, 0):
+		return errors.New("fluss: option SASL/PLAIN: user name and password must not contain NUL")
 	}
 	return nil
 }

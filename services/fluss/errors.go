@@ -67,6 +67,13 @@ func CodeOf(err error) ErrorCode {
 	return CodeUnknownServerError
 }
 
+// IsAuthentication reports whether err is a Fluss server refusing a client's
+// login (a wrong user or password, or no login on a SASL listener).
+func IsAuthentication(err error) bool {
+	c := CodeOf(err)
+	return c == CodeAuthenticate || c == CodeRetriableAuthenticate
+}
+
 // IsRetriable reports whether err is worth retrying: a retriable Fluss error
 // or a transport failure (unreachable server, broken connection). The
 // caller's own deadline or cancellation is not retriable.

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
+	"strings"
 	"time"
 )
 
@@ -14,6 +16,10 @@ const (
 	EnvFlussBootstrap       = "FERRY_FLUSS_BOOTSTRAP"
 	FlagFlussConnectTimeout = "fluss-connect-timeout"
 	EnvFlussConnectTimeout  = "FERRY_FLUSS_CONNECT_TIMEOUT"
+	FlagFlussSASLUsername   = "fluss-sasl-username"
+	EnvFlussSASLUsername    = "FERRY_FLUSS_SASL_USERNAME"
+	FlagFlussSASLPassword   = "fluss-sasl-password-file"
+	EnvFlussSASLPassword    = "FERRY_FLUSS_SASL_PASSWORD_FILE"
 )
 
 // FlussConfig says where the Fluss cluster is.
@@ -23,6 +29,12 @@ type FlussConfig struct {
 	Bootstrap string
 	// ConnectTimeout bounds the startup reachability check.
 	ConnectTimeout time.Duration
+	// SASLUsername and SASLPasswordFile, both set or both empty, are the
+	// SASL/PLAIN credentials for a cluster whose client listener requires
+	// them. The password is read from a file so that it never appears in
+	// flags, environment listings or logs.
+	SASLUsername     string
+	SASLPasswordFile string
 }
 
 // DeclareFluss registers the Fluss settings and returns the config they
@@ -34,6 +46,10 @@ func DeclareFluss(s *Settings) *FlussConfig {
 	s.DurationVar(&c.ConnectTimeout, Spec[time.Duration]{Flag: FlagFlussConnectTimeout, Env: EnvFlussConnectTimeout,
 		Default: 10 * time.Second, Validate: PositiveDuration,
 		Usage: "how long startup waits for Fluss to become reachable"})
+	s.StringVar(&c.SASLUsername, Spec[string]{Flag: FlagFlussSASLUsername, Env: EnvFlussSASLUsername,
+		Usage: "SASL/PLAIN user for a Fluss cluster with authentication; empty: none (needs the password file)"})
+	s.StringVar(&c.SASLPasswordFile, Spec[string]{Flag: FlagFlussSASLPassword, Env: EnvFlussSASLPassword,
+		Usage: "file holding the Fluss SASL/PLAIN password (first line); set with the user"})
 	return c
 }
 
@@ -46,7 +62,43 @@ func (c *FlussConfig) Validate() error {
 		return &SettingError{Env: EnvFlussConnectTimeout, Flag: FlagFlussConnectTimeout,
 			Value: c.ConnectTimeout.String(), Err: err}
 	}
+	if (c.SASLUsername == "") != (c.SASLPasswordFile == "") {
+		return &SettingError{Env: EnvFlussSASLUsername, Flag: FlagFlussSASLUsername, Value: c.SASLUsername,
+			Err: fmt.Errorf("set it together with %s, or neither", EnvFlussSASLPassword)}
+	}
+	if _, err := c.SASLPassword(); err != nil {
+		return err
+	}
 	return nil
+}
+
+// SASLPassword reads the password file: its first line, without the line
+// end. It returns "" when no credentials are configured.
+func (c *FlussConfig) SASLPassword() (string, error) {
+	if c.SASLPasswordFile == "" {
+		return "", nil
+	}
+	b, err := os.ReadFile(c.SASLPasswordFile)
+	if err == nil {
+		line, _, _ := strings.Cut(string(b), "\n")
+		if line = strings.TrimSuffix(line, "\r"); line != "" {
+			return line, nil
+		}
+		err = errors.New("the file's first line is empty")
+	}
+	return "", &SettingError{Env: EnvFlussSASLPassword, Flag: FlagFlussSASLPassword, Value: c.SASLPasswordFile, Err: err}
+}
+
+// LoginError is the start-up error for a Fluss cluster that refused this
+// service's login (err): it names the credential settings, so that wrong or
+// missing credentials stop the service at start rather than at first use.
+func (c *FlussConfig) LoginError(err error) error {
+	if c.SASLUsername == "" {
+		return &SettingError{Env: EnvFlussSASLUsername, Flag: FlagFlussSASLUsername,
+			Err: fmt.Errorf("the Fluss cluster at %s requires a login; set it and %s: %w", c.Bootstrap, EnvFlussSASLPassword, err)}
+	}
+	return &SettingError{Env: EnvFlussSASLUsername, Flag: FlagFlussSASLUsername, Value: c.SASLUsername,
+		Action: "Fluss refused the login of", Err: err}
 }
 
 // Addrs returns the bootstrap addresses.

@@ -3,6 +3,8 @@ package runtime
 import (
 	"bytes"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -236,6 +238,18 @@ func TestConfigValidate(t *testing.T) {
 }
 
 func TestFlussConfigValidate(t *testing.T) {
+	dir := t.TempDir()
+	pw := filepath.Join(dir, "pw")
+	if err := os.WriteFile(pw, []byte("s3cret\r\nignored\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	empty := filepath.Join(dir, "empty")
+	if err := os.WriteFile(empty, []byte("\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	sasl := func(user, file string) FlussConfig {
+		return FlussConfig{Bootstrap: "a:1", ConnectTimeout: time.Second, SASLUsername: user, SASLPasswordFile: file}
+	}
 	tests := []struct {
 		name string
 		cfg  FlussConfig
@@ -247,6 +261,11 @@ func TestFlussConfigValidate(t *testing.T) {
 		{"scheme", FlussConfig{Bootstrap: "FLUSS://127.0.0.1:9123", ConnectTimeout: time.Second}, EnvFlussBootstrap},
 		{"bad item", FlussConfig{Bootstrap: "a:1,b", ConnectTimeout: time.Second}, EnvFlussBootstrap},
 		{"timeout", FlussConfig{Bootstrap: "a:1"}, EnvFlussConnectTimeout},
+		{"sasl", sasl("ferry", pw), ""},
+		{"sasl user only", sasl("ferry", ""), EnvFlussSASLUsername},
+		{"sasl file only", sasl("", pw), EnvFlussSASLUsername},
+		{"sasl file missing", sasl("ferry", filepath.Join(dir, "nope")), EnvFlussSASLPassword},
+		{"sasl file empty", sasl("ferry", empty), EnvFlussSASLPassword},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -262,5 +281,19 @@ func TestFlussConfigValidate(t *testing.T) {
 				t.Fatalf("Validate = %v, want SettingError naming %s", err, tt.want)
 			}
 		})
+	}
+}
+
+func TestFlussSASLPasswordIsFirstLine(t *testing.T) {
+	pw := filepath.Join(t.TempDir(), "pw")
+	if err := os.WriteFile(pw, []byte("s3cret\r\nignored\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c := FlussConfig{SASLUsername: "ferry", SASLPasswordFile: pw}
+	if got, err := c.SASLPassword(); err != nil || got != "s3cret" {
+		t.Fatalf("SASLPassword = %q, %v", got, err)
+	}
+	if got, err := (&FlussConfig{}).SASLPassword(); err != nil || got != "" {
+		t.Fatalf("no credentials: SASLPassword = %q, %v", got, err)
 	}
 }

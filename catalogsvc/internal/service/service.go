@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/ferrygw/ferry/catalogsvc/internal/brokers"
@@ -189,12 +190,21 @@ func Setup(ctx context.Context, app *runtime.App, cfg *Config) error {
 	if version == "" {
 		version = "dev"
 	}
+	opts := []fluss.Option{fluss.WithLogger(app.Logger), fluss.WithTracerProvider(app.Telemetry.TracerProvider),
+		fluss.WithClientSoftware("ferry-catalogsvc", version)}
+	if cfg.Fluss.SASLUsername != "" {
+		password, err := cfg.Fluss.SASLPassword()
+		if err != nil {
+			return err
+		}
+		opts = append(opts, fluss.WithSASLPlain(cfg.Fluss.SASLUsername, password))
+	}
 	admin := flussadapter.NewLazy(func(ctx context.Context) (*fluss.Client, error) {
-		return fluss.Dial(ctx, cfg.Fluss.Bootstrap,
-			fluss.WithLogger(app.Logger),
-			fluss.WithTracerProvider(app.Telemetry.TracerProvider),
-			fluss.WithClientSoftware("ferry-catalogsvc", version))
+		return fluss.Dial(ctx, cfg.Fluss.Bootstrap, opts...)
 	})
+	if err := checkLogin(ctx, admin, cfg.Fluss, app.Logger); err != nil {
+		return err
+	}
 	ccfg := cfg.CatalogConfig()
 	cat, err := catalog.New(flussadapter.New(admin), ccfg, app.Logger,
 		catalog.WithTracerProvider(app.Telemetry.TracerProvider),
@@ -216,5 +226,21 @@ func Setup(ctx context.Context, app *runtime.App, cfg *Config) error {
 	catalogv1.RegisterCatalogServiceServer(app.Server, server.New(cat, registry, ccfg.Mapping.ClusterID, app.Logger))
 	app.Logger.Info("catalog configured", "cluster_id", ccfg.Mapping.ClusterID, "expose", ccfg.Mapping.Exposure.String(),
 		"databases", cfg.Databases, "refresh_interval", cfg.RefreshInterval)
+	return nil
+}
+
+// checkLogin makes a refused Fluss login a start-up error. Any other failure
+// (Fluss still starting, say) only logs: the catalog starts anyway, dials
+// again on use and answers from its last state meanwhile.
+func checkLogin(ctx context.Context, admin *flussadapter.Lazy, cfg *runtime.FlussConfig, log *slog.Logger) error {
+	ctx, cancel := context.WithTimeout(ctx, cfg.ConnectTimeout)
+	defer cancel()
+	_, err := admin.ListDatabases(ctx)
+	if fluss.IsAuthentication(err) {
+		return cfg.LoginError(err)
+	}
+	if err != nil {
+		log.Warn("fluss not usable yet; the catalog retries on use", "err", err)
+	}
 	return nil
 }

@@ -128,6 +128,7 @@ func parseFlags(args []string, stderr io.Writer) (stack.Config, cliOptions, erro
 	tablet := fs.Int("tablet-port", 0, "Fluss tablet server port (default 9124, 28123 with -test-ports)")
 	host := fs.String("host", def.Host, "address every process binds to")
 	externalFluss := fs.String("external-fluss", "", "coordinator host:port of a running Fluss cluster to use instead of starting one")
+	flussSASL := fs.String("fluss-sasl", "", "USER:PASSWORD: run Fluss requiring SASL/PLAIN from clients with this user (servers talk on plaintext listeners at the coordinator and tablet ports + 1000), or log in to -external-fluss with it")
 	services := fs.String("services", "", "comma-separated subset of "+strings.Join(stack.ServiceNames, ",")+" (default all)")
 	kafka := fs.Int("kafka-port", def.KafkaPort, "frontdoor Kafka port")
 	transcode := fs.String("transcode-ports", "7102,7112", "one transcodesvc per port, comma-separated")
@@ -170,6 +171,14 @@ func parseFlags(args []string, stderr io.Writer) (stack.Config, cliOptions, erro
 	}
 	cfg.Host = *host
 	cfg.ExternalFluss = *externalFluss
+	if *flussSASL != "" {
+		user, password, ok := strings.Cut(*flussSASL, ":")
+		if !ok {
+			return stack.Config{}, cliOptions{}, errors.New("-fluss-sasl: want USER:PASSWORD")
+		}
+		cfg.FlussSASL = &stack.FlussSASL{Users: map[string]string{user: password}, User: user, Password: password}
+		cfg.CoordinatorInternalPort, cfg.TabletInternalPort = cfg.CoordinatorPort+1000, cfg.TabletPort+1000
+	}
 	cfg.KafkaPort = *kafka
 	cfg.LogLevel, cfg.LogFormat, cfg.OTLPEndpoint = *logLevel, *logFormat, *otlp
 	cfg.ReadyTimeout, cfg.StopGrace, cfg.Keep = *ready, *grace, *keep

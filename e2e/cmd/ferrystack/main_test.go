@@ -34,6 +34,16 @@ func TestParseFlags(t *testing.T) {
 				t.Errorf("bootstrap = %s", c.FlussBootstrap())
 			}
 		}},
+		{name: "secured Fluss", args: []string{"-fluss-sasl", "ferry:s3cret"}, check: func(t *testing.T, c stack.Config, _ cliOptions) {
+			if c.FlussSASL == nil || c.FlussSASL.User != "ferry" || c.FlussSASL.Users["ferry"] != "s3cret" ||
+				c.CoordinatorInternalPort != 10123 || c.TabletInternalPort != 10124 {
+				t.Errorf("config = %+v, sasl %+v", c, c.FlussSASL)
+			}
+			if c.FlussClientConf()["client.security.sasl.password"] != "s3cret" {
+				t.Errorf("client conf = %v", c.FlussClientConf())
+			}
+		}},
+		{name: "secured Fluss needs a password", args: []string{"-fluss-sasl", "ferry"}, wantErr: "USER:PASSWORD"},
 		{name: "explicit ports win", args: []string{"-test-ports", "-coordinator-port", "40000", "-name", "mine"}, check: func(t *testing.T, c stack.Config, _ cliOptions) {
 			if c.CoordinatorPort != 40000 || c.ZooKeeperPort != 28181 || c.Name != "mine" {
 				t.Errorf("config = %+v", c)

@@ -2160,6 +2160,105 @@ func (x *PutKvResponse) GetBucketsResp() []*PutKvResponseBucket {
 	return nil
 }
 
+// AuthenticateRequest carries one SASL token. A client on a SASL listener
+// sends it after ApiVersions and before anything else, repeating it while
+// the server answers with a challenge.
+type AuthenticateRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Protocol      *string                `protobuf:"bytes,1,req,name=protocol" json:"protocol,omitempty"`
+	Token         []byte                 `protobuf:"bytes,2,req,name=token" json:"token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AuthenticateRequest) Reset() {
+	*x = AuthenticateRequest{}
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[41]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AuthenticateRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AuthenticateRequest) ProtoMessage() {}
+
+func (x *AuthenticateRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[41]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AuthenticateRequest.ProtoReflect.Descriptor instead.
+func (*AuthenticateRequest) Descriptor() ([]byte, []int) {
+	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{41}
+}
+
+func (x *AuthenticateRequest) GetProtocol() string {
+	if x != nil && x.Protocol != nil {
+		return *x.Protocol
+	}
+	return ""
+}
+
+func (x *AuthenticateRequest) GetToken() []byte {
+	if x != nil {
+		return x.Token
+	}
+	return nil
+}
+
+type AuthenticateResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Challenge     []byte                 `protobuf:"bytes,1,opt,name=challenge" json:"challenge,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AuthenticateResponse) Reset() {
+	*x = AuthenticateResponse{}
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[42]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AuthenticateResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AuthenticateResponse) ProtoMessage() {}
+
+func (x *AuthenticateResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[42]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AuthenticateResponse.ProtoReflect.Descriptor instead.
+func (*AuthenticateResponse) Descriptor() ([]byte, []int) {
+	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{42}
+}
+
+func (x *AuthenticateResponse) GetChallenge() []byte {
+	if x != nil {
+		return x.Challenge
+	}
+	return nil
+}
+
 type ApiVersion struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	ApiKey        *int32                 `protobuf:"varint,1,req,name=api_key,json=apiKey" json:"api_key,omitempty"`
@@ -2171,7 +2270,7 @@ type ApiVersion struct {
 
 func (x *ApiVersion) Reset() {
 	*x = ApiVersion{}
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[41]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2183,7 +2282,7 @@ func (x *ApiVersion) String() string {
 func (*ApiVersion) ProtoMessage() {}
 
 func (x *ApiVersion) ProtoReflect() protoreflect.Message {
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[41]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2196,7 +2295,7 @@ func (x *ApiVersion) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApiVersion.ProtoReflect.Descriptor instead.
 func (*ApiVersion) Descriptor() ([]byte, []int) {
-	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{41}
+	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *ApiVersion) GetApiKey() int32 {
@@ -2230,7 +2329,7 @@ type TablePath struct {
 
 func (x *TablePath) Reset() {
 	*x = TablePath{}
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[42]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2242,7 +2341,7 @@ func (x *TablePath) String() string {
 func (*TablePath) ProtoMessage() {}
 
 func (x *TablePath) ProtoReflect() protoreflect.Message {
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[42]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2255,7 +2354,7 @@ func (x *TablePath) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TablePath.ProtoReflect.Descriptor instead.
 func (*TablePath) Descriptor() ([]byte, []int) {
-	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{42}
+	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *TablePath) GetDatabaseName() string {
@@ -2283,7 +2382,7 @@ type PhysicalTablePath struct {
 
 func (x *PhysicalTablePath) Reset() {
 	*x = PhysicalTablePath{}
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[43]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2295,7 +2394,7 @@ func (x *PhysicalTablePath) String() string {
 func (*PhysicalTablePath) ProtoMessage() {}
 
 func (x *PhysicalTablePath) ProtoReflect() protoreflect.Message {
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[43]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2308,7 +2407,7 @@ func (x *PhysicalTablePath) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PhysicalTablePath.ProtoReflect.Descriptor instead.
 func (*PhysicalTablePath) Descriptor() ([]byte, []int) {
-	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{43}
+	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *PhysicalTablePath) GetDatabaseName() string {
@@ -2345,7 +2444,7 @@ type ServerNode struct {
 
 func (x *ServerNode) Reset() {
 	*x = ServerNode{}
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[44]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2357,7 +2456,7 @@ func (x *ServerNode) String() string {
 func (*ServerNode) ProtoMessage() {}
 
 func (x *ServerNode) ProtoReflect() protoreflect.Message {
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[44]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2370,7 +2469,7 @@ func (x *ServerNode) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ServerNode.ProtoReflect.Descriptor instead.
 func (*ServerNode) Descriptor() ([]byte, []int) {
-	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{44}
+	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *ServerNode) GetNodeId() int32 {
@@ -2423,7 +2522,7 @@ type TableMetadata struct {
 
 func (x *TableMetadata) Reset() {
 	*x = TableMetadata{}
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[45]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2435,7 +2534,7 @@ func (x *TableMetadata) String() string {
 func (*TableMetadata) ProtoMessage() {}
 
 func (x *TableMetadata) ProtoReflect() protoreflect.Message {
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[45]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2448,7 +2547,7 @@ func (x *TableMetadata) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TableMetadata.ProtoReflect.Descriptor instead.
 func (*TableMetadata) Descriptor() ([]byte, []int) {
-	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{45}
+	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *TableMetadata) GetTablePath() *TablePath {
@@ -2512,7 +2611,7 @@ type PartitionMetadata struct {
 
 func (x *PartitionMetadata) Reset() {
 	*x = PartitionMetadata{}
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[46]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2524,7 +2623,7 @@ func (x *PartitionMetadata) String() string {
 func (*PartitionMetadata) ProtoMessage() {}
 
 func (x *PartitionMetadata) ProtoReflect() protoreflect.Message {
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[46]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2537,7 +2636,7 @@ func (x *PartitionMetadata) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PartitionMetadata.ProtoReflect.Descriptor instead.
 func (*PartitionMetadata) Descriptor() ([]byte, []int) {
-	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{46}
+	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *PartitionMetadata) GetTableId() int64 {
@@ -2581,7 +2680,7 @@ type BucketMetadata struct {
 
 func (x *BucketMetadata) Reset() {
 	*x = BucketMetadata{}
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[47]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2593,7 +2692,7 @@ func (x *BucketMetadata) String() string {
 func (*BucketMetadata) ProtoMessage() {}
 
 func (x *BucketMetadata) ProtoReflect() protoreflect.Message {
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[47]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2606,7 +2705,7 @@ func (x *BucketMetadata) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BucketMetadata.ProtoReflect.Descriptor instead.
 func (*BucketMetadata) Descriptor() ([]byte, []int) {
-	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{47}
+	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *BucketMetadata) GetBucketId() int32 {
@@ -2648,7 +2747,7 @@ type DatabaseSummary struct {
 
 func (x *DatabaseSummary) Reset() {
 	*x = DatabaseSummary{}
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[48]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2660,7 +2759,7 @@ func (x *DatabaseSummary) String() string {
 func (*DatabaseSummary) ProtoMessage() {}
 
 func (x *DatabaseSummary) ProtoReflect() protoreflect.Message {
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[48]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2673,7 +2772,7 @@ func (x *DatabaseSummary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DatabaseSummary.ProtoReflect.Descriptor instead.
 func (*DatabaseSummary) Descriptor() ([]byte, []int) {
-	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{48}
+	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *DatabaseSummary) GetDatabaseName() string {
@@ -2708,7 +2807,7 @@ type ProduceLogRequestBucket struct {
 
 func (x *ProduceLogRequestBucket) Reset() {
 	*x = ProduceLogRequestBucket{}
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[49]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2720,7 +2819,7 @@ func (x *ProduceLogRequestBucket) String() string {
 func (*ProduceLogRequestBucket) ProtoMessage() {}
 
 func (x *ProduceLogRequestBucket) ProtoReflect() protoreflect.Message {
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[49]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2733,7 +2832,7 @@ func (x *ProduceLogRequestBucket) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ProduceLogRequestBucket.ProtoReflect.Descriptor instead.
 func (*ProduceLogRequestBucket) Descriptor() ([]byte, []int) {
-	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{49}
+	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *ProduceLogRequestBucket) GetPartitionId() int64 {
@@ -2770,7 +2869,7 @@ type ProduceLogResponseBucket struct {
 
 func (x *ProduceLogResponseBucket) Reset() {
 	*x = ProduceLogResponseBucket{}
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[50]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2782,7 +2881,7 @@ func (x *ProduceLogResponseBucket) String() string {
 func (*ProduceLogResponseBucket) ProtoMessage() {}
 
 func (x *ProduceLogResponseBucket) ProtoReflect() protoreflect.Message {
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[50]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2795,7 +2894,7 @@ func (x *ProduceLogResponseBucket) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ProduceLogResponseBucket.ProtoReflect.Descriptor instead.
 func (*ProduceLogResponseBucket) Descriptor() ([]byte, []int) {
-	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{50}
+	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *ProduceLogResponseBucket) GetPartitionId() int64 {
@@ -2845,7 +2944,7 @@ type FetchLogRequestTable struct {
 
 func (x *FetchLogRequestTable) Reset() {
 	*x = FetchLogRequestTable{}
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[51]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2857,7 +2956,7 @@ func (x *FetchLogRequestTable) String() string {
 func (*FetchLogRequestTable) ProtoMessage() {}
 
 func (x *FetchLogRequestTable) ProtoReflect() protoreflect.Message {
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[51]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2870,7 +2969,7 @@ func (x *FetchLogRequestTable) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FetchLogRequestTable.ProtoReflect.Descriptor instead.
 func (*FetchLogRequestTable) Descriptor() ([]byte, []int) {
-	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{51}
+	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *FetchLogRequestTable) GetTableId() int64 {
@@ -2913,7 +3012,7 @@ type FetchLogRequestBucket struct {
 
 func (x *FetchLogRequestBucket) Reset() {
 	*x = FetchLogRequestBucket{}
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[52]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2925,7 +3024,7 @@ func (x *FetchLogRequestBucket) String() string {
 func (*FetchLogRequestBucket) ProtoMessage() {}
 
 func (x *FetchLogRequestBucket) ProtoReflect() protoreflect.Message {
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[52]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2938,7 +3037,7 @@ func (x *FetchLogRequestBucket) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FetchLogRequestBucket.ProtoReflect.Descriptor instead.
 func (*FetchLogRequestBucket) Descriptor() ([]byte, []int) {
-	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{52}
+	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *FetchLogRequestBucket) GetPartitionId() int64 {
@@ -2979,7 +3078,7 @@ type FetchLogResponseTable struct {
 
 func (x *FetchLogResponseTable) Reset() {
 	*x = FetchLogResponseTable{}
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[53]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2991,7 +3090,7 @@ func (x *FetchLogResponseTable) String() string {
 func (*FetchLogResponseTable) ProtoMessage() {}
 
 func (x *FetchLogResponseTable) ProtoReflect() protoreflect.Message {
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[53]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3004,7 +3103,7 @@ func (x *FetchLogResponseTable) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FetchLogResponseTable.ProtoReflect.Descriptor instead.
 func (*FetchLogResponseTable) Descriptor() ([]byte, []int) {
-	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{53}
+	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *FetchLogResponseTable) GetTableId() int64 {
@@ -3037,7 +3136,7 @@ type FetchLogResponseBucket struct {
 
 func (x *FetchLogResponseBucket) Reset() {
 	*x = FetchLogResponseBucket{}
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[54]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3049,7 +3148,7 @@ func (x *FetchLogResponseBucket) String() string {
 func (*FetchLogResponseBucket) ProtoMessage() {}
 
 func (x *FetchLogResponseBucket) ProtoReflect() protoreflect.Message {
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[54]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3062,7 +3161,7 @@ func (x *FetchLogResponseBucket) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FetchLogResponseBucket.ProtoReflect.Descriptor instead.
 func (*FetchLogResponseBucket) Descriptor() ([]byte, []int) {
-	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{54}
+	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *FetchLogResponseBucket) GetPartitionId() int64 {
@@ -3133,7 +3232,7 @@ type RemoteLogFetchInfo struct {
 
 func (x *RemoteLogFetchInfo) Reset() {
 	*x = RemoteLogFetchInfo{}
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[55]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3145,7 +3244,7 @@ func (x *RemoteLogFetchInfo) String() string {
 func (*RemoteLogFetchInfo) ProtoMessage() {}
 
 func (x *RemoteLogFetchInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[55]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3158,7 +3257,7 @@ func (x *RemoteLogFetchInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoteLogFetchInfo.ProtoReflect.Descriptor instead.
 func (*RemoteLogFetchInfo) Descriptor() ([]byte, []int) {
-	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{55}
+	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *RemoteLogFetchInfo) GetRemoteLogTabletDir() string {
@@ -3202,7 +3301,7 @@ type RemoteLogSegment struct {
 
 func (x *RemoteLogSegment) Reset() {
 	*x = RemoteLogSegment{}
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[56]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3214,7 +3313,7 @@ func (x *RemoteLogSegment) String() string {
 func (*RemoteLogSegment) ProtoMessage() {}
 
 func (x *RemoteLogSegment) ProtoReflect() protoreflect.Message {
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[56]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3227,7 +3326,7 @@ func (x *RemoteLogSegment) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoteLogSegment.ProtoReflect.Descriptor instead.
 func (*RemoteLogSegment) Descriptor() ([]byte, []int) {
-	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{56}
+	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{58}
 }
 
 func (x *RemoteLogSegment) GetRemoteLogSegmentId() string {
@@ -3275,7 +3374,7 @@ type PartitionInfo struct {
 
 func (x *PartitionInfo) Reset() {
 	*x = PartitionInfo{}
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[57]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3287,7 +3386,7 @@ func (x *PartitionInfo) String() string {
 func (*PartitionInfo) ProtoMessage() {}
 
 func (x *PartitionInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[57]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3300,7 +3399,7 @@ func (x *PartitionInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PartitionInfo.ProtoReflect.Descriptor instead.
 func (*PartitionInfo) Descriptor() ([]byte, []int) {
-	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{57}
+	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{59}
 }
 
 func (x *PartitionInfo) GetPartitionId() int64 {
@@ -3326,7 +3425,7 @@ type PartitionSpec struct {
 
 func (x *PartitionSpec) Reset() {
 	*x = PartitionSpec{}
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[58]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[60]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3338,7 +3437,7 @@ func (x *PartitionSpec) String() string {
 func (*PartitionSpec) ProtoMessage() {}
 
 func (x *PartitionSpec) ProtoReflect() protoreflect.Message {
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[58]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[60]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3351,7 +3450,7 @@ func (x *PartitionSpec) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PartitionSpec.ProtoReflect.Descriptor instead.
 func (*PartitionSpec) Descriptor() ([]byte, []int) {
-	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{58}
+	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{60}
 }
 
 func (x *PartitionSpec) GetPartitionKeyValues() []*KeyValue {
@@ -3371,7 +3470,7 @@ type KeyValue struct {
 
 func (x *KeyValue) Reset() {
 	*x = KeyValue{}
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[59]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[61]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3383,7 +3482,7 @@ func (x *KeyValue) String() string {
 func (*KeyValue) ProtoMessage() {}
 
 func (x *KeyValue) ProtoReflect() protoreflect.Message {
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[59]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[61]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3396,7 +3495,7 @@ func (x *KeyValue) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KeyValue.ProtoReflect.Descriptor instead.
 func (*KeyValue) Descriptor() ([]byte, []int) {
-	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{59}
+	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{61}
 }
 
 func (x *KeyValue) GetKey() string {
@@ -3425,7 +3524,7 @@ type ListOffsetsResponseBucket struct {
 
 func (x *ListOffsetsResponseBucket) Reset() {
 	*x = ListOffsetsResponseBucket{}
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[60]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[62]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3437,7 +3536,7 @@ func (x *ListOffsetsResponseBucket) String() string {
 func (*ListOffsetsResponseBucket) ProtoMessage() {}
 
 func (x *ListOffsetsResponseBucket) ProtoReflect() protoreflect.Message {
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[60]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[62]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3450,7 +3549,7 @@ func (x *ListOffsetsResponseBucket) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListOffsetsResponseBucket.ProtoReflect.Descriptor instead.
 func (*ListOffsetsResponseBucket) Descriptor() ([]byte, []int) {
-	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{60}
+	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{62}
 }
 
 func (x *ListOffsetsResponseBucket) GetBucketId() int32 {
@@ -3492,7 +3591,7 @@ type PutKvRequestBucket struct {
 
 func (x *PutKvRequestBucket) Reset() {
 	*x = PutKvRequestBucket{}
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[61]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[63]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3504,7 +3603,7 @@ func (x *PutKvRequestBucket) String() string {
 func (*PutKvRequestBucket) ProtoMessage() {}
 
 func (x *PutKvRequestBucket) ProtoReflect() protoreflect.Message {
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[61]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[63]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3517,7 +3616,7 @@ func (x *PutKvRequestBucket) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PutKvRequestBucket.ProtoReflect.Descriptor instead.
 func (*PutKvRequestBucket) Descriptor() ([]byte, []int) {
-	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{61}
+	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{63}
 }
 
 func (x *PutKvRequestBucket) GetPartitionId() int64 {
@@ -3556,7 +3655,7 @@ type PutKvResponseBucket struct {
 
 func (x *PutKvResponseBucket) Reset() {
 	*x = PutKvResponseBucket{}
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[62]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[64]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3568,7 +3667,7 @@ func (x *PutKvResponseBucket) String() string {
 func (*PutKvResponseBucket) ProtoMessage() {}
 
 func (x *PutKvResponseBucket) ProtoReflect() protoreflect.Message {
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[62]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[64]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3581,7 +3680,7 @@ func (x *PutKvResponseBucket) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PutKvResponseBucket.ProtoReflect.Descriptor instead.
 func (*PutKvResponseBucket) Descriptor() ([]byte, []int) {
-	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{62}
+	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{64}
 }
 
 func (x *PutKvResponseBucket) GetPartitionId() int64 {
@@ -3766,7 +3865,12 @@ const file_fluss_rpc_v1_fluss_api_proto_rawDesc = "" +
 	"bucketsReq\x12\x19\n" +
 	"\bagg_mode\x18\x06 \x01(\x05R\aaggMode\"U\n" +
 	"\rPutKvResponse\x12D\n" +
-	"\fbuckets_resp\x18\x01 \x03(\v2!.fluss.rpc.v1.PutKvResponseBucketR\vbucketsResp\"g\n" +
+	"\fbuckets_resp\x18\x01 \x03(\v2!.fluss.rpc.v1.PutKvResponseBucketR\vbucketsResp\"G\n" +
+	"\x13AuthenticateRequest\x12\x1a\n" +
+	"\bprotocol\x18\x01 \x02(\tR\bprotocol\x12\x14\n" +
+	"\x05token\x18\x02 \x02(\fR\x05token\"4\n" +
+	"\x14AuthenticateResponse\x12\x1c\n" +
+	"\tchallenge\x18\x01 \x01(\fR\tchallenge\"g\n" +
 	"\n" +
 	"ApiVersion\x12\x17\n" +
 	"\aapi_key\x18\x01 \x02(\x05R\x06apiKey\x12\x1f\n" +
@@ -3901,7 +4005,7 @@ func file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP() []byte {
 	return file_fluss_rpc_v1_fluss_api_proto_rawDescData
 }
 
-var file_fluss_rpc_v1_fluss_api_proto_msgTypes = make([]protoimpl.MessageInfo, 63)
+var file_fluss_rpc_v1_fluss_api_proto_msgTypes = make([]protoimpl.MessageInfo, 65)
 var file_fluss_rpc_v1_fluss_api_proto_goTypes = []any{
 	(*ErrorResponse)(nil),              // 0: fluss.rpc.v1.ErrorResponse
 	(*ApiVersionsRequest)(nil),         // 1: fluss.rpc.v1.ApiVersionsRequest
@@ -3944,65 +4048,67 @@ var file_fluss_rpc_v1_fluss_api_proto_goTypes = []any{
 	(*InitWriterResponse)(nil),         // 38: fluss.rpc.v1.InitWriterResponse
 	(*PutKvRequest)(nil),               // 39: fluss.rpc.v1.PutKvRequest
 	(*PutKvResponse)(nil),              // 40: fluss.rpc.v1.PutKvResponse
-	(*ApiVersion)(nil),                 // 41: fluss.rpc.v1.ApiVersion
-	(*TablePath)(nil),                  // 42: fluss.rpc.v1.TablePath
-	(*PhysicalTablePath)(nil),          // 43: fluss.rpc.v1.PhysicalTablePath
-	(*ServerNode)(nil),                 // 44: fluss.rpc.v1.ServerNode
-	(*TableMetadata)(nil),              // 45: fluss.rpc.v1.TableMetadata
-	(*PartitionMetadata)(nil),          // 46: fluss.rpc.v1.PartitionMetadata
-	(*BucketMetadata)(nil),             // 47: fluss.rpc.v1.BucketMetadata
-	(*DatabaseSummary)(nil),            // 48: fluss.rpc.v1.DatabaseSummary
-	(*ProduceLogRequestBucket)(nil),    // 49: fluss.rpc.v1.ProduceLogRequestBucket
-	(*ProduceLogResponseBucket)(nil),   // 50: fluss.rpc.v1.ProduceLogResponseBucket
-	(*FetchLogRequestTable)(nil),       // 51: fluss.rpc.v1.FetchLogRequestTable
-	(*FetchLogRequestBucket)(nil),      // 52: fluss.rpc.v1.FetchLogRequestBucket
-	(*FetchLogResponseTable)(nil),      // 53: fluss.rpc.v1.FetchLogResponseTable
-	(*FetchLogResponseBucket)(nil),     // 54: fluss.rpc.v1.FetchLogResponseBucket
-	(*RemoteLogFetchInfo)(nil),         // 55: fluss.rpc.v1.RemoteLogFetchInfo
-	(*RemoteLogSegment)(nil),           // 56: fluss.rpc.v1.RemoteLogSegment
-	(*PartitionInfo)(nil),              // 57: fluss.rpc.v1.PartitionInfo
-	(*PartitionSpec)(nil),              // 58: fluss.rpc.v1.PartitionSpec
-	(*KeyValue)(nil),                   // 59: fluss.rpc.v1.KeyValue
-	(*ListOffsetsResponseBucket)(nil),  // 60: fluss.rpc.v1.ListOffsetsResponseBucket
-	(*PutKvRequestBucket)(nil),         // 61: fluss.rpc.v1.PutKvRequestBucket
-	(*PutKvResponseBucket)(nil),        // 62: fluss.rpc.v1.PutKvResponseBucket
+	(*AuthenticateRequest)(nil),        // 41: fluss.rpc.v1.AuthenticateRequest
+	(*AuthenticateResponse)(nil),       // 42: fluss.rpc.v1.AuthenticateResponse
+	(*ApiVersion)(nil),                 // 43: fluss.rpc.v1.ApiVersion
+	(*TablePath)(nil),                  // 44: fluss.rpc.v1.TablePath
+	(*PhysicalTablePath)(nil),          // 45: fluss.rpc.v1.PhysicalTablePath
+	(*ServerNode)(nil),                 // 46: fluss.rpc.v1.ServerNode
+	(*TableMetadata)(nil),              // 47: fluss.rpc.v1.TableMetadata
+	(*PartitionMetadata)(nil),          // 48: fluss.rpc.v1.PartitionMetadata
+	(*BucketMetadata)(nil),             // 49: fluss.rpc.v1.BucketMetadata
+	(*DatabaseSummary)(nil),            // 50: fluss.rpc.v1.DatabaseSummary
+	(*ProduceLogRequestBucket)(nil),    // 51: fluss.rpc.v1.ProduceLogRequestBucket
+	(*ProduceLogResponseBucket)(nil),   // 52: fluss.rpc.v1.ProduceLogResponseBucket
+	(*FetchLogRequestTable)(nil),       // 53: fluss.rpc.v1.FetchLogRequestTable
+	(*FetchLogRequestBucket)(nil),      // 54: fluss.rpc.v1.FetchLogRequestBucket
+	(*FetchLogResponseTable)(nil),      // 55: fluss.rpc.v1.FetchLogResponseTable
+	(*FetchLogResponseBucket)(nil),     // 56: fluss.rpc.v1.FetchLogResponseBucket
+	(*RemoteLogFetchInfo)(nil),         // 57: fluss.rpc.v1.RemoteLogFetchInfo
+	(*RemoteLogSegment)(nil),           // 58: fluss.rpc.v1.RemoteLogSegment
+	(*PartitionInfo)(nil),              // 59: fluss.rpc.v1.PartitionInfo
+	(*PartitionSpec)(nil),              // 60: fluss.rpc.v1.PartitionSpec
+	(*KeyValue)(nil),                   // 61: fluss.rpc.v1.KeyValue
+	(*ListOffsetsResponseBucket)(nil),  // 62: fluss.rpc.v1.ListOffsetsResponseBucket
+	(*PutKvRequestBucket)(nil),         // 63: fluss.rpc.v1.PutKvRequestBucket
+	(*PutKvResponseBucket)(nil),        // 64: fluss.rpc.v1.PutKvResponseBucket
 }
 var file_fluss_rpc_v1_fluss_api_proto_depIdxs = []int32{
-	41, // 0: fluss.rpc.v1.ApiVersionsResponse.api_versions:type_name -> fluss.rpc.v1.ApiVersion
-	48, // 1: fluss.rpc.v1.ListDatabasesResponse.database_summary:type_name -> fluss.rpc.v1.DatabaseSummary
-	42, // 2: fluss.rpc.v1.CreateTableRequest.table_path:type_name -> fluss.rpc.v1.TablePath
-	42, // 3: fluss.rpc.v1.DropTableRequest.table_path:type_name -> fluss.rpc.v1.TablePath
-	42, // 4: fluss.rpc.v1.GetTableInfoRequest.table_path:type_name -> fluss.rpc.v1.TablePath
-	42, // 5: fluss.rpc.v1.TableExistsRequest.table_path:type_name -> fluss.rpc.v1.TablePath
-	42, // 6: fluss.rpc.v1.GetTableSchemaRequest.table_path:type_name -> fluss.rpc.v1.TablePath
-	42, // 7: fluss.rpc.v1.ListPartitionInfosRequest.table_path:type_name -> fluss.rpc.v1.TablePath
-	58, // 8: fluss.rpc.v1.ListPartitionInfosRequest.partial_partition_spec:type_name -> fluss.rpc.v1.PartitionSpec
-	57, // 9: fluss.rpc.v1.ListPartitionInfosResponse.partitions_info:type_name -> fluss.rpc.v1.PartitionInfo
-	42, // 10: fluss.rpc.v1.CreatePartitionRequest.table_path:type_name -> fluss.rpc.v1.TablePath
-	58, // 11: fluss.rpc.v1.CreatePartitionRequest.partition_spec:type_name -> fluss.rpc.v1.PartitionSpec
-	42, // 12: fluss.rpc.v1.GetMetadataRequest.table_path:type_name -> fluss.rpc.v1.TablePath
-	43, // 13: fluss.rpc.v1.GetMetadataRequest.partitions_path:type_name -> fluss.rpc.v1.PhysicalTablePath
-	44, // 14: fluss.rpc.v1.GetMetadataResponse.coordinator_server:type_name -> fluss.rpc.v1.ServerNode
-	44, // 15: fluss.rpc.v1.GetMetadataResponse.tablet_servers:type_name -> fluss.rpc.v1.ServerNode
-	45, // 16: fluss.rpc.v1.GetMetadataResponse.table_metadata:type_name -> fluss.rpc.v1.TableMetadata
-	46, // 17: fluss.rpc.v1.GetMetadataResponse.partition_metadata:type_name -> fluss.rpc.v1.PartitionMetadata
-	49, // 18: fluss.rpc.v1.ProduceLogRequest.buckets_req:type_name -> fluss.rpc.v1.ProduceLogRequestBucket
-	50, // 19: fluss.rpc.v1.ProduceLogResponse.buckets_resp:type_name -> fluss.rpc.v1.ProduceLogResponseBucket
-	51, // 20: fluss.rpc.v1.FetchLogRequest.tables_req:type_name -> fluss.rpc.v1.FetchLogRequestTable
-	53, // 21: fluss.rpc.v1.FetchLogResponse.tables_resp:type_name -> fluss.rpc.v1.FetchLogResponseTable
-	60, // 22: fluss.rpc.v1.ListOffsetsResponse.buckets_resp:type_name -> fluss.rpc.v1.ListOffsetsResponseBucket
-	42, // 23: fluss.rpc.v1.InitWriterRequest.table_path:type_name -> fluss.rpc.v1.TablePath
-	61, // 24: fluss.rpc.v1.PutKvRequest.buckets_req:type_name -> fluss.rpc.v1.PutKvRequestBucket
-	62, // 25: fluss.rpc.v1.PutKvResponse.buckets_resp:type_name -> fluss.rpc.v1.PutKvResponseBucket
-	42, // 26: fluss.rpc.v1.TableMetadata.table_path:type_name -> fluss.rpc.v1.TablePath
-	47, // 27: fluss.rpc.v1.TableMetadata.bucket_metadata:type_name -> fluss.rpc.v1.BucketMetadata
-	47, // 28: fluss.rpc.v1.PartitionMetadata.bucket_metadata:type_name -> fluss.rpc.v1.BucketMetadata
-	52, // 29: fluss.rpc.v1.FetchLogRequestTable.buckets_req:type_name -> fluss.rpc.v1.FetchLogRequestBucket
-	54, // 30: fluss.rpc.v1.FetchLogResponseTable.buckets_resp:type_name -> fluss.rpc.v1.FetchLogResponseBucket
-	55, // 31: fluss.rpc.v1.FetchLogResponseBucket.remote_log_fetch_info:type_name -> fluss.rpc.v1.RemoteLogFetchInfo
-	56, // 32: fluss.rpc.v1.RemoteLogFetchInfo.remote_log_segments:type_name -> fluss.rpc.v1.RemoteLogSegment
-	58, // 33: fluss.rpc.v1.PartitionInfo.partition_spec:type_name -> fluss.rpc.v1.PartitionSpec
-	59, // 34: fluss.rpc.v1.PartitionSpec.partition_key_values:type_name -> fluss.rpc.v1.KeyValue
+	43, // 0: fluss.rpc.v1.ApiVersionsResponse.api_versions:type_name -> fluss.rpc.v1.ApiVersion
+	50, // 1: fluss.rpc.v1.ListDatabasesResponse.database_summary:type_name -> fluss.rpc.v1.DatabaseSummary
+	44, // 2: fluss.rpc.v1.CreateTableRequest.table_path:type_name -> fluss.rpc.v1.TablePath
+	44, // 3: fluss.rpc.v1.DropTableRequest.table_path:type_name -> fluss.rpc.v1.TablePath
+	44, // 4: fluss.rpc.v1.GetTableInfoRequest.table_path:type_name -> fluss.rpc.v1.TablePath
+	44, // 5: fluss.rpc.v1.TableExistsRequest.table_path:type_name -> fluss.rpc.v1.TablePath
+	44, // 6: fluss.rpc.v1.GetTableSchemaRequest.table_path:type_name -> fluss.rpc.v1.TablePath
+	44, // 7: fluss.rpc.v1.ListPartitionInfosRequest.table_path:type_name -> fluss.rpc.v1.TablePath
+	60, // 8: fluss.rpc.v1.ListPartitionInfosRequest.partial_partition_spec:type_name -> fluss.rpc.v1.PartitionSpec
+	59, // 9: fluss.rpc.v1.ListPartitionInfosResponse.partitions_info:type_name -> fluss.rpc.v1.PartitionInfo
+	44, // 10: fluss.rpc.v1.CreatePartitionRequest.table_path:type_name -> fluss.rpc.v1.TablePath
+	60, // 11: fluss.rpc.v1.CreatePartitionRequest.partition_spec:type_name -> fluss.rpc.v1.PartitionSpec
+	44, // 12: fluss.rpc.v1.GetMetadataRequest.table_path:type_name -> fluss.rpc.v1.TablePath
+	45, // 13: fluss.rpc.v1.GetMetadataRequest.partitions_path:type_name -> fluss.rpc.v1.PhysicalTablePath
+	46, // 14: fluss.rpc.v1.GetMetadataResponse.coordinator_server:type_name -> fluss.rpc.v1.ServerNode
+	46, // 15: fluss.rpc.v1.GetMetadataResponse.tablet_servers:type_name -> fluss.rpc.v1.ServerNode
+	47, // 16: fluss.rpc.v1.GetMetadataResponse.table_metadata:type_name -> fluss.rpc.v1.TableMetadata
+	48, // 17: fluss.rpc.v1.GetMetadataResponse.partition_metadata:type_name -> fluss.rpc.v1.PartitionMetadata
+	51, // 18: fluss.rpc.v1.ProduceLogRequest.buckets_req:type_name -> fluss.rpc.v1.ProduceLogRequestBucket
+	52, // 19: fluss.rpc.v1.ProduceLogResponse.buckets_resp:type_name -> fluss.rpc.v1.ProduceLogResponseBucket
+	53, // 20: fluss.rpc.v1.FetchLogRequest.tables_req:type_name -> fluss.rpc.v1.FetchLogRequestTable
+	55, // 21: fluss.rpc.v1.FetchLogResponse.tables_resp:type_name -> fluss.rpc.v1.FetchLogResponseTable
+	62, // 22: fluss.rpc.v1.ListOffsetsResponse.buckets_resp:type_name -> fluss.rpc.v1.ListOffsetsResponseBucket
+	44, // 23: fluss.rpc.v1.InitWriterRequest.table_path:type_name -> fluss.rpc.v1.TablePath
+	63, // 24: fluss.rpc.v1.PutKvRequest.buckets_req:type_name -> fluss.rpc.v1.PutKvRequestBucket
+	64, // 25: fluss.rpc.v1.PutKvResponse.buckets_resp:type_name -> fluss.rpc.v1.PutKvResponseBucket
+	44, // 26: fluss.rpc.v1.TableMetadata.table_path:type_name -> fluss.rpc.v1.TablePath
+	49, // 27: fluss.rpc.v1.TableMetadata.bucket_metadata:type_name -> fluss.rpc.v1.BucketMetadata
+	49, // 28: fluss.rpc.v1.PartitionMetadata.bucket_metadata:type_name -> fluss.rpc.v1.BucketMetadata
+	54, // 29: fluss.rpc.v1.FetchLogRequestTable.buckets_req:type_name -> fluss.rpc.v1.FetchLogRequestBucket
+	56, // 30: fluss.rpc.v1.FetchLogResponseTable.buckets_resp:type_name -> fluss.rpc.v1.FetchLogResponseBucket
+	57, // 31: fluss.rpc.v1.FetchLogResponseBucket.remote_log_fetch_info:type_name -> fluss.rpc.v1.RemoteLogFetchInfo
+	58, // 32: fluss.rpc.v1.RemoteLogFetchInfo.remote_log_segments:type_name -> fluss.rpc.v1.RemoteLogSegment
+	60, // 33: fluss.rpc.v1.PartitionInfo.partition_spec:type_name -> fluss.rpc.v1.PartitionSpec
+	61, // 34: fluss.rpc.v1.PartitionSpec.partition_key_values:type_name -> fluss.rpc.v1.KeyValue
 	35, // [35:35] is the sub-list for method output_type
 	35, // [35:35] is the sub-list for method input_type
 	35, // [35:35] is the sub-list for extension type_name
@@ -4021,7 +4127,7 @@ func file_fluss_rpc_v1_fluss_api_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_fluss_rpc_v1_fluss_api_proto_rawDesc), len(file_fluss_rpc_v1_fluss_api_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   63,
+			NumMessages:   65,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
