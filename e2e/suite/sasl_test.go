@@ -43,7 +43,7 @@ func TestSASLPlain(t *testing.T) {
 	if err := os.WriteFile(usersFile, []byte("# e2e SASL users\n"+users), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	kafka := startSASLFrontdoor(t, e, usersFile)
+	kafka := startSASLFrontdoor(t, e, usersFile, nil)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
@@ -122,16 +122,17 @@ func hashPassword(t *testing.T, user, password string) string {
 	return line
 }
 
-// startSASLFrontdoor starts catalogsvc-sasl and frontdoor-sasl on free ports and returns the
-// SASL frontdoor's Kafka address. Both stop when the test ends.
-func startSASLFrontdoor(t *testing.T, e *suiteEnv, usersFile string) string {
+// startSASLFrontdoor starts catalogsvc-sasl and frontdoor-sasl (with env added to its own, and
+// a metrics port) on free ports and returns the SASL frontdoor's Kafka address. Both stop when
+// the test ends.
+func startSASLFrontdoor(t *testing.T, e *suiteEnv, usersFile string, env map[string]string) string {
 	t.Helper()
 	cat, ok := e.stack.Spec(stack.Catalog)
 	fd, ok2 := e.stack.Spec(stack.Frontdoor)
 	if !ok || !ok2 {
 		t.Fatal("stack has no catalogsvc or frontdoor spec")
 	}
-	ports, err := freePorts(3)
+	ports, err := freePorts(4)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,12 +141,15 @@ func startSASLFrontdoor(t *testing.T, e *suiteEnv, usersFile string) string {
 
 	catSpec := cloneSpec(cat, "catalogsvc-sasl", map[string]int{"grpc": ports[0]})
 	catSpec.Env["FERRY_LISTEN"] = addr(ports[0])
-	fdSpec := cloneSpec(fd, "frontdoor-sasl", map[string]int{"grpc": ports[1], "kafka": ports[2]})
+	fdSpec := cloneSpec(fd, "frontdoor-sasl", map[string]int{"grpc": ports[1], "kafka": ports[2], "metrics": ports[3]})
 	fdSpec.Env["FERRY_LISTEN"] = addr(ports[1])
 	fdSpec.Env["FERRY_KAFKA_LISTEN"] = addr(ports[2])
 	fdSpec.Env["FERRY_ADVERTISED_ADDR"] = addr(ports[2])
 	fdSpec.Env["FERRY_CATALOG_ADDR"] = addr(ports[0])
 	fdSpec.Env["FERRY_SASL_USERS_FILE"] = usersFile
+	for k, v := range env {
+		fdSpec.Env[k] = v
+	}
 
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()

@@ -7,6 +7,9 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"github.com/ferrygw/ferry/frontdoor/internal/acl"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
 	"net"
 	"strconv"
 	"time"
@@ -32,6 +35,8 @@ const (
 	FlagTLSKey        = "kafka-tls-key"
 	EnvStateDir       = "FERRY_STATE_DIR"
 	FlagStateDir      = "state-dir"
+	EnvACLFile        = "FERRY_ACL_FILE"
+	FlagACLFile       = "acl-file"
 )
 
 // Config is frontdoor's own configuration.
@@ -48,8 +53,11 @@ type Config struct {
 	AppendAddr               string // appendsvc gRPC address(es), comma-separated
 
 	SASLUsersFile string // users file for SASL/PLAIN; empty: no authentication
-	TLSCertFile   string // PEM certificate for the Kafka listener; empty: plaintext
-	TLSKeyFile    string
+	ACLFile       string // topic ACLs (frontdoor/internal/acl); empty: every principal may use every topic
+	// ACLReloadInterval is how often ACLFile is checked for changes.
+	ACLReloadInterval time.Duration
+	TLSCertFile       string // PEM certificate for the Kafka listener; empty: plaintext
+	TLSKeyFile        string
 
 	MaxRequestBytes     int
 	MaxMessageBytes     int
@@ -93,6 +101,10 @@ func Declare(s *runtime.Settings) *Config {
 		Default: "127.0.0.1:7103", Usage: "appendsvc gRPC address host:port[,host:port...]", Validate: runtime.DialAddrList})
 	s.StringVar(&c.SASLUsersFile, runtime.Spec[string]{Flag: FlagSASLUsersFile, Env: EnvSASLUsersFile,
 		Usage: "SASL/PLAIN users file (lines user:bcrypt-hash[:topic,...]; hashes from `frontdoor hash-password`); empty: no authentication"})
+	s.StringVar(&c.ACLFile, runtime.Spec[string]{Flag: FlagACLFile, Env: EnvACLFile,
+		Usage: "topic ACLs, lines `allow|deny User:<name>|User:* READ|WRITE|DESCRIBE|ALL topic:<name>|topic:<prefix>*|topic:*` (docs/security.md); empty: no ACLs"})
+	s.DurationVar(&c.ACLReloadInterval, runtime.Spec[time.Duration]{Flag: "acl-reload-interval", Env: "FERRY_ACL_RELOAD_INTERVAL",
+		Default: 5 * time.Second, Validate: runtime.PositiveDuration, Usage: "how often -acl-file is read again; a changed file that does not parse keeps the rules in force"})
 	s.StringVar(&c.TLSCertFile, runtime.Spec[string]{Flag: FlagTLSCert, Env: EnvTLSCert, Usage: "PEM certificate for the Kafka listener; empty: plaintext"})
 	s.StringVar(&c.TLSKeyFile, runtime.Spec[string]{Flag: FlagTLSKey, Env: EnvTLSKey, Usage: "PEM private key for -kafka-tls-cert"})
 	s.IntVar(&c.MaxRequestBytes, runtime.Spec[int]{Flag: "kafka-max-request-bytes", Env: "FERRY_KAFKA_MAX_REQUEST_BYTES",
@@ -211,6 +223,17 @@ func Setup(ctx context.Context, app *runtime.App, c *Config) error {
 		}
 		log.Info("sasl/plain enabled", "users", users.Len())
 	}
+	var acls *acl.File
+	if c.ACLFile != "" {
+		var err error
+		if acls, err = acl.LoadFile(c.ACLFile, log); err != nil {
+			return &runtime.SettingError{Env: EnvACLFile, Flag: FlagACLFile, Value: c.ACLFile, Action: "cannot use", Err: err}
+		}
+		if users == nil {
+			log.Warn("acl file without SASL: every client is " + acl.Anonymous)
+		}
+		log.Info("topic acls enabled", "rules", acls.Rules().Len(), "reload_interval", c.ACLReloadInterval)
+	}
 
 	ln, err := runtime.ListenTCP(c.KafkaListen, EnvKafkaListen, FlagKafkaListen)
 	if err != nil {
@@ -299,6 +322,12 @@ func Setup(ctx context.Context, app *runtime.App, c *Config) error {
 	if users != nil {
 		deps.SASL = users
 	}
+	if acls != nil {
+		deps.Authorizer = acls
+		if err := watchACLs(app, acls, c.ACLReloadInterval); err != nil {
+			return err
+		}
+	}
 	srv, err := kafka.NewFrontdoor(kcfg, deps)
 	if err != nil {
 		return err
@@ -314,5 +343,43 @@ func Setup(ctx context.Context, app *runtime.App, c *Config) error {
 		ShutdownFunc:  srv.Shutdown,
 	})
 	closeLn = false
+	return nil
+}
+
+// watchACLs reloads the ACL file while frontdoor runs and counts reloads
+// (ferry.frontdoor.acl.reloads, result ok|invalid) for operators.
+func watchACLs(app *runtime.App, acls *acl.File, interval time.Duration) error {
+	reloads, err := app.Telemetry.MeterProvider.Meter("github.com/ferrygw/ferry/frontdoor/internal/gateway").Int64Counter(
+		"ferry.frontdoor.acl.reloads", metric.WithUnit("{reload}"),
+		metric.WithDescription("Changes of the ACL file, by result: ok (in force) or invalid (the previous rules stay)"))
+	if err != nil {
+		return err
+	}
+	acls.OnReload(func(ok bool) {
+		result := "ok"
+		if !ok {
+			result = "invalid"
+		}
+		reloads.Add(context.Background(), 1, metric.WithAttributes(attribute.String("result", result)))
+	})
+	var stop context.CancelFunc
+	done := make(chan struct{})
+	app.Add(runtime.ComponentFuncs{
+		ComponentName: "acl-watch",
+		StartFunc: func(context.Context, runtime.Host) error {
+			var ctx context.Context
+			ctx, stop = context.WithCancel(context.Background())
+			go func() {
+				defer close(done)
+				acls.Watch(ctx, interval)
+			}()
+			return nil
+		},
+		ShutdownFunc: func(context.Context) error {
+			stop()
+			<-done
+			return nil
+		},
+	})
 	return nil
 }

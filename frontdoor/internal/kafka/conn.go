@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"github.com/ferrygw/ferry/frontdoor/internal/acl"
 	"io"
 	"log/slog"
 	"net"
@@ -30,17 +31,34 @@ type Session struct {
 	authenticated bool
 	// User is the authenticated SASL user, "" without SASL.
 	User string
-	// allowTopic, when set, limits which topics the user may use.
+	// allowTopic, when set, limits which topics the user may use (the
+	// topic list of the SASL/PLAIN users file).
 	allowTopic func(topic string) bool
+	// authz, when set, is the server's ACLs; denied counts refusals.
+	authz  Authorizer
+	denied func(ctx context.Context, op acl.Operation)
 	// SASL progress: the mechanism chosen by SaslHandshake and whether
 	// the next frame is a raw token (handshake v0).
 	mechanism   string
 	rawSASLNext bool
 }
 
-// TopicAllowed reports whether the session's user may use topic.
-func (s *Session) TopicAllowed(topic string) bool {
-	return s.allowTopic == nil || s.allowTopic(topic)
+// mayDo returns whether the session's principal may do op to a topic,
+// under the users file's topic list and the ACLs. It reads the session once,
+// so handlers that finish off the read loop can keep it.
+func (s *Session) mayDo(op acl.Operation) func(topic string) bool {
+	allowTopic, authz, principal := s.allowTopic, s.authz, acl.Principal(s.User)
+	return func(topic string) bool {
+		return (allowTopic == nil || allowTopic(topic)) && (authz == nil || authz.Allowed(principal, op, topic))
+	}
+}
+
+// refused logs and counts a topic refused to the session's principal.
+func (s *Session) refused(ctx context.Context, op acl.Operation, topic string) {
+	s.Log.Warn("not authorized", "principal", acl.Principal(s.User), "operation", op.String(), "topic", topic)
+	if s.denied != nil {
+		s.denied(ctx, op)
+	}
 }
 
 // pending is one read request awaiting its response slot.
@@ -84,10 +102,11 @@ func newConn(s *Server, nc net.Conn) *conn {
 	remote := nc.RemoteAddr().String()
 	log := s.log.With("remote", remote)
 	return &conn{
-		srv:    s,
-		nc:     nc,
-		log:    log,
-		sess:   &Session{Remote: remote, Log: log, authenticated: !s.authRequired},
+		srv: s,
+		nc:  nc,
+		log: log,
+		sess: &Session{Remote: remote, Log: log, authenticated: !s.authRequired,
+			authz: s.authz, denied: s.metrics.authorizationDenied},
 		ctx:    ctx,
 		cancel: cancel,
 		queue:  make(chan *pending, s.cfg.MaxInFlightRequests),

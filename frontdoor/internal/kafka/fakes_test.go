@@ -66,6 +66,7 @@ type harnessOpts struct {
 	cfg         func(*Config)
 	produce     func(*ProduceConfig)
 	sasl        PlainAuthenticator
+	authz       Authorizer
 	transcoders int
 	hold        chan struct{}
 	tp          trace.TracerProvider
@@ -138,7 +139,7 @@ func newHarness(t testing.TB, o harnessOpts) *harness {
 		o.produce(&pc)
 	}
 	h.cfg = cfg
-	h.deps = Deps{Catalog: cat, Transcoder: tc, Appender: ap, Produce: pc, SASL: o.sasl, Logger: log, Listener: ln, TracerProvider: o.tp, MeterProvider: o.mp,
+	h.deps = Deps{Catalog: cat, Transcoder: tc, Appender: ap, Produce: pc, SASL: o.sasl, Authorizer: o.authz, Logger: log, Listener: ln, TracerProvider: o.tp, MeterProvider: o.mp,
 		DisableIdempotence: o.noIdempotence, StateDir: o.stateDir}
 	srv, err := NewFrontdoor(cfg, h.deps)
 	if err != nil {

@@ -29,7 +29,10 @@ type Deps struct {
 	StateDir string
 	// SASL, when set, requires SASL/PLAIN authentication on every
 	// connection and registers the SASL APIs.
-	SASL           PlainAuthenticator
+	SASL PlainAuthenticator
+	// Authorizer, when set, checks every topic of Produce and Metadata
+	// (WithAuthorizer).
+	Authorizer     Authorizer
 	TracerProvider trace.TracerProvider
 	// MeterProvider receives the frontdoor's metrics (default: no-op).
 	MeterProvider metric.MeterProvider
@@ -98,6 +101,9 @@ func NewFrontdoor(cfg Config, d Deps) (*Server, error) {
 	if d.SASL != nil {
 		apis = append(apis, (&saslHandler{auth: d.SASL}).apis()...)
 		opts = append(opts, WithSASLPlain(d.SASL))
+	}
+	if d.Authorizer != nil {
+		opts = append(opts, WithAuthorizer(d.Authorizer))
 	}
 	if reg, err = NewRegistry(apis...); err != nil {
 		return nil, err

@@ -2,6 +2,7 @@ package kafka
 
 import (
 	"context"
+	"github.com/ferrygw/ferry/frontdoor/internal/acl"
 
 	"github.com/ferrygw/ferry/frontdoor/internal/backends"
 	catalogv1 "github.com/ferrygw/ferry/services/api/gen/ferry/catalog/v1"
@@ -24,7 +25,7 @@ func (h *metadataHandler) api() API {
 	return API{Key: metadataKey, MinVersion: metadataMin, MaxVersion: metadataMax, Serve: h.serve}
 }
 
-func (h *metadataHandler) serve(_ context.Context, s *Session, req Request) (Reply, error) {
+func (h *metadataHandler) serve(ctx context.Context, s *Session, req Request) (Reply, error) {
 	r := req.Body.(*kmsg.MetadataRequest)
 	// v0: an empty list means every topic; v1+: a null list does.
 	all := r.Topics == nil || (r.Version == 0 && len(r.Topics) == 0)
@@ -50,8 +51,12 @@ func (h *metadataHandler) serve(_ context.Context, s *Session, req Request) (Rep
 	// AllowAutoTopicCreation is ignored on purpose: Ferry never creates
 	// topics; tables are created in Fluss first.
 	// Later runs off the read loop: take what it needs from the session now.
-	log, filter := s.Log, s.allowTopic
-	allowed := func(topic string) bool { return filter == nil || filter(topic) }
+	log, allowed := s.Log, s.mayDo(acl.Describe)
+	for _, n := range names {
+		if !allowed(n) {
+			s.refused(ctx, acl.Describe, n)
+		}
+	}
 	return Reply{Later: func(ctx context.Context) (kmsg.Response, error) {
 		resp := r.ResponseKind().(*kmsg.MetadataResponse)
 		// Topic ids have no lookup of their own in the catalog: ask for

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"github.com/ferrygw/ferry/frontdoor/internal/acl"
 	"sync/atomic"
 	"time"
 
@@ -41,6 +42,7 @@ type serverMetrics struct {
 	partitionErrors metric.Int64Counter
 	connections     metric.Int64UpDownCounter
 	saslFailures    metric.Int64Counter
+	denied          metric.Int64Counter
 	inflightBytes   metric.Int64ObservableGauge
 	producers       metric.Int64ObservableGauge
 	meter           metric.Meter
@@ -51,7 +53,7 @@ func newServerMetrics(mp metric.MeterProvider) (*serverMetrics, error) {
 		mp = noop.NewMeterProvider()
 	}
 	m := &serverMetrics{meter: mp.Meter(meterName)}
-	var errs [9]error
+	var errs [10]error
 	m.requests, errs[0] = m.meter.Int64Counter("ferry.frontdoor.requests", metric.WithUnit("{request}"),
 		metric.WithDescription("Kafka requests answered, by API and result (ok, the top-level Kafka error, or closed)"))
 	// Buckets from 1 ms to 30 s: metadata answers from cache in well
@@ -73,6 +75,8 @@ func newServerMetrics(mp metric.MeterProvider) (*serverMetrics, error) {
 		metric.WithDescription("Request bytes held by requests being served, against the server's in-flight budget"))
 	m.producers, errs[8] = m.meter.Int64ObservableGauge("ferry.frontdoor.idempotent_producers", metric.WithUnit("{producer}"),
 		metric.WithDescription("Idempotent producers the frontdoor keeps sequence state for"))
+	m.denied, errs[9] = m.meter.Int64Counter("ferry.frontdoor.authorization.denied", metric.WithUnit("{request}"),
+		metric.WithDescription("Topics a request named that its principal may not use (Produce: WRITE, Metadata: DESCRIBE), by operation"))
 	if err := errors.Join(errs[:]...); err != nil {
 		return nil, err
 	}
@@ -111,6 +115,13 @@ func (m *serverMetrics) requestDone(ctx context.Context, key int16, start time.T
 	}
 	m.requests.Add(ctx, 1, metric.WithAttributes(api, attribute.String("result", result)))
 	m.duration.Record(ctx, time.Since(start).Seconds(), metric.WithAttributes(api))
+}
+
+// authorizationDenied counts a topic refused to a principal.
+func (m *serverMetrics) authorizationDenied(ctx context.Context, op acl.Operation) {
+	if m != nil {
+		m.denied.Add(ctx, 1, metric.WithAttributes(attribute.String("operation", op.String())))
+	}
 }
 
 // saslFailed counts a failed handshake-v0 token, which is no request.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/ferrygw/ferry/frontdoor/internal/acl"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -109,6 +110,7 @@ func (p *producer) serve(ctx context.Context, s *Session, req Request) (Reply, e
 	}
 
 	var work []partWork
+	mayWrite := s.mayDo(acl.Write)
 	resp.Topics = make([]kmsg.ProduceResponseTopic, len(r.Topics))
 	for i := range r.Topics {
 		rt := &r.Topics[i]
@@ -116,7 +118,10 @@ func (p *producer) serve(ctx context.Context, s *Session, req Request) (Reply, e
 		*ot = kmsg.NewProduceResponseTopic()
 		ot.Topic = rt.Topic
 		ot.Partitions = make([]kmsg.ProduceResponseTopicPartition, len(rt.Partitions))
-		allowed := s.TopicAllowed(rt.Topic)
+		allowed := mayWrite(rt.Topic)
+		if !allowed && wide == 0 {
+			s.refused(ctx, acl.Write, rt.Topic)
+		}
 		for j := range rt.Partitions {
 			rp := &rt.Partitions[j]
 			op := &ot.Partitions[j]

@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"github.com/ferrygw/ferry/frontdoor/internal/acl"
 	"log/slog"
 	"net"
 	"sync"
@@ -94,6 +95,7 @@ type Server struct {
 	// authRequired: only PreAuth APIs are served until SASL succeeds.
 	authRequired bool
 	plain        PlainAuthenticator
+	authz        Authorizer
 
 	inflight *byteBudget
 	// work is the server-wide budget of decoded request cost (see
@@ -150,6 +152,16 @@ func withMetrics(m *serverMetrics) Option { return func(s *Server) { s.metrics =
 func WithSASLPlain(auth PlainAuthenticator) Option {
 	return func(s *Server) { s.authRequired, s.plain = true, auth }
 }
+
+// Authorizer decides what a principal may do to a topic (acl.File).
+type Authorizer interface {
+	Allowed(principal string, op acl.Operation, topic string) bool
+}
+
+// WithAuthorizer checks every topic of Produce (WRITE) and Metadata
+// (DESCRIBE) against a: refused topics get TOPIC_AUTHORIZATION_FAILED, and
+// Metadata for all topics leaves them out, as Kafka does.
+func WithAuthorizer(a Authorizer) Option { return func(s *Server) { s.authz = a } }
 
 // NewServer validates cfg and builds a server for reg's APIs.
 func NewServer(cfg Config, reg *Registry, opts ...Option) (*Server, error) {

@@ -1,0 +1,180 @@
+// Package acl decides which principal may do what to which topic, from an
+// ACL file in the spirit of Kafka's ACLs (KIP-11, kafka-acls):
+//
+//	# permission  principal     operation  resource
+//	allow         User:alice    WRITE      topic:shop.orders
+//	allow         User:*        DESCRIBE   topic:*
+//	allow         User:etl      WRITE      topic:shop.*
+//	deny          User:intern   ALL        topic:shop.payments
+//
+// A resource is a literal topic name, a prefix (a name ending in "*"), or
+// "*" for every topic. A principal is "User:<name>" or "User:*"; a session
+// without SASL is "User:ANONYMOUS". Operations are READ, WRITE, DESCRIBE and
+// ALL; allowing READ or WRITE also allows DESCRIBE, as in Kafka. A request is allowed when
+// at least one allow rule and no deny rule matches it: deny wins, and
+// whatever no rule allows is denied.
+package acl
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// Operation is what a request does to a topic.
+type Operation uint8
+
+// The operations Ferry checks.
+const (
+	Describe Operation = iota + 1 // Metadata
+	Write                         // Produce
+	Read                          // Fetch (consumers)
+	All                           // rules only: every operation
+)
+
+var opNames = map[string]Operation{"DESCRIBE": Describe, "WRITE": Write, "READ": Read, "ALL": All}
+
+func (o Operation) String() string {
+	for n, v := range opNames {
+		if v == o {
+			return n
+		}
+	}
+	return fmt.Sprintf("Operation(%d)", uint8(o))
+}
+
+// Anonymous is the principal of a connection that did not authenticate.
+const Anonymous = "User:ANONYMOUS"
+
+// Principal is the principal of a SASL user ("" means no authentication).
+func Principal(user string) string {
+	if user == "" {
+		return Anonymous
+	}
+	return "User:" + user
+}
+
+type rule struct {
+	allow     bool
+	principal string // "User:x" or "User:*"
+	op        Operation
+	topic     string // literal, prefix (without the "*") or "" with any
+	prefix    bool
+	any       bool
+}
+
+func (r rule) matches(principal string, op Operation, topic string) bool {
+	if r.principal != "User:*" && r.principal != principal {
+		return false
+	}
+	// ALL covers everything; an allowed READ or WRITE implies DESCRIBE (a
+	// denied one does not deny DESCRIBE), as in Kafka.
+	implied := r.allow && op == Describe && (r.op == Read || r.op == Write)
+	if r.op != All && r.op != op && !implied {
+		return false
+	}
+	switch {
+	case r.any:
+		return true
+	case r.prefix:
+		return strings.HasPrefix(topic, r.topic)
+	default:
+		return topic == r.topic
+	}
+}
+
+// Rules is a parsed ACL file. The zero value denies everything.
+type Rules struct {
+	rules []rule
+}
+
+// Len is the number of rules.
+func (r *Rules) Len() int { return len(r.rules) }
+
+// Allowed reports whether principal may do op to topic.
+func (r *Rules) Allowed(principal string, op Operation, topic string) bool {
+	allowed := false
+	for _, ru := range r.rules {
+		if !ru.matches(principal, op, topic) {
+			continue
+		}
+		if !ru.allow {
+			return false
+		}
+		allowed = true
+	}
+	return allowed
+}
+
+// Parse reads the ACL file format; errors name the line.
+func Parse(rd io.Reader) (*Rules, error) {
+	out := &Rules{}
+	sc := bufio.NewScanner(rd)
+	line := 0
+	for sc.Scan() {
+		line++
+		text := sc.Text()
+		if i := strings.IndexByte(text, '#'); i >= 0 {
+			text = text[:i]
+		}
+		fields := strings.Fields(text)
+		if len(fields) == 0 {
+			continue
+		}
+		r, err := parseRule(fields)
+		if err != nil {
+			return nil, fmt.Errorf("line %d: %w", line, err)
+		}
+		out.rules = append(out.rules, r)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func parseRule(f []string) (rule, error) {
+	if len(f) != 4 {
+		return rule{}, errors.New("want: allow|deny User:<name>|User:* READ|WRITE|DESCRIBE|ALL topic:<name>|topic:<prefix>*|topic:*")
+	}
+	var r rule
+	switch strings.ToLower(f[0]) {
+	case "allow":
+		r.allow = true
+	case "deny":
+	default:
+		return rule{}, fmt.Errorf("permission %q: want allow or deny", f[0])
+	}
+	name, ok := strings.CutPrefix(f[1], "User:")
+	if !ok || name == "" {
+		return rule{}, fmt.Errorf("principal %q: want User:<name> or User:*", f[1])
+	}
+	r.principal = f[1]
+	if r.op, ok = opNames[strings.ToUpper(f[2])]; !ok {
+		return rule{}, fmt.Errorf("operation %q: want READ, WRITE, DESCRIBE or ALL", f[2])
+	}
+	topic, ok := strings.CutPrefix(f[3], "topic:")
+	if !ok || topic == "" {
+		return rule{}, fmt.Errorf("resource %q: want topic:<name>, topic:<prefix>* or topic:*", f[3])
+	}
+	switch {
+	case topic == "*":
+		r.any = true
+	case strings.HasSuffix(topic, "*"):
+		r.topic, r.prefix = strings.TrimSuffix(topic, "*"), true
+		if strings.Contains(r.topic, "*") {
+			return rule{}, fmt.Errorf("resource %q: '*' only at the end", f[3])
+		}
+	case strings.Contains(topic, "*"):
+		return rule{}, fmt.Errorf("resource %q: '*' only at the end", f[3])
+	default:
+		r.topic = topic
+	}
+	return r, nil
+}
+
+// ParseBytes is Parse over a file's content.
+func ParseBytes(b []byte) (*Rules, error) { return Parse(bytes.NewReader(b)) }
