@@ -46,7 +46,7 @@ func TestTopicACLs(t *testing.T) {
 		}
 	}
 	writeACL("allow User:alice WRITE topic:" + db + ".*\n")
-	kafka := startSASLFrontdoor(t, e, usersFile, map[string]string{
+	kafka := startSecuredFrontdoor(t, e, "acl", map[string]string{"FERRY_SASL_USERS_FILE": usersFile,
 		"FERRY_ACL_FILE": aclFile, "FERRY_ACL_RELOAD_INTERVAL": "200ms"})
 
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
@@ -105,7 +105,7 @@ func TestTopicACLs(t *testing.T) {
 		t.Errorf("after a broken ACL file: %v, want the previous rules (TOPIC_AUTHORIZATION_FAILED)", err)
 	}
 
-	page, err := scrape(e.stack, "frontdoor-sasl")
+	page, err := scrape(e.stack, "frontdoor-acl")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +119,7 @@ func TestTopicACLs(t *testing.T) {
 		{"ferry_frontdoor_acl_reloads_total", map[string]string{"result": "invalid"}},
 	} {
 		if v, _ := page.sum(c.name, c.labels); v < 1 {
-			t.Errorf("frontdoor-sasl: %s%v = %v, want at least 1", c.name, c.labels, v)
+			t.Errorf("frontdoor-acl: %s%v = %v, want at least 1", c.name, c.labels, v)
 		}
 	}
 

@@ -83,7 +83,9 @@ type clientRun struct {
 	acks               string // "" means all
 	idempotent         bool
 	saslUser, saslPass string
-	table              string // created in the test's database
+	// tls: PEM files for a TLS listener (CA) and the client's certificate (mTLS).
+	tlsCA, tlsCert, tlsKey string
+	table                  string // created in the test's database
 }
 
 // produceWithClient creates run.table, produces run.records keyed JSON records with client c and
@@ -117,6 +119,9 @@ func produceWithClient(t *testing.T, f *testenv.Cluster, db string, c clients.Cl
 		if run.saslUser != "" {
 			opts = append(opts, kgo.SASL(plain.Auth{User: run.saslUser, Pass: run.saslPass}.AsMechanism()))
 		}
+		if run.tlsCA != "" {
+			opts = append(opts, kgo.DialTLSConfig(clientTLS(t, run.tlsCA, run.tlsCert, run.tlsKey)))
+		}
 		waitTopicAt(t, run.kafka, topic, 3, opts...)
 	}
 
@@ -138,7 +143,8 @@ func produceWithClient(t *testing.T, f *testenv.Cluster, db string, c clients.Cl
 		acks = "all"
 	}
 	opts := clients.Options{Bootstrap: run.kafka, Topic: topic, Acks: acks, Compression: run.compression, Idempotent: &run.idempotent,
-		SASLUser: run.saslUser, SASLPassword: run.saslPass, Timeout: 90 * time.Second}
+		SASLUser: run.saslUser, SASLPassword: run.saslPass, TLSCA: run.tlsCA, TLSCert: run.tlsCert, TLSKey: run.tlsKey,
+		Timeout: 90 * time.Second}
 	res, err := c.Produce(ctx, opts, recs)
 	if err != nil {
 		t.Fatalf("%s: %v\nstderr: %s", c.Name, err, tailString(res.Stderr, 2000))

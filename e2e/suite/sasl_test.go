@@ -43,7 +43,7 @@ func TestSASLPlain(t *testing.T) {
 	if err := os.WriteFile(usersFile, []byte("# e2e SASL users\n"+users), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	kafka := startSASLFrontdoor(t, e, usersFile, nil)
+	kafka := startSecuredFrontdoor(t, e, "sasl", map[string]string{"FERRY_SASL_USERS_FILE": usersFile})
 
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
@@ -122,10 +122,10 @@ func hashPassword(t *testing.T, user, password string) string {
 	return line
 }
 
-// startSASLFrontdoor starts catalogsvc-sasl and frontdoor-sasl (with env added to its own, and
-// a metrics port) on free ports and returns the SASL frontdoor's Kafka address. Both stop when
+// startSecuredFrontdoor starts catalogsvc-<name> and frontdoor-<name> (with env added to its own,
+// and a metrics port) on free ports and returns that frontdoor's Kafka address. Both stop when
 // the test ends.
-func startSASLFrontdoor(t *testing.T, e *suiteEnv, usersFile string, env map[string]string) string {
+func startSecuredFrontdoor(t *testing.T, e *suiteEnv, name string, env map[string]string) string {
 	t.Helper()
 	cat, ok := e.stack.Spec(stack.Catalog)
 	fd, ok2 := e.stack.Spec(stack.Frontdoor)
@@ -139,14 +139,13 @@ func startSASLFrontdoor(t *testing.T, e *suiteEnv, usersFile string, env map[str
 	host := e.stack.Config().Host
 	addr := func(p int) string { return net.JoinHostPort(host, strconv.Itoa(p)) }
 
-	catSpec := cloneSpec(cat, "catalogsvc-sasl", map[string]int{"grpc": ports[0]})
+	catSpec := cloneSpec(cat, "catalogsvc-"+name, map[string]int{"grpc": ports[0]})
 	catSpec.Env["FERRY_LISTEN"] = addr(ports[0])
-	fdSpec := cloneSpec(fd, "frontdoor-sasl", map[string]int{"grpc": ports[1], "kafka": ports[2], "metrics": ports[3]})
+	fdSpec := cloneSpec(fd, "frontdoor-"+name, map[string]int{"grpc": ports[1], "kafka": ports[2], "metrics": ports[3]})
 	fdSpec.Env["FERRY_LISTEN"] = addr(ports[1])
 	fdSpec.Env["FERRY_KAFKA_LISTEN"] = addr(ports[2])
 	fdSpec.Env["FERRY_ADVERTISED_ADDR"] = addr(ports[2])
 	fdSpec.Env["FERRY_CATALOG_ADDR"] = addr(ports[0])
-	fdSpec.Env["FERRY_SASL_USERS_FILE"] = usersFile
 	for k, v := range env {
 		fdSpec.Env[k] = v
 	}

@@ -127,8 +127,12 @@ type Options struct {
 	Idempotent   *bool
 	SASLUser     string
 	SASLPassword string
-	KeyField     string
-	Timeout      time.Duration
+	// TLSCA (PEM) makes the client connect with TLS (SSL, or SASL_SSL with
+	// SASL) trusting these CAs; TLSCert and TLSKey (PEM, PKCS#8 key) are its
+	// client certificate for mTLS.
+	TLSCA, TLSCert, TLSKey string
+	KeyField               string
+	Timeout                time.Duration
 }
 
 // Validate names the first bad field.
@@ -155,6 +159,9 @@ func (o Options) Validate() error {
 	if (o.SASLUser == "") != (o.SASLPassword == "") {
 		return errors.New("--sasl-user and --sasl-password must be given together")
 	}
+	if (o.TLSCert == "") != (o.TLSKey == "") || (o.TLSCert != "" && o.TLSCA == "") {
+		return errors.New("--tls-cert and --tls-key go together, and with --tls-ca")
+	}
 	if o.Timeout <= 0 {
 		return fmt.Errorf("--timeout must be positive, got %v", o.Timeout)
 	}
@@ -179,6 +186,12 @@ func (o Options) Args() []string {
 	if o.SASLUser != "" {
 		a = append(a, "--sasl-user", o.SASLUser, "--sasl-password", o.SASLPassword)
 	}
+	if o.TLSCA != "" {
+		a = append(a, "--tls-ca", o.TLSCA)
+	}
+	if o.TLSCert != "" {
+		a = append(a, "--tls-cert", o.TLSCert, "--tls-key", o.TLSKey)
+	}
 	if o.KeyField != "" {
 		a = append(a, "--key-field", o.KeyField)
 	}
@@ -192,7 +205,7 @@ func (o Options) Args() []string {
 func ParseArgs(args []string) (Options, error) {
 	o := Options{Timeout: DefaultTimeout}
 	if len(args) == 0 || args[0] != "produce" {
-		return o, errors.New(`usage: produce --bootstrap H:P --topic T [--acks 0|1|all] [--compression none|gzip|snappy|lz4|zstd] [--partition N] [--idempotent true|false] [--sasl-user U --sasl-password P] [--key-field F] [--timeout SECONDS] < records.jsonl`)
+		return o, errors.New(`usage: produce --bootstrap H:P --topic T [--acks 0|1|all] [--compression none|gzip|snappy|lz4|zstd] [--partition N] [--idempotent true|false] [--sasl-user U --sasl-password P] [--tls-ca PEM [--tls-cert PEM --tls-key PEM]] [--key-field F] [--timeout SECONDS] < records.jsonl`)
 	}
 	args = args[1:]
 	for len(args) > 0 {
@@ -231,6 +244,12 @@ func ParseArgs(args []string) (Options, error) {
 			o.SASLUser = val
 		case "--sasl-password":
 			o.SASLPassword = val
+		case "--tls-ca":
+			o.TLSCA = val
+		case "--tls-cert":
+			o.TLSCert = val
+		case "--tls-key":
+			o.TLSKey = val
 		case "--key-field":
 			o.KeyField = val
 		case "--timeout":

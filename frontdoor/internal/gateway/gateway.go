@@ -5,12 +5,15 @@ package gateway
 import (
 	"context"
 	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"github.com/ferrygw/ferry/frontdoor/internal/acl"
+	"github.com/ferrygw/ferry/frontdoor/internal/certprincipal"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 	"net"
+	"os"
 	"strconv"
 	"time"
 
@@ -37,6 +40,10 @@ const (
 	FlagStateDir      = "state-dir"
 	EnvACLFile        = "FERRY_ACL_FILE"
 	FlagACLFile       = "acl-file"
+	EnvTLSClientCA    = "FERRY_KAFKA_TLS_CLIENT_CA"
+	FlagTLSClientCA   = "kafka-tls-client-ca"
+	EnvTLSRules       = "FERRY_KAFKA_TLS_PRINCIPAL_RULES"
+	FlagTLSRules      = "kafka-tls-principal-rules"
 )
 
 // Config is frontdoor's own configuration.
@@ -58,6 +65,11 @@ type Config struct {
 	ACLReloadInterval time.Duration
 	TLSCertFile       string // PEM certificate for the Kafka listener; empty: plaintext
 	TLSKeyFile        string
+	// TLSClientCA, when set, requires every Kafka client to present a
+	// certificate signed by these CAs (mTLS); TLSPrincipalRules names the
+	// client from the certificate's subject.
+	TLSClientCA       string
+	TLSPrincipalRules string
 
 	MaxRequestBytes     int
 	MaxMessageBytes     int
@@ -107,6 +119,10 @@ func Declare(s *runtime.Settings) *Config {
 		Default: 5 * time.Second, Validate: runtime.PositiveDuration, Usage: "how often -acl-file is read again; a changed file that does not parse keeps the rules in force"})
 	s.StringVar(&c.TLSCertFile, runtime.Spec[string]{Flag: FlagTLSCert, Env: EnvTLSCert, Usage: "PEM certificate for the Kafka listener; empty: plaintext"})
 	s.StringVar(&c.TLSKeyFile, runtime.Spec[string]{Flag: FlagTLSKey, Env: EnvTLSKey, Usage: "PEM private key for -kafka-tls-cert"})
+	s.StringVar(&c.TLSClientCA, runtime.Spec[string]{Flag: FlagTLSClientCA, Env: EnvTLSClientCA,
+		Usage: "PEM CA certificates Kafka clients' certificates must chain to (mTLS; needs -kafka-tls-cert); empty: no client certificates"})
+	s.StringVar(&c.TLSPrincipalRules, runtime.Spec[string]{Flag: FlagTLSRules, Env: EnvTLSRules, Default: "DEFAULT",
+		Usage: "how a client certificate's subject becomes the user, as Kafka's ssl.principal.mapping.rules: RULE:pattern/replacement/[LU],...,DEFAULT"})
 	s.IntVar(&c.MaxRequestBytes, runtime.Spec[int]{Flag: "kafka-max-request-bytes", Env: "FERRY_KAFKA_MAX_REQUEST_BYTES",
 		Default: int(kd.MaxRequestBytes), Validate: positive, Usage: "largest Kafka request frame; larger ones close the connection"})
 	s.IntVar(&c.MaxMessageBytes, runtime.Spec[int]{Flag: "kafka-max-message-bytes", Env: "FERRY_KAFKA_MAX_MESSAGE_BYTES",
@@ -215,6 +231,10 @@ func Setup(ctx context.Context, app *runtime.App, c *Config) error {
 		}
 		tlsCfg = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
 	}
+	certPrincipal, err := c.clientCerts(tlsCfg)
+	if err != nil {
+		return err
+	}
 	var users *saslplain.Users
 	if c.SASLUsersFile != "" {
 		var err error
@@ -322,6 +342,7 @@ func Setup(ctx context.Context, app *runtime.App, c *Config) error {
 	if users != nil {
 		deps.SASL = users
 	}
+	deps.CertPrincipal = certPrincipal
 	if acls != nil {
 		deps.Authorizer = acls
 		if err := watchACLs(app, acls, c.ACLReloadInterval); err != nil {
@@ -382,4 +403,32 @@ func watchACLs(app *runtime.App, acls *acl.File, interval time.Duration) error {
 		},
 	})
 	return nil
+}
+
+// clientCerts turns on mTLS in tlsCfg when a client CA is set, and returns
+// how a verified certificate names its user (nil without mTLS).
+func (c *Config) clientCerts(tlsCfg *tls.Config) (func(*x509.Certificate) (string, error), error) {
+	rules, err := certprincipal.Parse(c.TLSPrincipalRules)
+	if err != nil {
+		return nil, &runtime.SettingError{Env: EnvTLSRules, Flag: FlagTLSRules, Value: c.TLSPrincipalRules, Err: err}
+	}
+	if c.TLSClientCA == "" {
+		return nil, nil
+	}
+	if tlsCfg == nil {
+		return nil, &runtime.SettingError{Env: EnvTLSClientCA, Flag: FlagTLSClientCA, Value: c.TLSClientCA,
+			Err: fmt.Errorf("client certificates need TLS: set %s and %s", EnvTLSCert, EnvTLSKey)}
+	}
+	pem, err := os.ReadFile(c.TLSClientCA)
+	if err != nil {
+		return nil, &runtime.SettingError{Env: EnvTLSClientCA, Flag: FlagTLSClientCA, Value: c.TLSClientCA, Action: "cannot load", Err: err}
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(pem) {
+		return nil, &runtime.SettingError{Env: EnvTLSClientCA, Flag: FlagTLSClientCA, Value: c.TLSClientCA,
+			Action: "cannot load", Err: errors.New("no PEM certificate in the file")}
+	}
+	tlsCfg.ClientCAs = pool
+	tlsCfg.ClientAuth = tls.RequireAndVerifyClientCert
+	return func(cert *x509.Certificate) (string, error) { return rules.Name(certprincipal.Subject(cert)) }, nil
 }

@@ -2,6 +2,7 @@ package kafka
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/binary"
 	"errors"
 	"github.com/ferrygw/ferry/frontdoor/internal/acl"
@@ -149,6 +150,10 @@ func (c *conn) drain() {
 func (c *conn) serve() {
 	defer c.srv.removeConn(c)
 	c.log.Debug("kafka connection opened")
+	if tc, ok := c.nc.(*tls.Conn); ok && !c.handshake(tc) {
+		c.cancel()
+		return
+	}
 	writerDone := make(chan struct{})
 	go func() {
 		defer close(writerDone)
@@ -163,6 +168,34 @@ func (c *conn) serve() {
 	c.work.Wait()
 	c.closeAt(slog.LevelDebug, "done")
 	c.cancel()
+}
+
+// handshake completes TLS before the first request, so that a client
+// certificate authenticates the connection from its start. A failed
+// handshake (an untrusted or missing client certificate with mTLS, a
+// plaintext client) closes the connection with a log line and a count.
+func (c *conn) handshake(tc *tls.Conn) bool {
+	ctx, cancel := context.WithTimeout(c.ctx, c.srv.cfg.IdleTimeout)
+	defer cancel()
+	if err := tc.HandshakeContext(ctx); err != nil {
+		c.srv.metrics.tlsFailed(c.ctx)
+		c.closeAt(slog.LevelWarn, "tls handshake failed", "err", err)
+		return false
+	}
+	certs := tc.ConnectionState().PeerCertificates
+	if c.srv.certPrincipal == nil || len(certs) == 0 {
+		return true
+	}
+	name, err := c.srv.certPrincipal(certs[0])
+	if err != nil {
+		c.srv.metrics.tlsFailed(c.ctx)
+		c.closeAt(slog.LevelWarn, "client certificate names no principal", "err", err)
+		return false
+	}
+	c.sess.User = name
+	c.sess.Log = c.sess.Log.With("user", name)
+	c.sess.Log.Info("authenticated by client certificate", "subject", certs[0].Subject.String())
+	return true
 }
 
 // readLoop reads, decodes and dispatches requests until the connection

@@ -2,6 +2,7 @@ package kafka
 
 import (
 	"context"
+	"crypto/x509"
 	"encoding/binary"
 	"io"
 	"log/slog"
@@ -67,6 +68,7 @@ type harnessOpts struct {
 	produce     func(*ProduceConfig)
 	sasl        PlainAuthenticator
 	authz       Authorizer
+	certName    func(*x509.Certificate) (string, error)
 	transcoders int
 	hold        chan struct{}
 	tp          trace.TracerProvider
@@ -139,7 +141,7 @@ func newHarness(t testing.TB, o harnessOpts) *harness {
 		o.produce(&pc)
 	}
 	h.cfg = cfg
-	h.deps = Deps{Catalog: cat, Transcoder: tc, Appender: ap, Produce: pc, SASL: o.sasl, Authorizer: o.authz, Logger: log, Listener: ln, TracerProvider: o.tp, MeterProvider: o.mp,
+	h.deps = Deps{Catalog: cat, Transcoder: tc, Appender: ap, Produce: pc, SASL: o.sasl, Authorizer: o.authz, CertPrincipal: o.certName, Logger: log, Listener: ln, TracerProvider: o.tp, MeterProvider: o.mp,
 		DisableIdempotence: o.noIdempotence, StateDir: o.stateDir}
 	srv, err := NewFrontdoor(cfg, h.deps)
 	if err != nil {

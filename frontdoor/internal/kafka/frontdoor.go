@@ -1,6 +1,7 @@
 package kafka
 
 import (
+	"crypto/x509"
 	"errors"
 	"log/slog"
 	"net"
@@ -32,7 +33,10 @@ type Deps struct {
 	SASL PlainAuthenticator
 	// Authorizer, when set, checks every topic of Produce and Metadata
 	// (WithAuthorizer).
-	Authorizer     Authorizer
+	Authorizer Authorizer
+	// CertPrincipal, when set, names a connection's user from its verified
+	// client certificate (WithClientCertPrincipal).
+	CertPrincipal  func(*x509.Certificate) (string, error)
 	TracerProvider trace.TracerProvider
 	// MeterProvider receives the frontdoor's metrics (default: no-op).
 	MeterProvider metric.MeterProvider
@@ -104,6 +108,9 @@ func NewFrontdoor(cfg Config, d Deps) (*Server, error) {
 	}
 	if d.Authorizer != nil {
 		opts = append(opts, WithAuthorizer(d.Authorizer))
+	}
+	if d.CertPrincipal != nil {
+		opts = append(opts, WithClientCertPrincipal(d.CertPrincipal))
 	}
 	if reg, err = NewRegistry(apis...); err != nil {
 		return nil, err

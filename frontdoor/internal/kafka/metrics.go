@@ -43,6 +43,7 @@ type serverMetrics struct {
 	connections     metric.Int64UpDownCounter
 	saslFailures    metric.Int64Counter
 	denied          metric.Int64Counter
+	tlsFailures     metric.Int64Counter
 	inflightBytes   metric.Int64ObservableGauge
 	producers       metric.Int64ObservableGauge
 	meter           metric.Meter
@@ -53,7 +54,7 @@ func newServerMetrics(mp metric.MeterProvider) (*serverMetrics, error) {
 		mp = noop.NewMeterProvider()
 	}
 	m := &serverMetrics{meter: mp.Meter(meterName)}
-	var errs [10]error
+	var errs [11]error
 	m.requests, errs[0] = m.meter.Int64Counter("ferry.frontdoor.requests", metric.WithUnit("{request}"),
 		metric.WithDescription("Kafka requests answered, by API and result (ok, the top-level Kafka error, or closed)"))
 	// Buckets from 1 ms to 30 s: metadata answers from cache in well
@@ -77,6 +78,8 @@ func newServerMetrics(mp metric.MeterProvider) (*serverMetrics, error) {
 		metric.WithDescription("Idempotent producers the frontdoor keeps sequence state for"))
 	m.denied, errs[9] = m.meter.Int64Counter("ferry.frontdoor.authorization.denied", metric.WithUnit("{request}"),
 		metric.WithDescription("Topics a request named that its principal may not use (Produce: WRITE, Metadata: DESCRIBE), by operation"))
+	m.tlsFailures, errs[10] = m.meter.Int64Counter("ferry.frontdoor.tls.handshake_failures", metric.WithUnit("{connection}"),
+		metric.WithDescription("Kafka connections closed at their TLS handshake: it failed (untrusted or missing client certificate, plaintext client) or the client certificate named no principal"))
 	if err := errors.Join(errs[:]...); err != nil {
 		return nil, err
 	}
@@ -121,6 +124,13 @@ func (m *serverMetrics) requestDone(ctx context.Context, key int16, start time.T
 func (m *serverMetrics) authorizationDenied(ctx context.Context, op acl.Operation) {
 	if m != nil {
 		m.denied.Add(ctx, 1, metric.WithAttributes(attribute.String("operation", op.String())))
+	}
+}
+
+// tlsFailed counts a connection whose TLS handshake failed.
+func (m *serverMetrics) tlsFailed(ctx context.Context) {
+	if m != nil {
+		m.tlsFailures.Add(ctx, 1)
 	}
 }
 

@@ -3,6 +3,7 @@ package kafka
 import (
 	"context"
 	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"github.com/ferrygw/ferry/frontdoor/internal/acl"
@@ -96,6 +97,9 @@ type Server struct {
 	authRequired bool
 	plain        PlainAuthenticator
 	authz        Authorizer
+	// certPrincipal names the client of a TLS connection from its
+	// verified certificate (mTLS); nil: certificates name nobody.
+	certPrincipal func(*x509.Certificate) (string, error)
 
 	inflight *byteBudget
 	// work is the server-wide budget of decoded request cost (see
@@ -162,6 +166,14 @@ type Authorizer interface {
 // (DESCRIBE) against a: refused topics get TOPIC_AUTHORIZATION_FAILED, and
 // Metadata for all topics leaves them out, as Kafka does.
 func WithAuthorizer(a Authorizer) Option { return func(s *Server) { s.authz = a } }
+
+// WithClientCertPrincipal makes a verified client certificate (Config.TLS
+// with ClientAuth) authenticate its connection: name gives the user the
+// connection acts as (ACL principal User:<name>), unless SASL later names
+// another. A certificate name refuses is a failed authentication.
+func WithClientCertPrincipal(name func(*x509.Certificate) (string, error)) Option {
+	return func(s *Server) { s.certPrincipal = name }
+}
 
 // NewServer validates cfg and builds a server for reg's APIs.
 func NewServer(cfg Config, reg *Registry, opts ...Option) (*Server, error) {

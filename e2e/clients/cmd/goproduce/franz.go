@@ -43,6 +43,13 @@ func produceFranz(ctx context.Context, o protocol.Options, recs []protocol.Recor
 	if o.SASLUser != "" {
 		opts = append(opts, kgo.SASL(plain.Auth{User: o.SASLUser, Pass: o.SASLPassword}.AsMechanism()))
 	}
+	tlsCfg, err := tlsConfig(o)
+	if err != nil {
+		return nil, err
+	}
+	if tlsCfg != nil {
+		opts = append(opts, kgo.DialTLSConfig(tlsCfg))
+	}
 	cl, err := kgo.NewClient(opts...)
 	if err != nil {
 		return nil, fmt.Errorf("franz-go: %w", err)

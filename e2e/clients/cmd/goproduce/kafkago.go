@@ -21,7 +21,11 @@ func produceKafkaGo(ctx context.Context, o protocol.Options, recs []protocol.Rec
 	if o.Idempotent != nil && *o.Idempotent {
 		return nil, errors.New("kafka-go: the Writer has no idempotent producer (--idempotent true unsupported)")
 	}
-	tr := &kafka.Transport{}
+	tlsCfg, err := tlsConfig(o)
+	if err != nil {
+		return nil, err
+	}
+	tr := &kafka.Transport{TLS: tlsCfg}
 	if o.SASLUser != "" {
 		tr.SASL = plain.Mechanism{Username: o.SASLUser, Password: o.SASLPassword}
 	}

@@ -63,10 +63,19 @@ func produceKcat(ctx context.Context, o protocol.Options, recs []protocol.Record
 	if o.Partition != nil {
 		base = append(base, "-p", strconv.Itoa(int(*o.Partition)))
 	}
+	security := "PLAINTEXT"
 	if o.SASLUser != "" {
-		base = append(base, "-X", "security.protocol=SASL_PLAINTEXT", "-X", "sasl.mechanisms=PLAIN",
-			"-X", "sasl.username="+o.SASLUser, "-X", "sasl.password="+o.SASLPassword)
+		security = "SASL_PLAINTEXT"
+		base = append(base, "-X", "sasl.mechanisms=PLAIN", "-X", "sasl.username="+o.SASLUser, "-X", "sasl.password="+o.SASLPassword)
 	}
+	if o.TLSCA != "" {
+		security = strings.Replace(security, "PLAINTEXT", "SSL", 1)
+		base = append(base, "-X", "ssl.ca.location="+o.TLSCA)
+		if o.TLSCert != "" {
+			base = append(base, "-X", "ssl.certificate.location="+o.TLSCert, "-X", "ssl.key.location="+o.TLSKey)
+		}
+	}
+	base = append(base, "-X", "security.protocol="+security)
 
 	ds := make([]protocol.Delivery, len(recs))
 	for i := 0; i < len(recs); {

@@ -55,6 +55,13 @@ func produceSarama(ctx context.Context, o protocol.Options, recs []protocol.Reco
 		cfg.Net.SASL.User = o.SASLUser
 		cfg.Net.SASL.Password = o.SASLPassword
 	}
+	tlsCfg, err := tlsConfig(o)
+	if err != nil {
+		return nil, err
+	}
+	if tlsCfg != nil {
+		cfg.Net.TLS.Enable, cfg.Net.TLS.Config = true, tlsCfg
+	}
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("sarama config: %w", err)
 	}

@@ -7,6 +7,8 @@ import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Iterator;
@@ -47,6 +49,9 @@ public final class Produce {
     Boolean idempotent;
     String saslUser;
     String saslPassword;
+    String tlsCa;
+    String tlsCert;
+    String tlsKey;
     String keyField;
     double timeoutSeconds = 60;
   }
@@ -119,6 +124,9 @@ public final class Produce {
         }
         case "--sasl-user" -> o.saslUser = v;
         case "--sasl-password" -> o.saslPassword = v;
+        case "--tls-ca" -> o.tlsCa = v;
+        case "--tls-cert" -> o.tlsCert = v;
+        case "--tls-key" -> o.tlsKey = v;
         case "--key-field" -> o.keyField = v;
         case "--timeout" -> {
           try {
@@ -138,6 +146,9 @@ public final class Produce {
     }
     if ((o.saslUser == null) != (o.saslPassword == null)) {
       throw new IllegalArgumentException("--sasl-user and --sasl-password must be given together");
+    }
+    if ((o.tlsCert == null) != (o.tlsKey == null) || (o.tlsCert != null && o.tlsCa == null)) {
+      throw new IllegalArgumentException("--tls-cert and --tls-key go together, and with --tls-ca");
     }
     return o;
   }
@@ -202,12 +213,25 @@ public final class Produce {
     if (o.idempotent != null) {
       p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, o.idempotent.toString());
     }
+    String security = "PLAINTEXT";
     if (o.saslUser != null) {
-      p.put("security.protocol", "SASL_PLAINTEXT");
+      security = "SASL_PLAINTEXT";
       p.put("sasl.mechanism", "PLAIN");
       p.put("sasl.jaas.config", "org.apache.kafka.common.security.plain.PlainLoginModule required username=\""
           + o.saslUser.replace("\"", "\\\"") + "\" password=\"" + o.saslPassword.replace("\"", "\\\"") + "\";");
     }
+    if (o.tlsCa != null) {
+      // PEM material inline (KIP-651): the trusted CAs and, for mTLS, the client's chain and key.
+      security = security.replace("PLAINTEXT", "SSL");
+      p.put("ssl.truststore.type", "PEM");
+      p.put("ssl.truststore.certificates", Files.readString(Path.of(o.tlsCa)));
+      if (o.tlsCert != null) {
+        p.put("ssl.keystore.type", "PEM");
+        p.put("ssl.keystore.certificate.chain", Files.readString(Path.of(o.tlsCert)));
+        p.put("ssl.keystore.key", Files.readString(Path.of(o.tlsKey)));
+      }
+    }
+    p.put("security.protocol", security);
 
     String[] lines = new String[recs.size()];
     CountDownLatch done = new CountDownLatch(recs.size());
