@@ -1,7 +1,8 @@
 // Command frontdoor terminates Kafka client connections and fans Produce
 // work out to catalogsvc, transcodesvc and appendsvc over gRPC.
 //
-// `frontdoor hash-password` prints a bcrypt hash for the SASL users file.
+// `frontdoor hash-password` prints a bcrypt hash for the SASL/PLAIN users
+// file; `frontdoor scram-users` edits the SASL/SCRAM credentials file.
 package main
 
 import (
@@ -9,6 +10,7 @@ import (
 
 	"github.com/ferrygw/ferry/frontdoor/internal/gateway"
 	"github.com/ferrygw/ferry/frontdoor/internal/saslplain"
+	"github.com/ferrygw/ferry/frontdoor/internal/saslscram"
 	"github.com/ferrygw/ferry/services/runtime"
 )
 
@@ -18,6 +20,9 @@ var version = "dev"
 func main() {
 	if len(os.Args) > 1 && os.Args[1] == "hash-password" {
 		os.Exit(saslplain.HashPasswordCommand(os.Args[2:], os.Stdin, os.Stdout, os.Stderr))
+	}
+	if len(os.Args) > 1 && os.Args[1] == "scram-users" {
+		os.Exit(saslscram.UsersCommand(os.Args[2:], os.Stdin, os.Stdout, os.Stderr))
 	}
 	os.Exit(runtime.Main(runtime.Service[*gateway.Config]{
 		Name:          "frontdoor",

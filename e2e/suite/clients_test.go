@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
-	"github.com/twmb/franz-go/pkg/sasl/plain"
 
 	"github.com/ferrygw/ferry/e2e/clients"
 	"github.com/ferrygw/ferry/services/testenv"
@@ -83,6 +82,7 @@ type clientRun struct {
 	acks               string // "" means all
 	idempotent         bool
 	saslUser, saslPass string
+	saslMechanism      string // "" is PLAIN
 	// tls: PEM files for a TLS listener (CA) and the client's certificate (mTLS).
 	tlsCA, tlsCert, tlsKey string
 	table                  string // created in the test's database
@@ -117,7 +117,7 @@ func produceWithClient(t *testing.T, f *testenv.Cluster, db string, c clients.Cl
 		// Another frontdoor (with its own catalogsvc) must have found the table too.
 		var opts []kgo.Opt
 		if run.saslUser != "" {
-			opts = append(opts, kgo.SASL(plain.Auth{User: run.saslUser, Pass: run.saslPass}.AsMechanism()))
+			opts = append(opts, kgoSASL(run.saslMechanism, run.saslUser, run.saslPass))
 		}
 		if run.tlsCA != "" {
 			opts = append(opts, kgo.DialTLSConfig(clientTLS(t, run.tlsCA, run.tlsCert, run.tlsKey)))
@@ -143,7 +143,7 @@ func produceWithClient(t *testing.T, f *testenv.Cluster, db string, c clients.Cl
 		acks = "all"
 	}
 	opts := clients.Options{Bootstrap: run.kafka, Topic: topic, Acks: acks, Compression: run.compression, Idempotent: &run.idempotent,
-		SASLUser: run.saslUser, SASLPassword: run.saslPass, TLSCA: run.tlsCA, TLSCert: run.tlsCert, TLSKey: run.tlsKey,
+		SASLUser: run.saslUser, SASLPassword: run.saslPass, SASLMechanism: run.saslMechanism, TLSCA: run.tlsCA, TLSCert: run.tlsCert, TLSKey: run.tlsKey,
 		Timeout: 90 * time.Second}
 	res, err := c.Produce(ctx, opts, recs)
 	if err != nil {

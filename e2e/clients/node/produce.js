@@ -36,6 +36,7 @@ function parse(argv) {
         o.idempotent = v === 'true'; break;
       case '--sasl-user': o.saslUser = v; break;
       case '--sasl-password': o.saslPassword = v; break;
+      case '--sasl-mechanism': o.saslMechanism = v; break;
       case '--key-field': o.keyField = v; break;
       case '--timeout':
         o.timeout = Number(v);
@@ -118,7 +119,7 @@ async function main() {
     brokers: o.bootstrap.split(','),
     logLevel: logLevel.WARN,
     logCreator,
-    ...(o.saslUser !== undefined ? { sasl: { mechanism: 'plain', username: o.saslUser, password: o.saslPassword } } : {}),
+    ...(o.saslUser !== undefined ? { sasl: { mechanism: (o.saslMechanism || 'PLAIN').toLowerCase(), username: o.saslUser, password: o.saslPassword } } : {}),
   });
   // The default partitioner, wrapped only to learn which partition it chose for each message:
   // send() reports a base offset per partition, not per message.

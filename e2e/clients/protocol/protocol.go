@@ -127,6 +127,8 @@ type Options struct {
 	Idempotent   *bool
 	SASLUser     string
 	SASLPassword string
+	// SASLMechanism is PLAIN (the default) or SCRAM-SHA-256/512.
+	SASLMechanism string
 	// TLSCA (PEM) makes the client connect with TLS (SSL, or SASL_SSL with
 	// SASL) trusting these CAs; TLSCert and TLSKey (PEM, PKCS#8 key) are its
 	// client certificate for mTLS.
@@ -159,6 +161,11 @@ func (o Options) Validate() error {
 	if (o.SASLUser == "") != (o.SASLPassword == "") {
 		return errors.New("--sasl-user and --sasl-password must be given together")
 	}
+	switch o.SASLMechanism {
+	case "", "PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512":
+	default:
+		return fmt.Errorf("--sasl-mechanism must be PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512, got %q", o.SASLMechanism)
+	}
 	if (o.TLSCert == "") != (o.TLSKey == "") || (o.TLSCert != "" && o.TLSCA == "") {
 		return errors.New("--tls-cert and --tls-key go together, and with --tls-ca")
 	}
@@ -186,6 +193,9 @@ func (o Options) Args() []string {
 	if o.SASLUser != "" {
 		a = append(a, "--sasl-user", o.SASLUser, "--sasl-password", o.SASLPassword)
 	}
+	if o.SASLMechanism != "" {
+		a = append(a, "--sasl-mechanism", o.SASLMechanism)
+	}
 	if o.TLSCA != "" {
 		a = append(a, "--tls-ca", o.TLSCA)
 	}
@@ -205,7 +215,7 @@ func (o Options) Args() []string {
 func ParseArgs(args []string) (Options, error) {
 	o := Options{Timeout: DefaultTimeout}
 	if len(args) == 0 || args[0] != "produce" {
-		return o, errors.New(`usage: produce --bootstrap H:P --topic T [--acks 0|1|all] [--compression none|gzip|snappy|lz4|zstd] [--partition N] [--idempotent true|false] [--sasl-user U --sasl-password P] [--tls-ca PEM [--tls-cert PEM --tls-key PEM]] [--key-field F] [--timeout SECONDS] < records.jsonl`)
+		return o, errors.New(`usage: produce --bootstrap H:P --topic T [--acks 0|1|all] [--compression none|gzip|snappy|lz4|zstd] [--partition N] [--idempotent true|false] [--sasl-user U --sasl-password P [--sasl-mechanism M]] [--tls-ca PEM [--tls-cert PEM --tls-key PEM]] [--key-field F] [--timeout SECONDS] < records.jsonl`)
 	}
 	args = args[1:]
 	for len(args) > 0 {
@@ -244,6 +254,8 @@ func ParseArgs(args []string) (Options, error) {
 			o.SASLUser = val
 		case "--sasl-password":
 			o.SASLPassword = val
+		case "--sasl-mechanism":
+			o.SASLMechanism = val
 		case "--tls-ca":
 			o.TLSCA = val
 		case "--tls-cert":
@@ -377,3 +389,11 @@ func Int32(v int32) *int32 { return &v }
 
 // Int64 returns a pointer to v.
 func Int64(v int64) *int64 { return &v }
+
+// Mechanism is the SASL mechanism to use: SASLMechanism, PLAIN by default.
+func (o Options) Mechanism() string {
+	if o.SASLMechanism == "" {
+		return "PLAIN"
+	}
+	return o.SASLMechanism
+}

@@ -49,6 +49,8 @@ def parse(argv):
             o["sasl_user"] = v
         elif name == "--sasl-password":
             o["sasl_password"] = v
+        elif name == "--sasl-mechanism":
+            o["sasl_mechanism"] = v
         elif name == "--key-field":
             o["key_field"] = v
         elif name == "--timeout":
@@ -109,7 +111,7 @@ def main(argv):
     if "idempotent" in o:
         conf["enable.idempotence"] = o["idempotent"] == "true"
     if "sasl_user" in o:
-        conf.update({"security.protocol": "SASL_PLAINTEXT", "sasl.mechanisms": "PLAIN",
+        conf.update({"security.protocol": "SASL_PLAINTEXT", "sasl.mechanisms": o.get("sasl_mechanism", "PLAIN"),
                      "sasl.username": o["sasl_user"], "sasl.password": o["sasl_password"]})
     lines = [None] * len(recs)
     deadline = time.monotonic() + o["timeout"]

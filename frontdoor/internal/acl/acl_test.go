@@ -1,14 +1,8 @@
 package acl
 
 import (
-	"context"
-	"io"
-	"log/slog"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 )
 
 const example = `
@@ -83,72 +77,5 @@ func TestParseRejects(t *testing.T) {
 func TestPrincipal(t *testing.T) {
 	if Principal("") != Anonymous || Principal("bob") != "User:bob" {
 		t.Fatal(Principal(""), Principal("bob"))
-	}
-}
-
-func TestFileReload(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "acl")
-	write := func(s string) {
-		t.Helper()
-		if err := os.WriteFile(path, []byte(s), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	write("allow User:a WRITE topic:x\n")
-	f, err := LoadFile(path, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !f.Allowed("User:a", Write, "x") || f.Allowed("User:a", Write, "y") {
-		t.Fatal("initial rules not in force")
-	}
-	if changed, err := f.Reload(); changed || err != nil {
-		t.Fatalf("unchanged file: Reload = %v, %v", changed, err)
-	}
-	write("allow User:a WRITE topic:y\n")
-	if changed, err := f.Reload(); !changed || err != nil {
-		t.Fatalf("changed file: Reload = %v, %v", changed, err)
-	}
-	if f.Allowed("User:a", Write, "x") || !f.Allowed("User:a", Write, "y") {
-		t.Fatal("new rules not in force")
-	}
-	// A broken file keeps the rules in force.
-	write("allow User:a WRITE nope\n")
-	if changed, err := f.Reload(); !changed || err == nil {
-		t.Fatalf("broken file: Reload = %v, %v", changed, err)
-	}
-	if !f.Allowed("User:a", Write, "y") {
-		t.Fatal("a broken file changed the rules")
-	}
-	if _, err := LoadFile(path, nil); err == nil {
-		t.Fatal("LoadFile accepted a broken file")
-	}
-	if _, err := LoadFile(filepath.Join(t.TempDir(), "missing"), nil); err == nil {
-		t.Fatal("LoadFile accepted a missing file")
-	}
-}
-
-func TestFileWatch(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "acl")
-	if err := os.WriteFile(path, []byte("allow User:a WRITE topic:x\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	f, err := LoadFile(path, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	reloads := make(chan bool, 4)
-	f.OnReload(func(ok bool) { reloads <- ok })
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go f.Watch(ctx, 10*time.Millisecond)
-	if err := os.WriteFile(path, []byte("allow User:a WRITE topic:z\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if ok := <-reloads; !ok {
-		t.Fatal("reload failed")
-	}
-	if !f.Allowed("User:a", Write, "z") {
-		t.Fatal("watched change not in force")
 	}
 }

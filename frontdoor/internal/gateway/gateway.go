@@ -4,14 +4,15 @@ package gateway
 
 import (
 	"context"
+	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
 	"fmt"
 	"github.com/ferrygw/ferry/frontdoor/internal/acl"
 	"github.com/ferrygw/ferry/frontdoor/internal/certprincipal"
-	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/metric"
+	"github.com/ferrygw/ferry/frontdoor/internal/reload"
+	"github.com/ferrygw/ferry/frontdoor/internal/saslscram"
 	"net"
 	"os"
 	"strconv"
@@ -40,6 +41,8 @@ const (
 	FlagStateDir      = "state-dir"
 	EnvACLFile        = "FERRY_ACL_FILE"
 	FlagACLFile       = "acl-file"
+	EnvSCRAMFile      = "FERRY_SASL_SCRAM_FILE"
+	FlagSCRAMFile     = "sasl-scram-file"
 	EnvTLSClientCA    = "FERRY_KAFKA_TLS_CLIENT_CA"
 	FlagTLSClientCA   = "kafka-tls-client-ca"
 	EnvTLSRules       = "FERRY_KAFKA_TLS_PRINCIPAL_RULES"
@@ -60,7 +63,11 @@ type Config struct {
 	AppendAddr               string // appendsvc gRPC address(es), comma-separated
 
 	SASLUsersFile string // users file for SASL/PLAIN; empty: no authentication
-	ACLFile       string // topic ACLs (frontdoor/internal/acl); empty: every principal may use every topic
+	// SCRAMFile holds SCRAM-SHA-256/512 credentials (saslscram); empty: no
+	// SCRAM. Read again every SCRAMReloadInterval.
+	SCRAMFile           string
+	SCRAMReloadInterval time.Duration
+	ACLFile             string // topic ACLs (frontdoor/internal/acl); empty: every principal may use every topic
 	// ACLReloadInterval is how often ACLFile is checked for changes.
 	ACLReloadInterval time.Duration
 	TLSCertFile       string // PEM certificate for the Kafka listener; empty: plaintext
@@ -113,6 +120,10 @@ func Declare(s *runtime.Settings) *Config {
 		Default: "127.0.0.1:7103", Usage: "appendsvc gRPC address host:port[,host:port...]", Validate: runtime.DialAddrList})
 	s.StringVar(&c.SASLUsersFile, runtime.Spec[string]{Flag: FlagSASLUsersFile, Env: EnvSASLUsersFile,
 		Usage: "SASL/PLAIN users file (lines user:bcrypt-hash[:topic,...]; hashes from `frontdoor hash-password`); empty: no authentication"})
+	s.StringVar(&c.SCRAMFile, runtime.Spec[string]{Flag: FlagSCRAMFile, Env: EnvSCRAMFile,
+		Usage: "SASL/SCRAM-SHA-256/512 credentials file (salted keys; edit with `frontdoor scram-users`); empty: no SCRAM"})
+	s.DurationVar(&c.SCRAMReloadInterval, runtime.Spec[time.Duration]{Flag: "sasl-scram-reload-interval", Env: "FERRY_SASL_SCRAM_RELOAD_INTERVAL",
+		Default: 5 * time.Second, Validate: runtime.PositiveDuration, Usage: "how often -sasl-scram-file is read again; a changed file that does not parse keeps the credentials in force"})
 	s.StringVar(&c.ACLFile, runtime.Spec[string]{Flag: FlagACLFile, Env: EnvACLFile,
 		Usage: "topic ACLs, lines `allow|deny User:<name>|User:* READ|WRITE|DESCRIBE|ALL topic:<name>|topic:<prefix>*|topic:*` (docs/security.md); empty: no ACLs"})
 	s.DurationVar(&c.ACLReloadInterval, runtime.Spec[time.Duration]{Flag: "acl-reload-interval", Env: "FERRY_ACL_RELOAD_INTERVAL",
@@ -243,16 +254,24 @@ func Setup(ctx context.Context, app *runtime.App, c *Config) error {
 		}
 		log.Info("sasl/plain enabled", "users", users.Len())
 	}
-	var acls *acl.File
+	var scram *reload.File[*saslscram.Store]
+	if c.SCRAMFile != "" {
+		var err error
+		if scram, err = reload.Load(c.SCRAMFile, "scram credentials file", saslscram.Parse, log); err != nil {
+			return &runtime.SettingError{Env: EnvSCRAMFile, Flag: FlagSCRAMFile, Value: c.SCRAMFile, Action: "cannot use", Err: err}
+		}
+		log.Info("sasl/scram enabled", "users", scram.Value().Len(), "reload_interval", c.SCRAMReloadInterval)
+	}
+	var acls *reload.File[*acl.Rules]
 	if c.ACLFile != "" {
 		var err error
-		if acls, err = acl.LoadFile(c.ACLFile, log); err != nil {
+		if acls, err = reload.Load(c.ACLFile, "acl file", acl.ParseBytes, log); err != nil {
 			return &runtime.SettingError{Env: EnvACLFile, Flag: FlagACLFile, Value: c.ACLFile, Action: "cannot use", Err: err}
 		}
-		if users == nil {
-			log.Warn("acl file without SASL: every client is " + acl.Anonymous)
+		if users == nil && scram == nil && c.TLSClientCA == "" {
+			log.Warn("acl file without SASL or client certificates: every client is " + acl.Anonymous)
 		}
-		log.Info("topic acls enabled", "rules", acls.Rules().Len(), "reload_interval", c.ACLReloadInterval)
+		log.Info("topic acls enabled", "rules", acls.Value().Len(), "reload_interval", c.ACLReloadInterval)
 	}
 
 	ln, err := runtime.ListenTCP(c.KafkaListen, EnvKafkaListen, FlagKafkaListen)
@@ -343,9 +362,19 @@ func Setup(ctx context.Context, app *runtime.App, c *Config) error {
 		deps.SASL = users
 	}
 	deps.CertPrincipal = certPrincipal
+	if scram != nil {
+		key := make([]byte, 32)
+		if _, err := rand.Read(key); err != nil {
+			return err
+		}
+		deps.Scram = reloadedSCRAM{f: scram, fakeKey: key}
+		if err := watchFile(app, scram, "scram", c.SCRAMReloadInterval); err != nil {
+			return err
+		}
+	}
 	if acls != nil {
-		deps.Authorizer = acls
-		if err := watchACLs(app, acls, c.ACLReloadInterval); err != nil {
+		deps.Authorizer = reloadedACLs{acls}
+		if err := watchFile(app, acls, "acl", c.ACLReloadInterval); err != nil {
 			return err
 		}
 	}
@@ -364,44 +393,6 @@ func Setup(ctx context.Context, app *runtime.App, c *Config) error {
 		ShutdownFunc:  srv.Shutdown,
 	})
 	closeLn = false
-	return nil
-}
-
-// watchACLs reloads the ACL file while frontdoor runs and counts reloads
-// (ferry.frontdoor.acl.reloads, result ok|invalid) for operators.
-func watchACLs(app *runtime.App, acls *acl.File, interval time.Duration) error {
-	reloads, err := app.Telemetry.MeterProvider.Meter("github.com/ferrygw/ferry/frontdoor/internal/gateway").Int64Counter(
-		"ferry.frontdoor.acl.reloads", metric.WithUnit("{reload}"),
-		metric.WithDescription("Changes of the ACL file, by result: ok (in force) or invalid (the previous rules stay)"))
-	if err != nil {
-		return err
-	}
-	acls.OnReload(func(ok bool) {
-		result := "ok"
-		if !ok {
-			result = "invalid"
-		}
-		reloads.Add(context.Background(), 1, metric.WithAttributes(attribute.String("result", result)))
-	})
-	var stop context.CancelFunc
-	done := make(chan struct{})
-	app.Add(runtime.ComponentFuncs{
-		ComponentName: "acl-watch",
-		StartFunc: func(context.Context, runtime.Host) error {
-			var ctx context.Context
-			ctx, stop = context.WithCancel(context.Background())
-			go func() {
-				defer close(done)
-				acls.Watch(ctx, interval)
-			}()
-			return nil
-		},
-		ShutdownFunc: func(context.Context) error {
-			stop()
-			<-done
-			return nil
-		},
-	})
 	return nil
 }
 

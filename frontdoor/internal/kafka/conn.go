@@ -42,6 +42,8 @@ type Session struct {
 	// the next frame is a raw token (handshake v0).
 	mechanism   string
 	rawSASLNext bool
+	// scram is the SCRAM conversation between its first and final message.
+	scram ScramExchange
 }
 
 // mayDo returns whether the session's principal may do op to a topic,

@@ -31,6 +31,9 @@ type Deps struct {
 	// SASL, when set, requires SASL/PLAIN authentication on every
 	// connection and registers the SASL APIs.
 	SASL PlainAuthenticator
+	// Scram, when set, requires SASL authentication on every connection
+	// and offers SCRAM-SHA-256/512 (beside PLAIN when SASL is set too).
+	Scram ScramAuthenticator
 	// Authorizer, when set, checks every topic of Produce and Metadata
 	// (WithAuthorizer).
 	Authorizer Authorizer
@@ -102,9 +105,14 @@ func NewFrontdoor(cfg Config, d Deps) (*Server, error) {
 	if d.Listener != nil {
 		opts = append(opts, WithListener(d.Listener))
 	}
+	if d.SASL != nil || d.Scram != nil {
+		apis = append(apis, (&saslHandler{auth: d.SASL, scram: d.Scram}).apis()...)
+	}
 	if d.SASL != nil {
-		apis = append(apis, (&saslHandler{auth: d.SASL}).apis()...)
 		opts = append(opts, WithSASLPlain(d.SASL))
+	}
+	if d.Scram != nil {
+		opts = append(opts, requireSASL())
 	}
 	if d.Authorizer != nil {
 		opts = append(opts, WithAuthorizer(d.Authorizer))

@@ -175,6 +175,10 @@ func WithClientCertPrincipal(name func(*x509.Certificate) (string, error)) Optio
 	return func(s *Server) { s.certPrincipal = name }
 }
 
+// requireSASL makes every connection authenticate before anything but the
+// SASL APIs is served (SCRAM; WithSASLPlain does it for PLAIN).
+func requireSASL() Option { return func(s *Server) { s.authRequired = true } }
+
 // NewServer validates cfg and builds a server for reg's APIs.
 func NewServer(cfg Config, reg *Registry, opts ...Option) (*Server, error) {
 	if err := cfg.Validate(); err != nil {

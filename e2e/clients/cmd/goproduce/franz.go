@@ -9,6 +9,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/sasl/plain"
+	"github.com/twmb/franz-go/pkg/sasl/scram"
 
 	"github.com/ferrygw/ferry/e2e/clients/protocol"
 )
@@ -41,7 +42,14 @@ func produceFranz(ctx context.Context, o protocol.Options, recs []protocol.Recor
 		opts = append(opts, kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	}
 	if o.SASLUser != "" {
-		opts = append(opts, kgo.SASL(plain.Auth{User: o.SASLUser, Pass: o.SASLPassword}.AsMechanism()))
+		switch o.Mechanism() {
+		case "SCRAM-SHA-256":
+			opts = append(opts, kgo.SASL(scram.Auth{User: o.SASLUser, Pass: o.SASLPassword}.AsSha256Mechanism()))
+		case "SCRAM-SHA-512":
+			opts = append(opts, kgo.SASL(scram.Auth{User: o.SASLUser, Pass: o.SASLPassword}.AsSha512Mechanism()))
+		default:
+			opts = append(opts, kgo.SASL(plain.Auth{User: o.SASLUser, Pass: o.SASLPassword}.AsMechanism()))
+		}
 	}
 	tlsCfg, err := tlsConfig(o)
 	if err != nil {

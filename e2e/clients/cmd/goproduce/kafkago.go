@@ -26,6 +26,9 @@ func produceKafkaGo(ctx context.Context, o protocol.Options, recs []protocol.Rec
 		return nil, err
 	}
 	tr := &kafka.Transport{TLS: tlsCfg}
+	if o.Mechanism() != "PLAIN" {
+		return nil, fmt.Errorf("%s runner: only SASL/PLAIN is wired (--sasl-mechanism %s)", "kafka-go", o.Mechanism())
+	}
 	if o.SASLUser != "" {
 		tr.SASL = plain.Mechanism{Username: o.SASLUser, Password: o.SASLPassword}
 	}

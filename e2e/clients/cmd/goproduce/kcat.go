@@ -66,7 +66,7 @@ func produceKcat(ctx context.Context, o protocol.Options, recs []protocol.Record
 	security := "PLAINTEXT"
 	if o.SASLUser != "" {
 		security = "SASL_PLAINTEXT"
-		base = append(base, "-X", "sasl.mechanisms=PLAIN", "-X", "sasl.username="+o.SASLUser, "-X", "sasl.password="+o.SASLPassword)
+		base = append(base, "-X", "sasl.mechanisms="+o.Mechanism(), "-X", "sasl.username="+o.SASLUser, "-X", "sasl.password="+o.SASLPassword)
 	}
 	if o.TLSCA != "" {
 		security = strings.Replace(security, "PLAINTEXT", "SSL", 1)

@@ -49,6 +49,9 @@ func produceSarama(ctx context.Context, o protocol.Options, recs []protocol.Reco
 	if o.Partition != nil {
 		cfg.Producer.Partitioner = sarama.NewManualPartitioner
 	}
+	if o.Mechanism() != "PLAIN" {
+		return nil, fmt.Errorf("%s runner: only SASL/PLAIN is wired (--sasl-mechanism %s)", "sarama", o.Mechanism())
+	}
 	if o.SASLUser != "" {
 		cfg.Net.SASL.Enable = true
 		cfg.Net.SASL.Mechanism = sarama.SASLTypePlaintext

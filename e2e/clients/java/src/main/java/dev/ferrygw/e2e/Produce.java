@@ -49,6 +49,7 @@ public final class Produce {
     Boolean idempotent;
     String saslUser;
     String saslPassword;
+    String saslMechanism = "PLAIN";
     String tlsCa;
     String tlsCert;
     String tlsKey;
@@ -124,6 +125,7 @@ public final class Produce {
         }
         case "--sasl-user" -> o.saslUser = v;
         case "--sasl-password" -> o.saslPassword = v;
+        case "--sasl-mechanism" -> o.saslMechanism = v;
         case "--tls-ca" -> o.tlsCa = v;
         case "--tls-cert" -> o.tlsCert = v;
         case "--tls-key" -> o.tlsKey = v;
@@ -216,8 +218,11 @@ public final class Produce {
     String security = "PLAINTEXT";
     if (o.saslUser != null) {
       security = "SASL_PLAINTEXT";
-      p.put("sasl.mechanism", "PLAIN");
-      p.put("sasl.jaas.config", "org.apache.kafka.common.security.plain.PlainLoginModule required username=\""
+      p.put("sasl.mechanism", o.saslMechanism);
+      String module = o.saslMechanism.startsWith("SCRAM-")
+          ? "org.apache.kafka.common.security.scram.ScramLoginModule"
+          : "org.apache.kafka.common.security.plain.PlainLoginModule";
+      p.put("sasl.jaas.config", module + " required username=\""
           + o.saslUser.replace("\"", "\\\"") + "\" password=\"" + o.saslPassword.replace("\"", "\\\"") + "\";");
     }
     if (o.tlsCa != null) {
