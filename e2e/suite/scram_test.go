@@ -29,7 +29,7 @@ func TestSCRAM(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "scram")
 	scramUsers(t, file, "s3cret-a", "add", "alice")
 	kafka := startSecuredFrontdoor(t, e, "scram", map[string]string{
-		"FERRY_SASL_SCRAM_FILE": file, "FERRY_SASL_SCRAM_RELOAD_INTERVAL": "200ms"})
+		"FERRY_SASL_SCRAM_FILE": file, "FERRY_SASL_RELOAD_INTERVAL": "200ms"})
 
 	for _, mech := range []string{"SCRAM-SHA-256", "SCRAM-SHA-512"} {
 		for _, c := range selectedClients(t) {
