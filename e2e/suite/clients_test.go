@@ -83,6 +83,7 @@ type clientRun struct {
 	idempotent         bool
 	saslUser, saslPass string
 	saslMechanism      string // "" is PLAIN
+	saslTokenFile      string // OAUTHBEARER's JWT
 	// tls: PEM files for a TLS listener (CA) and the client's certificate (mTLS).
 	tlsCA, tlsCert, tlsKey string
 	table                  string // created in the test's database
@@ -119,6 +120,9 @@ func produceWithClient(t *testing.T, f *testenv.Cluster, db string, c clients.Cl
 		if run.saslUser != "" {
 			opts = append(opts, kgoSASL(run.saslMechanism, run.saslUser, run.saslPass))
 		}
+		if run.saslTokenFile != "" {
+			opts = append(opts, kgoToken(t, run.saslTokenFile))
+		}
 		if run.tlsCA != "" {
 			opts = append(opts, kgo.DialTLSConfig(clientTLS(t, run.tlsCA, run.tlsCert, run.tlsKey)))
 		}
@@ -143,7 +147,7 @@ func produceWithClient(t *testing.T, f *testenv.Cluster, db string, c clients.Cl
 		acks = "all"
 	}
 	opts := clients.Options{Bootstrap: run.kafka, Topic: topic, Acks: acks, Compression: run.compression, Idempotent: &run.idempotent,
-		SASLUser: run.saslUser, SASLPassword: run.saslPass, SASLMechanism: run.saslMechanism, TLSCA: run.tlsCA, TLSCert: run.tlsCert, TLSKey: run.tlsKey,
+		SASLUser: run.saslUser, SASLPassword: run.saslPass, SASLMechanism: run.saslMechanism, SASLTokenFile: run.saslTokenFile, TLSCA: run.tlsCA, TLSCert: run.tlsCert, TLSKey: run.tlsKey,
 		Timeout: 90 * time.Second}
 	res, err := c.Produce(ctx, opts, recs)
 	if err != nil {

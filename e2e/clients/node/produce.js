@@ -3,6 +3,7 @@
 // records with one unmodified kafkajs producer.send() call and prints one JSON line per record.
 // Only options a flag names are set; otherwise kafkajs's defaults apply (acks=-1, not idempotent,
 // no compression, its DefaultPartitioner = Java-compatible murmur2).
+const fs = require('node:fs');
 const readline = require('node:readline');
 const { Kafka, CompressionTypes, CompressionCodecs, Partitioners, logLevel } = require('kafkajs');
 
@@ -37,6 +38,7 @@ function parse(argv) {
       case '--sasl-user': o.saslUser = v; break;
       case '--sasl-password': o.saslPassword = v; break;
       case '--sasl-mechanism': o.saslMechanism = v; break;
+      case '--sasl-token-file': o.saslTokenFile = v; break;
       case '--key-field': o.keyField = v; break;
       case '--timeout':
         o.timeout = Number(v);
@@ -119,6 +121,9 @@ async function main() {
     brokers: o.bootstrap.split(','),
     logLevel: logLevel.WARN,
     logCreator,
+    ...(o.saslTokenFile !== undefined ? {
+      sasl: { mechanism: 'oauthbearer', oauthBearerProvider: async () => ({ value: fs.readFileSync(o.saslTokenFile, 'utf8').trim() }) },
+    } : {}),
     ...(o.saslUser !== undefined ? { sasl: { mechanism: (o.saslMechanism || 'PLAIN').toLowerCase(), username: o.saslUser, password: o.saslPassword } } : {}),
   });
   // The default partitioner, wrapped only to learn which partition it chose for each message:

@@ -127,8 +127,11 @@ type Options struct {
 	Idempotent   *bool
 	SASLUser     string
 	SASLPassword string
-	// SASLMechanism is PLAIN (the default) or SCRAM-SHA-256/512.
+	// SASLMechanism is PLAIN (the default), SCRAM-SHA-256/512 or
+	// OAUTHBEARER; OAUTHBEARER takes its token (a JWT) from SASLTokenFile
+	// instead of a user and password.
 	SASLMechanism string
+	SASLTokenFile string
 	// TLSCA (PEM) makes the client connect with TLS (SSL, or SASL_SSL with
 	// SASL) trusting these CAs; TLSCert and TLSKey (PEM, PKCS#8 key) are its
 	// client certificate for mTLS.
@@ -163,8 +166,15 @@ func (o Options) Validate() error {
 	}
 	switch o.SASLMechanism {
 	case "", "PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512":
+		if o.SASLTokenFile != "" {
+			return errors.New("--sasl-token-file goes with --sasl-mechanism OAUTHBEARER")
+		}
+	case "OAUTHBEARER":
+		if o.SASLTokenFile == "" || o.SASLUser != "" {
+			return errors.New("--sasl-mechanism OAUTHBEARER takes --sasl-token-file, not a user and password")
+		}
 	default:
-		return fmt.Errorf("--sasl-mechanism must be PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512, got %q", o.SASLMechanism)
+		return fmt.Errorf("--sasl-mechanism must be PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 or OAUTHBEARER, got %q", o.SASLMechanism)
 	}
 	if (o.TLSCert == "") != (o.TLSKey == "") || (o.TLSCert != "" && o.TLSCA == "") {
 		return errors.New("--tls-cert and --tls-key go together, and with --tls-ca")
@@ -196,6 +206,9 @@ func (o Options) Args() []string {
 	if o.SASLMechanism != "" {
 		a = append(a, "--sasl-mechanism", o.SASLMechanism)
 	}
+	if o.SASLTokenFile != "" {
+		a = append(a, "--sasl-token-file", o.SASLTokenFile)
+	}
 	if o.TLSCA != "" {
 		a = append(a, "--tls-ca", o.TLSCA)
 	}
@@ -215,7 +228,7 @@ func (o Options) Args() []string {
 func ParseArgs(args []string) (Options, error) {
 	o := Options{Timeout: DefaultTimeout}
 	if len(args) == 0 || args[0] != "produce" {
-		return o, errors.New(`usage: produce --bootstrap H:P --topic T [--acks 0|1|all] [--compression none|gzip|snappy|lz4|zstd] [--partition N] [--idempotent true|false] [--sasl-user U --sasl-password P [--sasl-mechanism M]] [--tls-ca PEM [--tls-cert PEM --tls-key PEM]] [--key-field F] [--timeout SECONDS] < records.jsonl`)
+		return o, errors.New(`usage: produce --bootstrap H:P --topic T [--acks 0|1|all] [--compression none|gzip|snappy|lz4|zstd] [--partition N] [--idempotent true|false] [--sasl-user U --sasl-password P [--sasl-mechanism M] | --sasl-mechanism OAUTHBEARER --sasl-token-file F] [--tls-ca PEM [--tls-cert PEM --tls-key PEM]] [--key-field F] [--timeout SECONDS] < records.jsonl`)
 	}
 	args = args[1:]
 	for len(args) > 0 {
@@ -256,6 +269,8 @@ func ParseArgs(args []string) (Options, error) {
 			o.SASLPassword = val
 		case "--sasl-mechanism":
 			o.SASLMechanism = val
+		case "--sasl-token-file":
+			o.SASLTokenFile = val
 		case "--tls-ca":
 			o.TLSCA = val
 		case "--tls-cert":

@@ -5,6 +5,7 @@ in the PyPI wheel) and prints one JSON line per record from its delivery reports
 names are set; otherwise librdkafka's defaults apply (acks=all, idempotence off, no compression,
 consistent_random partitioner).
 """
+import base64
 import json
 import sys
 import time
@@ -51,6 +52,8 @@ def parse(argv):
             o["sasl_password"] = v
         elif name == "--sasl-mechanism":
             o["sasl_mechanism"] = v
+        elif name == "--sasl-token-file":
+            o["sasl_token_file"] = v
         elif name == "--key-field":
             o["key_field"] = v
         elif name == "--timeout":
@@ -110,6 +113,17 @@ def main(argv):
         conf["compression.type"] = o["compression"]
     if "idempotent" in o:
         conf["enable.idempotence"] = o["idempotent"] == "true"
+    if "sasl_token_file" in o:
+        path = o["sasl_token_file"]
+
+        def oauth_cb(_config):
+            # librdkafka asks again before the token runs out (and re-authenticates).
+            with open(path) as f:
+                token = f.read().strip()
+            claims = json.loads(base64.urlsafe_b64decode(token.split(".")[1] + "=="))
+            return token, float(claims["exp"])
+
+        conf.update({"security.protocol": "SASL_PLAINTEXT", "sasl.mechanisms": "OAUTHBEARER", "oauth_cb": oauth_cb})
     if "sasl_user" in o:
         conf.update({"security.protocol": "SASL_PLAINTEXT", "sasl.mechanisms": o.get("sasl_mechanism", "PLAIN"),
                      "sasl.username": o["sasl_user"], "sasl.password": o["sasl_password"]})

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"github.com/ferrygw/ferry/frontdoor/internal/acl"
 	"github.com/ferrygw/ferry/frontdoor/internal/certprincipal"
+	"github.com/ferrygw/ferry/frontdoor/internal/oauthbearer"
 	"github.com/ferrygw/ferry/frontdoor/internal/reload"
 	"github.com/ferrygw/ferry/frontdoor/internal/saslscram"
 	"net"
@@ -43,6 +44,8 @@ const (
 	FlagACLFile       = "acl-file"
 	EnvSCRAMFile      = "FERRY_SASL_SCRAM_FILE"
 	FlagSCRAMFile     = "sasl-scram-file"
+	EnvJWKSFile       = "FERRY_SASL_OAUTHBEARER_JWKS_FILE"
+	FlagJWKSFile      = "sasl-oauthbearer-jwks-file"
 	EnvTLSClientCA    = "FERRY_KAFKA_TLS_CLIENT_CA"
 	FlagTLSClientCA   = "kafka-tls-client-ca"
 	EnvTLSRules       = "FERRY_KAFKA_TLS_PRINCIPAL_RULES"
@@ -64,10 +67,15 @@ type Config struct {
 
 	SASLUsersFile string // users file for SASL/PLAIN; empty: no authentication
 	// SCRAMFile holds SCRAM-SHA-256/512 credentials (saslscram); empty: no
-	// SCRAM. Read again every SCRAMReloadInterval.
-	SCRAMFile           string
-	SCRAMReloadInterval time.Duration
-	ACLFile             string // topic ACLs (frontdoor/internal/acl); empty: every principal may use every topic
+	// SCRAM. It and JWKSFile are read again every SASLReloadInterval.
+	SCRAMFile          string
+	SASLReloadInterval time.Duration
+	// OAUTHBEARER: tokens must be signed by a key of JWKSFile and match
+	// the issuer, audience and principal claim.
+	JWKSFile                   string
+	TokenIssuer, TokenAudience string
+	TokenPrincipalClaim        string
+	ACLFile                    string // topic ACLs (frontdoor/internal/acl); empty: every principal may use every topic
 	// ACLReloadInterval is how often ACLFile is checked for changes.
 	ACLReloadInterval time.Duration
 	TLSCertFile       string // PEM certificate for the Kafka listener; empty: plaintext
@@ -122,8 +130,16 @@ func Declare(s *runtime.Settings) *Config {
 		Usage: "SASL/PLAIN users file (lines user:bcrypt-hash[:topic,...]; hashes from `frontdoor hash-password`); empty: no authentication"})
 	s.StringVar(&c.SCRAMFile, runtime.Spec[string]{Flag: FlagSCRAMFile, Env: EnvSCRAMFile,
 		Usage: "SASL/SCRAM-SHA-256/512 credentials file (salted keys; edit with `frontdoor scram-users`); empty: no SCRAM"})
-	s.DurationVar(&c.SCRAMReloadInterval, runtime.Spec[time.Duration]{Flag: "sasl-scram-reload-interval", Env: "FERRY_SASL_SCRAM_RELOAD_INTERVAL",
-		Default: 5 * time.Second, Validate: runtime.PositiveDuration, Usage: "how often -sasl-scram-file is read again; a changed file that does not parse keeps the credentials in force"})
+	s.DurationVar(&c.SASLReloadInterval, runtime.Spec[time.Duration]{Flag: "sasl-reload-interval", Env: "FERRY_SASL_RELOAD_INTERVAL",
+		Default: 5 * time.Second, Validate: runtime.PositiveDuration, Usage: "how often -sasl-scram-file and -sasl-oauthbearer-jwks-file are read again; a changed file that does not parse keeps the one in force"})
+	s.StringVar(&c.JWKSFile, runtime.Spec[string]{Flag: FlagJWKSFile, Env: EnvJWKSFile,
+		Usage: "JSON Web Key Set whose keys sign the OAUTHBEARER tokens frontdoor accepts (RS256/384/512, ES256/384/512); empty: no OAUTHBEARER"})
+	s.StringVar(&c.TokenIssuer, runtime.Spec[string]{Flag: "sasl-oauthbearer-issuer", Env: "FERRY_SASL_OAUTHBEARER_ISSUER",
+		Usage: "the iss an OAUTHBEARER token must carry; empty: any"})
+	s.StringVar(&c.TokenAudience, runtime.Spec[string]{Flag: "sasl-oauthbearer-audience", Env: "FERRY_SASL_OAUTHBEARER_AUDIENCE",
+		Usage: "an aud an OAUTHBEARER token must carry; empty: any"})
+	s.StringVar(&c.TokenPrincipalClaim, runtime.Spec[string]{Flag: "sasl-oauthbearer-principal-claim", Env: "FERRY_SASL_OAUTHBEARER_PRINCIPAL_CLAIM",
+		Default: "sub", Usage: "the token claim whose string value is the user (the ACL principal User:<value>)"})
 	s.StringVar(&c.ACLFile, runtime.Spec[string]{Flag: FlagACLFile, Env: EnvACLFile,
 		Usage: "topic ACLs, lines `allow|deny User:<name>|User:* READ|WRITE|DESCRIBE|ALL topic:<name>|topic:<prefix>*|topic:*` (docs/security.md); empty: no ACLs"})
 	s.DurationVar(&c.ACLReloadInterval, runtime.Spec[time.Duration]{Flag: "acl-reload-interval", Env: "FERRY_ACL_RELOAD_INTERVAL",
@@ -260,7 +276,16 @@ func Setup(ctx context.Context, app *runtime.App, c *Config) error {
 		if scram, err = reload.Load(c.SCRAMFile, "scram credentials file", saslscram.Parse, log); err != nil {
 			return &runtime.SettingError{Env: EnvSCRAMFile, Flag: FlagSCRAMFile, Value: c.SCRAMFile, Action: "cannot use", Err: err}
 		}
-		log.Info("sasl/scram enabled", "users", scram.Value().Len(), "reload_interval", c.SCRAMReloadInterval)
+		log.Info("sasl/scram enabled", "users", scram.Value().Len(), "reload_interval", c.SASLReloadInterval)
+	}
+	var jwks *reload.File[*oauthbearer.KeySet]
+	if c.JWKSFile != "" {
+		var err error
+		if jwks, err = reload.Load(c.JWKSFile, "jwks file", oauthbearer.ParseKeySet, log); err != nil {
+			return &runtime.SettingError{Env: EnvJWKSFile, Flag: FlagJWKSFile, Value: c.JWKSFile, Action: "cannot use", Err: err}
+		}
+		log.Info("sasl/oauthbearer enabled", "keys", jwks.Value().Len(), "issuer", c.TokenIssuer, "audience", c.TokenAudience,
+			"principal_claim", c.TokenPrincipalClaim)
 	}
 	var acls *reload.File[*acl.Rules]
 	if c.ACLFile != "" {
@@ -268,7 +293,7 @@ func Setup(ctx context.Context, app *runtime.App, c *Config) error {
 		if acls, err = reload.Load(c.ACLFile, "acl file", acl.ParseBytes, log); err != nil {
 			return &runtime.SettingError{Env: EnvACLFile, Flag: FlagACLFile, Value: c.ACLFile, Action: "cannot use", Err: err}
 		}
-		if users == nil && scram == nil && c.TLSClientCA == "" {
+		if users == nil && scram == nil && jwks == nil && c.TLSClientCA == "" {
 			log.Warn("acl file without SASL or client certificates: every client is " + acl.Anonymous)
 		}
 		log.Info("topic acls enabled", "rules", acls.Value().Len(), "reload_interval", c.ACLReloadInterval)
@@ -368,7 +393,14 @@ func Setup(ctx context.Context, app *runtime.App, c *Config) error {
 			return err
 		}
 		deps.Scram = reloadedSCRAM{f: scram, fakeKey: key}
-		if err := watchFile(app, scram, "scram", c.SCRAMReloadInterval); err != nil {
+		if err := watchFile(app, scram, "scram", c.SASLReloadInterval); err != nil {
+			return err
+		}
+	}
+	if jwks != nil {
+		deps.Token = reloadedJWKS{f: jwks, rules: oauthbearer.Rules{Issuer: c.TokenIssuer, Audience: c.TokenAudience,
+			PrincipalClaim: c.TokenPrincipalClaim, Leeway: 30 * time.Second}}
+		if err := watchFile(app, jwks, "jwks", c.SASLReloadInterval); err != nil {
 			return err
 		}
 	}

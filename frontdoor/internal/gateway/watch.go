@@ -9,6 +9,7 @@ import (
 
 	"github.com/ferrygw/ferry/frontdoor/internal/acl"
 	"github.com/ferrygw/ferry/frontdoor/internal/kafka"
+	"github.com/ferrygw/ferry/frontdoor/internal/oauthbearer"
 	"github.com/ferrygw/ferry/frontdoor/internal/reload"
 	"github.com/ferrygw/ferry/frontdoor/internal/saslscram"
 	"github.com/ferrygw/ferry/services/runtime"
@@ -31,6 +32,21 @@ func (r reloadedSCRAM) Mechanisms() []string { return saslscram.Mechanisms }
 
 func (r reloadedSCRAM) Start(mechanism string) (kafka.ScramExchange, error) {
 	return saslscram.NewServer(mechanism, r.f.Value().Lookup, r.fakeKey)
+}
+
+// reloadedJWKS checks OAUTHBEARER tokens against the key set in force.
+type reloadedJWKS struct {
+	f     *reload.File[*oauthbearer.KeySet]
+	rules oauthbearer.Rules
+}
+
+func (r reloadedJWKS) Authenticate(msg []byte) (string, time.Time, error) {
+	token, err := oauthbearer.BearerToken(msg)
+	if err != nil {
+		return "", time.Time{}, err
+	}
+	t, err := oauthbearer.Validate(token, r.f.Value(), r.rules, time.Now())
+	return t.Principal, t.Expires, err
 }
 
 // watchFile reloads f while frontdoor runs and counts what it sees as

@@ -42,6 +42,11 @@ type Session struct {
 	// the next frame is a raw token (handshake v0).
 	mechanism   string
 	rawSASLNext bool
+	// pending: a SaslHandshake awaits its SaslAuthenticate.
+	pending bool
+	// expires ends an authenticated session whose credential runs out
+	// (an OAUTHBEARER token); zero: never.
+	expires time.Time
 	// scram is the SCRAM conversation between its first and final message.
 	scram ScramExchange
 }
@@ -320,6 +325,14 @@ func (c *conn) dispatch(frame []byte, release func()) bool {
 		release()
 		c.srv.metrics.requestDone(c.ctx, h.Key, start, nil, errNotAuthenticated)
 		c.closeWith("request before SASL authentication", "api", kmsg.NameForKey(h.Key))
+		return false
+	}
+	if !api.PreAuth && c.sess.expired(time.Now()) {
+		// KIP-368: a client that did not re-authenticate in time loses
+		// the connection, and authenticates anew on the next one.
+		release()
+		c.srv.metrics.requestDone(c.ctx, h.Key, start, nil, errSessionExpired)
+		c.closeWith("sasl session expired", "api", kmsg.NameForKey(h.Key), "expired", c.sess.expires)
 		return false
 	}
 

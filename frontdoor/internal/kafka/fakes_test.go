@@ -68,6 +68,7 @@ type harnessOpts struct {
 	produce     func(*ProduceConfig)
 	sasl        PlainAuthenticator
 	scram       ScramAuthenticator
+	token       TokenAuthenticator
 	authz       Authorizer
 	certName    func(*x509.Certificate) (string, error)
 	transcoders int
@@ -142,7 +143,7 @@ func newHarness(t testing.TB, o harnessOpts) *harness {
 		o.produce(&pc)
 	}
 	h.cfg = cfg
-	h.deps = Deps{Catalog: cat, Transcoder: tc, Appender: ap, Produce: pc, SASL: o.sasl, Scram: o.scram, Authorizer: o.authz, CertPrincipal: o.certName, Logger: log, Listener: ln, TracerProvider: o.tp, MeterProvider: o.mp,
+	h.deps = Deps{Catalog: cat, Transcoder: tc, Appender: ap, Produce: pc, SASL: o.sasl, Scram: o.scram, Token: o.token, Authorizer: o.authz, CertPrincipal: o.certName, Logger: log, Listener: ln, TracerProvider: o.tp, MeterProvider: o.mp,
 		DisableIdempotence: o.noIdempotence, StateDir: o.stateDir}
 	srv, err := NewFrontdoor(cfg, h.deps)
 	if err != nil {

@@ -34,6 +34,9 @@ type Deps struct {
 	// Scram, when set, requires SASL authentication on every connection
 	// and offers SCRAM-SHA-256/512 (beside PLAIN when SASL is set too).
 	Scram ScramAuthenticator
+	// Token, when set, requires SASL authentication on every connection
+	// and offers OAUTHBEARER; sessions end with their token (KIP-368).
+	Token TokenAuthenticator
 	// Authorizer, when set, checks every topic of Produce and Metadata
 	// (WithAuthorizer).
 	Authorizer Authorizer
@@ -105,13 +108,13 @@ func NewFrontdoor(cfg Config, d Deps) (*Server, error) {
 	if d.Listener != nil {
 		opts = append(opts, WithListener(d.Listener))
 	}
-	if d.SASL != nil || d.Scram != nil {
-		apis = append(apis, (&saslHandler{auth: d.SASL, scram: d.Scram}).apis()...)
+	if d.SASL != nil || d.Scram != nil || d.Token != nil {
+		apis = append(apis, (&saslHandler{auth: d.SASL, scram: d.Scram, token: d.Token}).apis()...)
 	}
 	if d.SASL != nil {
 		opts = append(opts, WithSASLPlain(d.SASL))
 	}
-	if d.Scram != nil {
+	if d.Scram != nil || d.Token != nil {
 		opts = append(opts, requireSASL())
 	}
 	if d.Authorizer != nil {

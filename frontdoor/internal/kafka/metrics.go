@@ -32,6 +32,9 @@ const (
 // authentication; the connection is closed for it.
 var errNotAuthenticated = errors.New("request before SASL authentication")
 
+// errSessionExpired closes a connection whose SASL session ran out.
+var errSessionExpired = errors.New("sasl session expired")
+
 // serverMetrics are the frontdoor's instruments. A nil *serverMetrics
 // records nothing, so handlers built without a server stay usable.
 type serverMetrics struct {

@@ -5,13 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// SASL: SaslHandshake v0-v1 and SaslAuthenticate v0-v2, mechanisms PLAIN
-// and SCRAM-SHA-256/512. Handshake v0 is followed by a bare token frame
+// SASL: SaslHandshake v0-v1 and SaslAuthenticate v0-v2, mechanisms PLAIN,
+// SCRAM-SHA-256/512 and OAUTHBEARER, with re-authentication (KIP-368). Handshake v0 is followed by a bare token frame
 // (before KIP-152); some clients still in use (Sarama up to 1.40,
 // kafka-python 2.0) send it, for PLAIN only here.
 const (
@@ -20,6 +21,8 @@ const (
 	saslAuthenticateMin = 0
 	saslAuthenticateMax = 2
 	mechanismPlain      = "PLAIN"
+	// mechanismOAuthBearer is SASL/OAUTHBEARER (KIP-255).
+	mechanismOAuthBearer = "OAUTHBEARER"
 )
 
 // PlainAuthenticator checks a SASL/PLAIN message and returns the user and
@@ -41,9 +44,16 @@ type ScramExchange interface {
 	Final(msg []byte) (serverFinal []byte, user string, err error)
 }
 
+// TokenAuthenticator checks an OAUTHBEARER initial response (RFC 7628) and
+// returns the user and when its token expires.
+type TokenAuthenticator interface {
+	Authenticate(msg []byte) (user string, expires time.Time, err error)
+}
+
 type saslHandler struct {
 	auth  PlainAuthenticator // nil: no PLAIN
 	scram ScramAuthenticator // nil: no SCRAM
+	token TokenAuthenticator // nil: no OAUTHBEARER
 }
 
 // mechanisms lists what the handshake offers.
@@ -54,6 +64,9 @@ func (h *saslHandler) mechanisms() []string {
 	}
 	if h.scram != nil {
 		out = append(out, h.scram.Mechanisms()...)
+	}
+	if h.token != nil {
+		out = append(out, mechanismOAuthBearer)
 	}
 	return out
 }
@@ -70,22 +83,27 @@ func (h *saslHandler) handshake(_ context.Context, s *Session, req Request) (Rep
 	resp := r.ResponseKind().(*kmsg.SASLHandshakeResponse)
 	resp.SupportedMechanisms = h.mechanisms()
 	switch {
-	case s.authenticated || s.mechanism != "":
-		// Re-authentication (KIP-368) is not offered: session lifetime 0.
+	case s.pending:
 		resp.ErrorCode = kerr.IllegalSaslState.Code
+		return Reply{Resp: resp, CloseAfter: true}, nil
+	case s.authenticated && (s.mechanism == "" || r.Mechanism != s.mechanism || r.Version == 0):
+		// Re-authentication (KIP-368) keeps the mechanism of the first
+		// authentication and needs SaslAuthenticate.
+		resp.ErrorCode = kerr.IllegalSaslState.Code
+		s.Log.Info("sasl re-authentication refused", "mechanism", r.Mechanism, "authenticated_with", s.mechanism)
 		return Reply{Resp: resp, CloseAfter: true}, nil
 	case !slices.Contains(resp.SupportedMechanisms, r.Mechanism):
 		resp.ErrorCode = kerr.UnsupportedSaslMechanism.Code
 		s.Log.Info("sasl mechanism refused", "mechanism", r.Mechanism)
 		return ready(resp), nil
 	case r.Version == 0 && r.Mechanism != mechanismPlain:
-		// A bare-token SCRAM conversation takes several frames; clients
-		// that speak SCRAM all send SaslAuthenticate (handshake v1).
+		// A bare-token conversation is PLAIN's: clients that speak SCRAM
+		// or OAUTHBEARER all send SaslAuthenticate (handshake v1).
 		resp.ErrorCode = kerr.UnsupportedSaslMechanism.Code
-		s.Log.Info("sasl mechanism refused after handshake v0: SCRAM needs SaslAuthenticate", "mechanism", r.Mechanism)
+		s.Log.Info("sasl mechanism refused after handshake v0: it needs SaslAuthenticate", "mechanism", r.Mechanism)
 		return ready(resp), nil
 	}
-	s.mechanism = r.Mechanism
+	s.mechanism, s.pending = r.Mechanism, true
 	if r.Version == 0 {
 		s.rawSASLNext = true
 	}
@@ -95,20 +113,31 @@ func (h *saslHandler) handshake(_ context.Context, s *Session, req Request) (Rep
 func (h *saslHandler) authenticate(_ context.Context, s *Session, req Request) (Reply, error) {
 	r := req.Body.(*kmsg.SASLAuthenticateRequest)
 	resp := r.ResponseKind().(*kmsg.SASLAuthenticateResponse)
-	if s.mechanism == "" || s.authenticated {
+	if !s.pending {
 		resp.ErrorCode = kerr.IllegalSaslState.Code
 		msg := "SaslAuthenticate without a preceding SaslHandshake"
 		resp.ErrorMessage = &msg
 		return Reply{Resp: resp, CloseAfter: true}, nil
 	}
-	var err error
-	if s.mechanism == mechanismPlain {
-		err = s.login(h.auth, r.SASLAuthBytes)
-		resp.SASLAuthBytes = []byte{}
-	} else {
-		resp.SASLAuthBytes, err = s.scramStep(h.scram, r.SASLAuthBytes)
+	resp.SASLAuthBytes = []byte{}
+	var (
+		id   identity
+		done = true
+		err  error
+	)
+	switch s.mechanism {
+	case mechanismPlain:
+		id.user, id.allow, err = h.auth.Authenticate(r.SASLAuthBytes)
+	case mechanismOAuthBearer:
+		id.user, id.expires, err = h.token.Authenticate(r.SASLAuthBytes)
+	default:
+		resp.SASLAuthBytes, id.user, done, err = s.scramStep(h.scram, r.SASLAuthBytes)
+	}
+	if err == nil && done {
+		err = s.finishLogin(id)
 	}
 	if err != nil {
+		s.Log.Warn("sasl authentication failed", "mechanism", s.mechanism, "err", err)
 		resp.ErrorCode = kerr.SaslAuthenticationFailed.Code
 		msg := "authentication failed: " + err.Error()
 		resp.ErrorMessage = &msg
@@ -117,47 +146,59 @@ func (h *saslHandler) authenticate(_ context.Context, s *Session, req Request) (
 		// has the reason.
 		return Reply{Resp: resp, CloseAfter: true}, nil
 	}
+	if done && !s.expires.IsZero() {
+		// KIP-368: the client re-authenticates before this runs out.
+		resp.SessionLifetimeMillis = max(time.Until(s.expires).Milliseconds(), 1)
+	}
 	return ready(resp), nil
 }
 
-// scramStep runs one step of the session's SCRAM conversation: the first
-// message starts it, the second ends it authenticated.
-func (s *Session) scramStep(auth ScramAuthenticator, msg []byte) ([]byte, error) {
-	if s.scram == nil {
-		ex, err := auth.Start(s.mechanism)
-		if err == nil {
-			var out []byte
-			if out, err = ex.First(msg); err == nil {
-				s.scram = ex
-				return out, nil
-			}
-		}
-		s.Log.Warn("sasl authentication failed", "mechanism", s.mechanism, "err", err)
-		return nil, err
-	}
-	out, user, err := s.scram.Final(msg)
-	s.scram = nil
-	if err != nil {
-		s.Log.Warn("sasl authentication failed", "mechanism", s.mechanism, "err", err)
-		return nil, err
-	}
-	s.authenticated, s.User = true, user
-	s.Log = s.Log.With("user", user)
-	s.Log.Info("sasl authenticated", "mechanism", s.mechanism)
-	return out, nil
+// identity is what a finished SASL exchange established.
+type identity struct {
+	user    string
+	allow   func(topic string) bool // nil: every topic
+	expires time.Time               // zero: the session never expires
 }
 
-// login applies a PLAIN message to the session.
-func (s *Session) login(auth PlainAuthenticator, msg []byte) error {
-	user, allow, err := auth.Authenticate(msg)
-	if err != nil {
-		s.Log.Warn("sasl authentication failed", "err", err)
-		return err
+// finishLogin makes the session authenticated as id. A re-authentication
+// must name the same user, as in Kafka.
+func (s *Session) finishLogin(id identity) error {
+	if s.authenticated && id.user != s.User {
+		return fmt.Errorf("re-authentication as %q on a connection of %q", id.user, s.User)
 	}
-	s.authenticated, s.User, s.allowTopic = true, user, allow
-	s.Log = s.Log.With("user", user)
-	s.Log.Info("sasl authenticated", "mechanism", s.mechanism)
+	again := s.authenticated
+	s.authenticated, s.pending, s.allowTopic, s.expires = true, false, id.allow, id.expires
+	if !again {
+		s.User = id.user
+		s.Log = s.Log.With("user", id.user)
+	}
+	s.Log.Info("sasl authenticated", "mechanism", s.mechanism, "reauthentication", again, "expires", id.expires)
 	return nil
+}
+
+// expired reports whether the session's credential has run out; the
+// connection serves nothing but re-authentication then.
+func (s *Session) expired(now time.Time) bool {
+	return !s.expires.IsZero() && now.After(s.expires)
+}
+
+// scramStep runs one step of the session's SCRAM conversation: the first
+// message starts it, the second ends it (done) with the user.
+func (s *Session) scramStep(auth ScramAuthenticator, msg []byte) (out []byte, user string, done bool, err error) {
+	if s.scram == nil {
+		ex, err := auth.Start(s.mechanism)
+		if err != nil {
+			return nil, "", false, err
+		}
+		if out, err = ex.First(msg); err != nil {
+			return nil, "", false, err
+		}
+		s.scram = ex
+		return out, "", false, nil
+	}
+	out, user, err = s.scram.Final(msg)
+	s.scram = nil
+	return out, user, err == nil, err
 }
 
 var errNoSASL = errors.New("SASL is not enabled")
@@ -168,7 +209,13 @@ func authenticateRaw(srv *Server, s *Session, token []byte) ([]byte, error) {
 	if srv.plain == nil {
 		return nil, errNoSASL
 	}
-	if err := s.login(srv.plain, token); err != nil {
+	var id identity
+	var err error
+	if id.user, id.allow, err = srv.plain.Authenticate(token); err == nil {
+		err = s.finishLogin(id)
+	}
+	if err != nil {
+		s.Log.Warn("sasl authentication failed", "mechanism", mechanismPlain, "err", err)
 		return nil, fmt.Errorf("handshake v0 token: %w", err)
 	}
 	return []byte{}, nil

@@ -176,7 +176,7 @@ func WithClientCertPrincipal(name func(*x509.Certificate) (string, error)) Optio
 }
 
 // requireSASL makes every connection authenticate before anything but the
-// SASL APIs is served (SCRAM; WithSASLPlain does it for PLAIN).
+// SASL APIs is served (SCRAM, OAUTHBEARER; WithSASLPlain does it for PLAIN).
 func requireSASL() Option { return func(s *Server) { s.authRequired = true } }
 
 // NewServer validates cfg and builds a server for reg's APIs.

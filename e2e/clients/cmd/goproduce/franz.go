@@ -4,10 +4,12 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"os"
 	"strings"
 	"sync"
 
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/sasl/oauth"
 	"github.com/twmb/franz-go/pkg/sasl/plain"
 	"github.com/twmb/franz-go/pkg/sasl/scram"
 
@@ -40,6 +42,13 @@ func produceFranz(ctx context.Context, o protocol.Options, recs []protocol.Recor
 	}
 	if o.Partition != nil {
 		opts = append(opts, kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	}
+	if o.SASLTokenFile != "" {
+		// Read on every login, so a re-authentication sends the file's current token.
+		opts = append(opts, kgo.SASL(oauth.Oauth(func(context.Context) (oauth.Auth, error) {
+			b, err := os.ReadFile(o.SASLTokenFile)
+			return oauth.Auth{Token: strings.TrimSpace(string(b))}, err
+		})))
 	}
 	if o.SASLUser != "" {
 		switch o.Mechanism() {

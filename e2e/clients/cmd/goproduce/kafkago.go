@@ -11,6 +11,7 @@ import (
 	kafka "github.com/segmentio/kafka-go"
 	"github.com/segmentio/kafka-go/compress"
 	"github.com/segmentio/kafka-go/sasl/plain"
+	"github.com/segmentio/kafka-go/sasl/scram"
 
 	"github.com/ferrygw/ferry/e2e/clients/protocol"
 )
@@ -26,11 +27,22 @@ func produceKafkaGo(ctx context.Context, o protocol.Options, recs []protocol.Rec
 		return nil, err
 	}
 	tr := &kafka.Transport{TLS: tlsCfg}
-	if o.Mechanism() != "PLAIN" {
-		return nil, fmt.Errorf("%s runner: only SASL/PLAIN is wired (--sasl-mechanism %s)", "kafka-go", o.Mechanism())
-	}
 	if o.SASLUser != "" {
-		tr.SASL = plain.Mechanism{Username: o.SASLUser, Password: o.SASLPassword}
+		switch o.Mechanism() {
+		case "SCRAM-SHA-256", "SCRAM-SHA-512":
+			algo := scram.SHA256
+			if o.Mechanism() == "SCRAM-SHA-512" {
+				algo = scram.SHA512
+			}
+			if tr.SASL, err = scram.Mechanism(algo, o.SASLUser, o.SASLPassword); err != nil {
+				return nil, fmt.Errorf("kafka-go scram: %w", err)
+			}
+		default:
+			tr.SASL = plain.Mechanism{Username: o.SASLUser, Password: o.SASLPassword}
+		}
+	}
+	if o.SASLTokenFile != "" {
+		return nil, errors.New("kafka-go runner: OAUTHBEARER is not wired")
 	}
 	w := &kafka.Writer{
 		Addr:      kafka.TCP(strings.Split(o.Bootstrap, ",")...),

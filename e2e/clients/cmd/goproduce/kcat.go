@@ -63,6 +63,9 @@ func produceKcat(ctx context.Context, o protocol.Options, recs []protocol.Record
 	if o.Partition != nil {
 		base = append(base, "-p", strconv.Itoa(int(*o.Partition)))
 	}
+	if o.SASLTokenFile != "" {
+		return nil, errors.New("kcat runner: kcat cannot pass an OAUTHBEARER token (librdkafka needs an application callback)")
+	}
 	security := "PLAINTEXT"
 	if o.SASLUser != "" {
 		security = "SASL_PLAINTEXT"

@@ -50,6 +50,7 @@ public final class Produce {
     String saslUser;
     String saslPassword;
     String saslMechanism = "PLAIN";
+    String saslTokenFile;
     String tlsCa;
     String tlsCert;
     String tlsKey;
@@ -126,6 +127,7 @@ public final class Produce {
         case "--sasl-user" -> o.saslUser = v;
         case "--sasl-password" -> o.saslPassword = v;
         case "--sasl-mechanism" -> o.saslMechanism = v;
+        case "--sasl-token-file" -> o.saslTokenFile = v;
         case "--tls-ca" -> o.tlsCa = v;
         case "--tls-cert" -> o.tlsCert = v;
         case "--tls-key" -> o.tlsKey = v;
@@ -216,6 +218,18 @@ public final class Produce {
       p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, o.idempotent.toString());
     }
     String security = "PLAINTEXT";
+    if (o.saslTokenFile != null) {
+      // KIP-768's file retriever reads the JWT from the file at each (re-)login.
+      String url = Path.of(o.saslTokenFile).toUri().toString();
+      System.setProperty("org.apache.kafka.sasl.oauthbearer.allowed.urls", url);
+      security = "SASL_PLAINTEXT";
+      p.put("sasl.mechanism", "OAUTHBEARER");
+      p.put("sasl.login.callback.handler.class",
+          "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginCallbackHandler");
+      p.put("sasl.oauthbearer.jwt.retriever.class", "org.apache.kafka.common.security.oauthbearer.FileJwtRetriever");
+      p.put("sasl.oauthbearer.token.endpoint.url", url);
+      p.put("sasl.jaas.config", "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required ;");
+    }
     if (o.saslUser != null) {
       security = "SASL_PLAINTEXT";
       p.put("sasl.mechanism", o.saslMechanism);
