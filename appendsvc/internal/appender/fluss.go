@@ -76,6 +76,16 @@ var ErrTableRecreated = errors.New("appender: the table was dropped and its path
 
 // ProduceLog implements Fluss.
 func (a *ClientAdapter) ProduceLog(ctx context.Context, table Table, acks fluss.Acks, timeout time.Duration, batches []fluss.BucketBatch) ([]fluss.BucketResult, error) {
+	a.mu.Lock()
+	known, ok := a.paths[table.ID]
+	a.mu.Unlock()
+	if ok && known != table.Path {
+		// The id was met under another path: this path may name no table,
+		// or another one. Only a lookup of this path can tell.
+		if _, err := a.lookup(ctx, table); err != nil {
+			return nil, err
+		}
+	}
 	res, err := a.client.ProduceLog(ctx, table.ID, acks, timeout, batches)
 	if !errors.Is(err, fluss.ErrUnknownTable) {
 		return res, err

@@ -190,3 +190,24 @@ func TestClientAdapterTableSchema(t *testing.T) {
 		})
 	}
 }
+
+// A known id under another path is looked up again: the path may name no
+// table (a request for a missing database must not be written by id).
+func TestClientAdapterChecksPathOfKnownID(t *testing.T) {
+	batch := []fluss.BucketBatch{{Bucket: 0, Records: []byte{1}}}
+	c := newFakeClient(map[fluss.TablePath]int64{pathX: 1})
+	a := NewClientAdapter(c, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	ctx := context.Background()
+	if _, err := a.ProduceLog(ctx, Table{ID: 1, Path: pathX}, fluss.AcksAll, time.Second, batch); err != nil {
+		t.Fatal(err)
+	}
+	missing := Table{ID: 1, Path: fluss.TablePath{Database: "gone", Table: "x"}}
+	if _, err := a.ProduceLog(ctx, missing, fluss.AcksAll, time.Second, batch); fluss.CodeOf(err) != fluss.CodeTableNotExist {
+		t.Fatalf("known id under a missing path: %v, want TABLE_NOT_EXIST", err)
+	}
+	// The known path still writes without a lookup.
+	before := c.infos
+	if _, err := a.ProduceLog(ctx, Table{ID: 1, Path: pathX}, fluss.AcksAll, time.Second, batch); err != nil || c.infos != before {
+		t.Fatalf("known path: %v after %d lookups (was %d)", err, c.infos, before)
+	}
+}
