@@ -606,8 +606,10 @@ type TopicMapping struct {
 	Mapping               *ColumnMapping `protobuf:"bytes,12,opt,name=mapping,proto3" json:"mapping,omitempty"`
 	// Changes whenever anything above changes; caches key on it.
 	MappingId string `protobuf:"bytes,13,opt,name=mapping_id,json=mappingId,proto3" json:"mapping_id,omitempty"`
-	// The table's shape (#12). A primary-key table is written with Fluss
-	// PutKv (upserts and deletes); a log table with ProduceLog.
+	// The table's shape, the contract for issue #12 (not filled yet: the
+	// catalog accepts only non-partitioned log tables without keys, and
+	// leaves kind unspecified). A primary-key table will be written with
+	// Fluss PutKv (upserts and deletes); a log table with ProduceLog.
 	Kind TableKind `protobuf:"varint,14,opt,name=kind,proto3,enum=ferry.catalog.v1.TableKind" json:"kind,omitempty"`
 	// Primary-key columns, in the table's order; empty for log tables.
 	PrimaryKeys []string `protobuf:"bytes,15,rep,name=primary_keys,json=primaryKeys,proto3" json:"primary_keys,omitempty"`
