@@ -7,6 +7,7 @@ require (
 	github.com/ferrygw/ferry/services/api v0.0.0
 	github.com/ferrygw/ferry/services/recordbatch v0.0.0
 	github.com/ferrygw/ferry/services/runtime v0.0.0
+	github.com/ferrygw/ferry/services/testenv v0.0.0
 	github.com/twmb/franz-go v1.22.3
 	github.com/twmb/franz-go/pkg/kmsg v1.15.1
 	go.opentelemetry.io/otel v1.47.0
@@ -61,6 +62,8 @@ require (
 )
 
 replace github.com/ferrygw/ferry/services/runtime => ../services/runtime
+
+replace github.com/ferrygw/ferry/services/testenv => ../services/testenv
 
 replace github.com/ferrygw/ferry/services/api => ../services/api
 

@@ -37,7 +37,7 @@ func TestServiceRuns(t *testing.T) {
 	go func() {
 		exited <- runtime.RunService(ctx, runtime.Service[*config]{
 			Name: "transcodesvc", DefaultListen: "127.0.0.1:7102", Version: "test", Declare: declare, Setup: register,
-		}, []string{"-listen", addr, "-transcode-workers", "1", "-log-level", "error"},
+		}, []string{"-listen", addr, "-transcode-workers", "1", "-log-level", "error", "-grpc-plaintext"},
 			func(string) (string, bool) { return "", false }, &stderr)
 	}()
 

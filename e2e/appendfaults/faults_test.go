@@ -24,7 +24,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/ferrygw/ferry/e2e/stack"
 	appendv1 "github.com/ferrygw/ferry/services/api/gen/ferry/append/v1"
@@ -94,7 +93,11 @@ func privateStack(t *testing.T, name string, extra int) (*stack.Stack, *testenv.
 		t.Fatal(err)
 	}
 	spec, _ := st.Spec(stack.Append)
-	conn, err := grpc.NewClient(spec.GRPCAddr, grpc.WithTransportCredentials(insecure.NewCredentials()),
+	creds, err := st.Credentials(stack.Append)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := grpc.NewClient(spec.GRPCAddr, grpc.WithTransportCredentials(creds),
 		grpc.WithDefaultCallOptions(grpc.MaxCallSendMsgSize(64<<20)))
 	if err != nil {
 		t.Fatal(err)

@@ -23,6 +23,18 @@ const (
 	Frontdoor = "frontdoor"
 )
 
+// Internal gRPC mTLS settings (services/runtime) the stack sets for every service.
+const (
+	EnvGRPCTLSCA     = "FERRY_GRPC_TLS_CA"
+	EnvGRPCTLSCert   = "FERRY_GRPC_TLS_CERT"
+	EnvGRPCTLSKey    = "FERRY_GRPC_TLS_KEY"
+	EnvGRPCPlaintext = "FERRY_GRPC_PLAINTEXT"
+)
+
+// ClientCertName is the certificate the stack issues for itself and for tests that call a
+// service directly (health checks, fault tests): a caller that is none of the services.
+const ClientCertName = "ferrystack"
+
 // EnvStateDir is frontdoor's state directory setting. A frontdoor started without it in its
 // ServiceSpec.Env gets <run dir>/state/<service name>, kept across Restart; set it to "" in
 // the spec to run a frontdoor without persisted idempotence state.
@@ -107,6 +119,10 @@ type Config struct {
 	StopGrace    time.Duration
 	// Keep leaves the run directory in place after Stop (for reading logs and data).
 	Keep bool
+	// GRPCPlaintext runs the services' internal gRPC without TLS. Off by default: the stack
+	// issues a CA and a certificate per service into <run dir>/pki and the services use
+	// mutual TLS, as in production.
+	GRPCPlaintext bool
 }
 
 // FlussSASL is the SASL/PLAIN set-up of a secured Fluss cluster.

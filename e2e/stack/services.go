@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/credentials"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 )
 
@@ -73,8 +73,8 @@ func ServiceEnv(spec ServiceSpec) []string {
 }
 
 // waitHealthy polls the gRPC health service (overall status, service "") until SERVING.
-func waitHealthy(ctx context.Context, p *Process, addr string) error {
-	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+func waitHealthy(ctx context.Context, p *Process, addr string, creds credentials.TransportCredentials) error {
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(creds))
 	if err != nil {
 		return fmt.Errorf("%s: dial %s: %w", p.Name, addr, err)
 	}

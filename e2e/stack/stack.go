@@ -13,6 +13,11 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/credentials/insecure"
+
+	"github.com/ferrygw/ferry/services/testenv/devpki"
 )
 
 const pidFile = "ferrystack.pid"
@@ -93,6 +98,15 @@ func (s *Stack) start(ctx context.Context) error {
 	logs := filepath.Join(s.dir, "logs")
 	if err := os.MkdirAll(logs, 0o755); err != nil {
 		return err
+	}
+	if len(specs) > 0 && !c.GRPCPlaintext {
+		// One certificate per service package (instances of a package share
+		// it, as replicas of one Deployment would) and one for the stack.
+		names := append([]string{ClientCertName}, ServiceNames...)
+		if err := devpki.Generate(s.PKIDir(), names, c.Host); err != nil {
+			return fmt.Errorf("issue internal gRPC certificates: %w", err)
+		}
+		s.log.Info("internal gRPC uses mutual TLS", "pki", s.PKIDir())
 	}
 	if c.ExternalFluss == "" {
 		if err := s.startFluss(ctx, logs); err != nil {
@@ -196,6 +210,7 @@ func (s *Stack) startService(ctx context.Context, spec ServiceSpec) error {
 		}
 		env = append(env, EnvFlussSASLUsername+"="+c.FlussSASL.User, EnvFlussSASLPasswordFile+"="+file)
 	}
+	env = append(env, s.grpcSecurityEnv(spec)...)
 	p, err := StartProcess(spec.Name, []string{bin}, env, c.Root, logPath)
 	if err != nil {
 		return err
@@ -208,7 +223,11 @@ func (s *Stack) startService(ctx context.Context, spec ServiceSpec) error {
 	if err := waitPort(ctx, p, spec.GRPCAddr); err != nil {
 		return err
 	}
-	if err := waitHealthy(ctx, p, spec.GRPCAddr); err != nil {
+	creds, err := s.Credentials(spec.Package)
+	if err != nil {
+		return err
+	}
+	if err := waitHealthy(ctx, p, spec.GRPCAddr, creds); err != nil {
 		return err
 	}
 	// frontdoor is only useful once Kafka clients can connect.
@@ -230,6 +249,43 @@ func (s *Stack) writeSecret(name, value string) (string, error) {
 	}
 	path := filepath.Join(dir, name)
 	return path, os.WriteFile(path, []byte(value+"\n"), 0o600)
+}
+
+// PKIDir is where the stack's CA and certificates are (devpki layout); empty files when the
+// stack runs plaintext.
+func (s *Stack) PKIDir() string { return filepath.Join(s.dir, "pki") }
+
+// grpcSecurityEnv is the internal gRPC security of a service process, unless its spec chose
+// its own: the certificate of its package, or plaintext.
+func (s *Stack) grpcSecurityEnv(spec ServiceSpec) []string {
+	for _, k := range []string{EnvGRPCTLSCA, EnvGRPCTLSCert, EnvGRPCTLSKey, EnvGRPCPlaintext} {
+		if _, set := spec.Env[k]; set {
+			return nil
+		}
+	}
+	if s.cfg.GRPCPlaintext {
+		return []string{EnvGRPCPlaintext + "=true"}
+	}
+	dir := s.PKIDir()
+	return []string{
+		EnvGRPCTLSCA + "=" + filepath.Join(dir, devpki.CAFile),
+		EnvGRPCTLSCert + "=" + devpki.CertFile(dir, spec.Package),
+		EnvGRPCTLSKey + "=" + devpki.KeyFile(dir, spec.Package),
+	}
+}
+
+// Credentials are what a test or tool uses to call the stack's service of the given package
+// over gRPC: the stack's own client certificate, checking that the server is that service
+// (plaintext when the stack runs without TLS).
+func (s *Stack) Credentials(pkg string) (credentials.TransportCredentials, error) {
+	if s.cfg.GRPCPlaintext {
+		return insecure.NewCredentials(), nil
+	}
+	cfg, err := devpki.ClientTLS(s.PKIDir(), ClientCertName, pkg)
+	if err != nil {
+		return nil, fmt.Errorf("stack: client certificate for %s: %w", pkg, err)
+	}
+	return credentials.NewTLS(cfg), nil
 }
 
 // StartService starts an extra service process next to the configured ones — e.g. a second

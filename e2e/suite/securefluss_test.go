@@ -131,6 +131,8 @@ func startRefused(t *testing.T, s *stack.Stack, svc string, env map[string]strin
 	spec.Env = cloneEnv(spec.Env)
 	spec.Env["FERRY_LISTEN"] = "127.0.0.1:" + strconv.Itoa(ports[0])
 	spec.Env["FERRY_METRICS_ADDR"] = ""
+	// It must stop at its Fluss login, before it would serve gRPC.
+	spec.Env[stack.EnvGRPCPlaintext] = "true"
 	for k, v := range env {
 		spec.Env[k] = v
 	}

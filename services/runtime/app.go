@@ -23,6 +23,8 @@ type App struct {
 	Server    *Server
 	// Metrics serves /metrics for scraping; nil without -metrics-addr.
 	Metrics *MetricsServer
+	// Security protects the server and the connections App.Dial opens.
+	Security *TransportSecurity
 
 	components []Component
 	fatalOnce  sync.Once
@@ -43,11 +45,17 @@ func NewApp(ctx context.Context, cfg Config, logOut io.Writer) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
+	sec, err := NewTransportSecurity(cfg.GRPCTLS, logger, tel.Meter("github.com/ferrygw/ferry/services/runtime"))
+	if err != nil {
+		_ = tel.Shutdown(context.WithoutCancel(ctx))
+		return nil, err
+	}
 	app := &App{
 		Config:    cfg,
 		Logger:    logger,
 		Telemetry: tel,
-		Server:    NewServer(cfg.Listen, logger, tel),
+		Security:  sec,
+		Server:    NewServer(cfg.Listen, logger, tel, sec),
 		fatal:     make(chan error, 1),
 	}
 	if h := tel.MetricsHandler(); h != nil {
@@ -59,12 +67,13 @@ func NewApp(ctx context.Context, cfg Config, logOut io.Writer) (*App, error) {
 // Add appends a component; components start in the order added.
 func (a *App) Add(c Component) { a.components = append(a.components, c) }
 
-// Dial opens a client connection with the App's telemetry (see Dial) and
-// adds a component that closes it at shutdown. Because components stop in
-// reverse order, the connection outlives every component added after it,
-// i.e. the ones that use it.
-func (a *App) Dial(target string, opts ...grpc.DialOption) (*grpc.ClientConn, error) {
-	conn, err := Dial(target, a.Telemetry, opts...)
+// Dial opens a client connection to the service named peer with the App's
+// telemetry and transport security (see Dial) and adds a component that
+// closes it at shutdown. Because components stop in reverse order, the
+// connection outlives every component added after it, i.e. the ones that
+// use it.
+func (a *App) Dial(peer, target string, opts ...grpc.DialOption) (*grpc.ClientConn, error) {
+	conn, err := Dial(target, peer, a.Telemetry, a.Security, opts...)
 	if err != nil {
 		return nil, err
 	}
@@ -116,7 +125,8 @@ func (a *App) Run(ctx context.Context) error {
 	}
 
 	if runErr == nil {
-		a.Logger.Info("started", "listen", addrString(a.Server), "metrics", a.metricsAddr(), "otlp_traces", a.Telemetry.Exporting(), "otlp_metrics", a.Telemetry.ExportingMetrics())
+		a.Logger.Info("started", "listen", addrString(a.Server), "metrics", a.metricsAddr(), "otlp_traces", a.Telemetry.Exporting(), "otlp_metrics", a.Telemetry.ExportingMetrics(), "grpc_mtls", !a.Security.IsPlaintext())
+		a.Security.LogMode(a.Logger)
 		select {
 		case <-ctx.Done():
 			a.Logger.Info("shutting down", "reason", context.Cause(ctx))

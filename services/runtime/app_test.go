@@ -38,7 +38,7 @@ func (s *syncBuffer) String() string {
 
 func newTestApp(t *testing.T, listen string) (*App, *syncBuffer) {
 	t.Helper()
-	cfg := DefaultConfig("testsvc", listen)
+	cfg := plainConfig("testsvc", listen)
 	cfg.ShutdownTimeout = 5 * time.Second
 	logs := &syncBuffer{}
 	app, err := NewApp(context.Background(), cfg, logs)
@@ -102,7 +102,7 @@ func TestServerHealthLifecycle(t *testing.T) {
 	stop := runApp(t, app)
 	addr := waitAddr(t, app.Server)
 
-	conn, err := Dial(addr, app.Telemetry)
+	conn, err := Dial(addr, "testsvc", app.Telemetry, Plaintext())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,7 +169,7 @@ func TestServerHealthNotServingOnDrain(t *testing.T) {
 	app, _ := newTestApp(t, "127.0.0.1:0")
 	runApp(t, app)
 	addr := waitAddr(t, app.Server)
-	conn, err := Dial(addr, app.Telemetry)
+	conn, err := Dial(addr, "testsvc", app.Telemetry, Plaintext())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -333,7 +333,7 @@ func TestAppOrderAndFailures(t *testing.T) {
 // is tracked.
 func BenchmarkUnaryInterceptor(b *testing.B) {
 	tel, _ := newRecordingTelemetry(b)
-	srv := NewServer("127.0.0.1:0", slog.New(slog.DiscardHandler), tel)
+	srv := NewServer("127.0.0.1:0", slog.New(slog.DiscardHandler), tel, Plaintext())
 	ctx, span := tel.Tracer("bench").Start(context.Background(), "rpc")
 	defer span.End()
 	info := &grpc.UnaryServerInfo{FullMethod: "/ferry.append.v1.AppendService/Append"}
@@ -349,7 +349,7 @@ func BenchmarkUnaryInterceptor(b *testing.B) {
 func TestUnaryInterceptorRecoversPanic(t *testing.T) {
 	tel, _ := newRecordingTelemetry(t)
 	logs := &syncBuffer{}
-	srv := NewServer("127.0.0.1:0", slog.New(slog.NewTextHandler(logs, nil)), tel)
+	srv := NewServer("127.0.0.1:0", slog.New(slog.NewTextHandler(logs, nil)), tel, Plaintext())
 	info := &grpc.UnaryServerInfo{FullMethod: "/ferry.test.v1.Probe/Boom"}
 	_, err := srv.unaryInterceptor(context.Background(), nil, info, func(context.Context, any) (any, error) {
 		panic("kaboom")

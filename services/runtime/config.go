@@ -39,6 +39,8 @@ type Config struct {
 	// PprofAddr, when set, serves net/http/pprof (with block and mutex
 	// profiling on) at this host:port. Empty: off.
 	PprofAddr string
+	// GRPCTLS protects the gRPC server and every internal client.
+	GRPCTLS GRPCTLSConfig
 }
 
 // LogConfig selects the slog handler.
@@ -103,6 +105,7 @@ func (c *Config) Declare(s *Settings) {
 	s.StringVar(&c.PprofAddr, Spec[string]{Flag: FlagPprofAddr, Env: EnvPprofAddr, Default: c.PprofAddr,
 		Validate: validPprofAddr,
 		Usage:    "serve Go profiles (net/http/pprof, with block and mutex profiling) at host:port; empty: off. Not for untrusted networks"})
+	c.GRPCTLS.declare(s)
 }
 
 // Validate checks a Config built in code the same way Parse checks settings.
@@ -129,7 +132,7 @@ func (c Config) Validate() error {
 	if err := PositiveDuration(c.ShutdownTimeout); err != nil {
 		return &SettingError{Env: EnvShutdownTimeout, Flag: FlagShutdownTimeout, Value: c.ShutdownTimeout.String(), Err: err}
 	}
-	return nil
+	return c.GRPCTLS.Validate()
 }
 
 // validOTLPEndpoint accepts empty, host:port, or an http(s) URL whose host

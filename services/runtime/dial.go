@@ -7,7 +7,6 @@ import (
 
 	"go.opentelemetry.io/contrib/instrumentation/google.golang.org/grpc/otelgrpc"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/keepalive"
 	"google.golang.org/grpc/resolver"
 	"google.golang.org/grpc/resolver/manual"
@@ -19,16 +18,21 @@ const roundRobinConfig = `{"loadBalancingConfig":[{"round_robin":{}}]}`
 
 var resolverSeq atomic.Uint64
 
-// Dial creates a client connection to an internal Ferry service. target is
-// host:port, a comma-separated list of host:port (load-balanced round robin
-// over all of them), or any gRPC target URI (dns:///name:port). The
-// connection is plaintext (services talk over a private network or
-// loopback), traced with otelgrpc using tel's providers and W3C
-// tracecontext+baggage, and kept alive with pings so a dead peer is noticed.
-// Like grpc.NewClient it does not connect until first use.
-func Dial(target string, tel *Telemetry, opts ...grpc.DialOption) (*grpc.ClientConn, error) {
+// Dial creates a client connection to the internal Ferry service named
+// peer ("appendsvc", ...). target is host:port, a comma-separated list of
+// host:port (load-balanced round robin over all of them), or any gRPC
+// target URI (dns:///name:port). The connection is protected by sec: with
+// mutual TLS the server must present a certificate from the internal CA
+// that names peer, whatever address it was reached at. It is traced with
+// otelgrpc using tel's providers and W3C tracecontext+baggage, and kept
+// alive with pings so a dead peer is noticed. Like grpc.NewClient it does
+// not connect until first use.
+func Dial(target, peer string, tel *Telemetry, sec *TransportSecurity, opts ...grpc.DialOption) (*grpc.ClientConn, error) {
+	if sec == nil {
+		return nil, fmt.Errorf("dial %s at %q: no transport security (use runtime.Plaintext() explicitly)", peer, target)
+	}
 	base := []grpc.DialOption{
-		grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithTransportCredentials(sec.ClientCredentials(peer)),
 		grpc.WithStatsHandler(otelgrpc.NewClientHandler(
 			otelgrpc.WithTracerProvider(tel.TracerProvider),
 			otelgrpc.WithMeterProvider(tel.MeterProvider),

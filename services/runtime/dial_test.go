@@ -25,7 +25,7 @@ func TestDialListRoundRobin(t *testing.T) {
 			hits[i].Add(1)
 			return h(ctx, req)
 		}
-		srv := NewServer("127.0.0.1:0", logger, tel, grpc.ChainUnaryInterceptor(count))
+		srv := NewServer("127.0.0.1:0", logger, tel, Plaintext(), grpc.ChainUnaryInterceptor(count))
 		if err := srv.Start(context.Background(), hostFunc(func(err error) { t.Errorf("server %d: %v", i, err) })); err != nil {
 			t.Fatal(err)
 		}
@@ -33,7 +33,7 @@ func TestDialListRoundRobin(t *testing.T) {
 		addrs = append(addrs, srv.Addr().String())
 	}
 
-	conn, err := Dial(strings.Join(addrs, ", "), tel)
+	conn, err := Dial(strings.Join(addrs, ", "), "testsvc", tel, Plaintext())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,13 +53,13 @@ func TestDialListRoundRobin(t *testing.T) {
 func TestDialRejectsBadTargets(t *testing.T) {
 	tel, _ := newRecordingTelemetry(t)
 	for _, target := range []string{"", " , ", "nohost", "a:1,b", "a:99999"} {
-		if conn, err := Dial(target, tel); err == nil {
+		if conn, err := Dial(target, "testsvc", tel, Plaintext()); err == nil {
 			conn.Close()
 			t.Errorf("Dial(%q) succeeded, want error", target)
 		}
 	}
 	// URI targets go to gRPC's resolvers untouched.
-	conn, err := Dial("dns:///localhost:7101", tel)
+	conn, err := Dial("dns:///localhost:7101", "testsvc", tel, Plaintext())
 	if err != nil {
 		t.Fatalf("Dial(dns URI): %v", err)
 	}

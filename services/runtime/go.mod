@@ -4,6 +4,7 @@ go 1.26.0
 
 require (
 	github.com/ferrygw/ferry/services/api v0.0.0
+	github.com/ferrygw/ferry/services/testenv v0.0.0
 	github.com/prometheus/client_golang v1.25.0
 	go.opentelemetry.io/contrib/instrumentation/google.golang.org/grpc/otelgrpc v0.72.0
 	go.opentelemetry.io/otel v1.47.0
@@ -43,3 +44,5 @@ require (
 )
 
 replace github.com/ferrygw/ferry/services/api => ../api
+
+replace github.com/ferrygw/ferry/services/testenv => ../testenv

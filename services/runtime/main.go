@@ -97,7 +97,11 @@ func runService[C any](ctx context.Context, svc Service[C], args []string, looku
 			return err
 		}
 		defer tel.Shutdown(context.WithoutCancel(ctx))
-		return ProbeHealth(ctx, cfg.Listen, tel)
+		sec, err := NewTransportSecurity(cfg.GRPCTLS, nil, nil)
+		if err != nil {
+			return err
+		}
+		return ProbeHealth(ctx, svc.Name, cfg.Listen, tel, sec)
 	}
 	if v, ok := any(own).(interface{ Validate() error }); ok {
 		if err := v.Validate(); err != nil {

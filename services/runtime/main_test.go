@@ -110,7 +110,7 @@ func TestRunServiceServesAndStops(t *testing.T) {
 		done <- RunService(ctx, svc, nil, envMap(map[string]string{EnvListen: addr, EnvLogFormat: "json"}), stderr)
 	}()
 	<-started
-	waitServing(t, addr)
+	waitServing(t, addr, "testsvc", Plaintext())
 	probeEnv := envMap(map[string]string{EnvListen: addr})
 	var probeOut bytes.Buffer
 	if code := RunService(context.Background(), svc, []string{"-health-probe"}, probeEnv, &probeOut); code != ExitOK {
@@ -132,11 +132,11 @@ func TestRunServiceServesAndStops(t *testing.T) {
 	}
 }
 
-// waitServing polls grpc health on addr until SERVING.
-func waitServing(t *testing.T, addr string) {
+// waitServing polls grpc health on addr, the service named peer, until SERVING.
+func waitServing(t *testing.T, addr, peer string, sec *TransportSecurity) {
 	t.Helper()
 	tel, _ := newRecordingTelemetry(t)
-	conn, err := Dial(addr, tel)
+	conn, err := Dial(addr, peer, tel, sec)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -202,7 +202,15 @@ func TestMain(m *testing.M) {
 }
 
 // hermeticEnv is the test's environment without Ferry or OTel settings, plus extra.
+// Internal gRPC is plaintext unless extra sets the mTLS files.
 func hermeticEnv(extra ...string) []string {
+	tls := false
+	for _, kv := range extra {
+		tls = tls || strings.HasPrefix(kv, EnvGRPCTLSCA+"=")
+	}
+	if !tls {
+		extra = append(extra, EnvGRPCPlaintext+"=true")
+	}
 	var env []string
 	for _, kv := range os.Environ() {
 		if strings.HasPrefix(kv, "FERRY_") || strings.HasPrefix(kv, "OTEL_") {
@@ -289,7 +297,7 @@ func TestTranscodesvcBinaryLifecycle(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	waitServing(t, addr)
+	waitServing(t, addr, "testsvc", Plaintext())
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}

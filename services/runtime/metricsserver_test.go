@@ -63,7 +63,7 @@ func TestMetricsEndpointServesAppMetrics(t *testing.T) {
 			envMap(map[string]string{EnvListen: addr}), stderr)
 	}()
 	<-started
-	waitServing(t, addr) // a health RPC: otelgrpc records it
+	waitServing(t, addr, "testsvc", Plaintext()) // a health RPC: otelgrpc records it
 
 	page, err := scrape(t, maddr)
 	if err != nil {
@@ -153,7 +153,7 @@ func TestMetricsOffByDefault(t *testing.T) {
 // TestMetricsServerStartsFirstStopsLast: the endpoint answers while the
 // other components are starting and until they have stopped.
 func TestMetricsServerStartsFirstStopsLast(t *testing.T) {
-	cfg := DefaultConfig("ordersvc", "127.0.0.1:0")
+	cfg := plainConfig("ordersvc", "127.0.0.1:0")
 	cfg.Telemetry.MetricsAddr = "127.0.0.1:0"
 	app, err := NewApp(context.Background(), cfg, io.Discard)
 	if err != nil {
@@ -179,7 +179,7 @@ func TestMetricsServerStartsFirstStopsLast(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	waitServing(t, app.Server.Addr().String())
+	waitServing(t, app.Server.Addr().String(), "ordersvc", Plaintext())
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatal(err)

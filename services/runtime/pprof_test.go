@@ -49,7 +49,7 @@ func TestPprofServerServesProfilesOnlyOnItsMux(t *testing.T) {
 }
 
 func TestPprofAddrSetting(t *testing.T) {
-	c := DefaultConfig("svc", "127.0.0.1:0")
+	c := plainConfig("svc", "127.0.0.1:0")
 	c.PprofAddr = "nonsense"
 	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), EnvPprofAddr) {
 		t.Fatalf("bad pprof address accepted: %v", err)

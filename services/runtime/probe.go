@@ -20,16 +20,18 @@ const FlagHealthProbe = "health-probe"
 // probe is worse than a failed one.
 const probeTimeout = 5 * time.Second
 
-// ProbeHealth asks the gRPC health service at listen (a listen address:
-// an empty or unspecified host means this machine) for the overall status.
-func ProbeHealth(ctx context.Context, listen string, tel *Telemetry) error {
+// ProbeHealth asks the gRPC health service of the service named service at
+// listen (a listen address: an empty or unspecified host means this
+// machine) for the overall status. With mutual TLS the probe presents the
+// service's own certificate, so it passes the same check as any caller.
+func ProbeHealth(ctx context.Context, service, listen string, tel *Telemetry, sec *TransportSecurity) error {
 	target, err := probeTarget(listen)
 	if err != nil {
 		return err
 	}
 	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
 	defer cancel()
-	conn, err := Dial(target, tel)
+	conn, err := Dial(target, service, tel, sec)
 	if err != nil {
 		return err
 	}

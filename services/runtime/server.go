@@ -68,11 +68,13 @@ type Server struct {
 	served   chan struct{} // closed when Serve returns
 }
 
-// NewServer builds a server for cfg.Listen; nothing is bound until Listen
-// or Start. extra options are appended after the defaults.
-func NewServer(listen string, logger *slog.Logger, tel *Telemetry, extra ...grpc.ServerOption) *Server {
+// NewServer builds a server for cfg.Listen protected by sec (mutual TLS or
+// explicit plaintext); nothing is bound until Listen or Start. extra
+// options are appended after the defaults.
+func NewServer(listen string, logger *slog.Logger, tel *Telemetry, sec *TransportSecurity, extra ...grpc.ServerOption) *Server {
 	s := &Server{listen: listen, logger: logger, health: health.NewServer(), served: make(chan struct{})}
 	opts := []grpc.ServerOption{
+		grpc.Creds(sec.ServerCredentials()),
 		grpc.StatsHandler(otelgrpc.NewServerHandler(
 			otelgrpc.WithTracerProvider(tel.TracerProvider),
 			otelgrpc.WithMeterProvider(tel.MeterProvider),

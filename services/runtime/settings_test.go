@@ -10,11 +10,24 @@ import (
 	"time"
 )
 
+// envMap looks settings up in m. Unless m chooses internal gRPC transport
+// security itself, it asks for plaintext, which most tests are not about
+// (grpctls_test.go covers mutual TLS).
 func envMap(m map[string]string) func(string) (string, bool) {
 	return func(k string) (string, bool) {
 		v, ok := m[k]
+		if !ok && k == EnvGRPCPlaintext && m[EnvGRPCTLSCA] == "" {
+			return "true", true
+		}
 		return v, ok
 	}
+}
+
+// plainConfig is DefaultConfig with internal gRPC in plaintext.
+func plainConfig(service, listen string) Config {
+	c := DefaultConfig(service, listen)
+	c.GRPCTLS.Plaintext = true
+	return c
 }
 
 func TestSettingsPrecedence(t *testing.T) {
@@ -196,7 +209,7 @@ func TestSettingsDuplicatePanics(t *testing.T) {
 }
 
 func TestConfigValidate(t *testing.T) {
-	base := DefaultConfig("svc", "127.0.0.1:0")
+	base := plainConfig("svc", "127.0.0.1:0")
 	tests := []struct {
 		name    string
 		mutate  func(*Config)
@@ -214,6 +227,14 @@ func TestConfigValidate(t *testing.T) {
 		{"otlp url without port", func(c *Config) { c.Telemetry.OTLPEndpoint = "http://jaeger" }, EnvOTLPEndpoint},
 		{"otlp garbage", func(c *Config) { c.Telemetry.OTLPEndpoint = "jaeger" }, EnvOTLPEndpoint},
 		{"shutdown timeout", func(c *Config) { c.ShutdownTimeout = -time.Second }, EnvShutdownTimeout},
+		{"neither mtls nor plaintext", func(c *Config) { c.GRPCTLS.Plaintext = false }, EnvGRPCTLSCA},
+		{"mtls without key", func(c *Config) {
+			c.GRPCTLS = GRPCTLSConfig{CAFile: "ca.pem", CertFile: "svc.pem"}
+		}, EnvGRPCTLSKey},
+		{"mtls files", func(c *Config) {
+			c.GRPCTLS = GRPCTLSConfig{CAFile: "ca.pem", CertFile: "svc.pem", KeyFile: "svc-key.pem"}
+		}, ""},
+		{"plaintext and files", func(c *Config) { c.GRPCTLS.CertFile = "svc.pem" }, EnvGRPCTLSCert},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -99,14 +99,14 @@ func TestTraceContextEmpty(t *testing.T) {
 // server span of an RPC joins the client's trace.
 func TestGRPCPropagation(t *testing.T) {
 	tel, exp := newRecordingTelemetry(t)
-	srv := NewServer("127.0.0.1:0", slog.New(slog.NewTextHandler(io.Discard, nil)), tel)
+	srv := NewServer("127.0.0.1:0", slog.New(slog.NewTextHandler(io.Discard, nil)), tel, Plaintext())
 	fatal := make(chan error, 1)
 	if err := srv.Start(context.Background(), hostFunc(func(err error) { fatal <- err })); err != nil {
 		t.Fatal(err)
 	}
 	defer srv.Shutdown(context.Background())
 
-	conn, err := Dial(srv.Addr().String(), tel)
+	conn, err := Dial(srv.Addr().String(), "testsvc", tel, Plaintext())
 	if err != nil {
 		t.Fatal(err)
 	}

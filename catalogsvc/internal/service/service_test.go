@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"net"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -14,8 +15,10 @@ import (
 	catalogv1 "github.com/ferrygw/ferry/services/api/gen/ferry/catalog/v1"
 	"github.com/ferrygw/ferry/services/runtime"
 	"github.com/ferrygw/ferry/services/testenv"
+	"github.com/ferrygw/ferry/services/testenv/devpki"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 )
@@ -85,10 +88,38 @@ func TestRunServiceRejectsBadSettings(t *testing.T) {
 	var stderr bytes.Buffer
 	env := map[string]string{service.EnvExpose: "everything", runtime.EnvFlussBootstrap: "127.0.0.1:9123"}
 	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
-	code := runtime.RunService(context.Background(), catalogsvc(), []string{"-listen", "127.0.0.1:0"}, lookup, &stderr)
+	code := runtime.RunService(context.Background(), catalogsvc(), []string{"-listen", "127.0.0.1:0", "-grpc-plaintext"}, lookup, &stderr)
 	if code != runtime.ExitConfig || !strings.Contains(stderr.String(), service.EnvExpose) {
 		t.Errorf("exit %d, stderr %q; want %d naming %s", code, stderr.String(), runtime.ExitConfig, service.EnvExpose)
 	}
+}
+
+// refusedWithoutCertificate waits for addr to accept connections and
+// checks that a plaintext health call is refused there.
+func refusedWithoutCertificate(addr string) error {
+	deadline := time.Now().Add(time.Minute)
+	for {
+		c, err := net.DialTimeout("tcp", addr, time.Second)
+		if err == nil {
+			c.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			return err
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := healthpb.NewHealthClient(conn).Check(ctx, &healthpb.HealthCheckRequest{}); err == nil {
+		return errors.New("a plaintext caller without a certificate was served")
+	}
+	return nil
 }
 
 func catalogsvc() runtime.Service[*service.Config] {
@@ -99,7 +130,7 @@ func catalogsvc() runtime.Service[*service.Config] {
 }
 
 // TestIntegrationServiceOverGRPC runs the whole service as main does and
-// talks to it as frontdoor would.
+// talks to it as frontdoor would, over internal mTLS.
 func TestIntegrationServiceOverGRPC(t *testing.T) {
 	f := testenv.Fluss(t)
 	db := f.NewDatabase(t, "catalogsvc")
@@ -113,6 +144,10 @@ func TestIntegrationServiceOverGRPC(t *testing.T) {
 	}
 	addr := l.Addr().String()
 	_ = l.Close()
+	pki := t.TempDir()
+	if err := devpki.Generate(pki, []string{"catalogsvc", "frontdoor"}); err != nil {
+		t.Fatal(err)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	var stderr bytes.Buffer
 	done := make(chan int, 1)
@@ -120,6 +155,8 @@ func TestIntegrationServiceOverGRPC(t *testing.T) {
 		done <- runtime.RunService(ctx, catalogsvc(), []string{
 			"-listen", addr, "-fluss-bootstrap", f.Bootstrap, "-databases", db,
 			"-cluster-id", "it-cluster", "-log-level", "warn",
+			"-grpc-tls-ca", filepath.Join(pki, devpki.CAFile),
+			"-grpc-tls-cert", devpki.CertFile(pki, "catalogsvc"), "-grpc-tls-key", devpki.KeyFile(pki, "catalogsvc"),
 		}, func(string) (string, bool) { return "", false }, &stderr)
 	}()
 	defer func() {
@@ -129,7 +166,14 @@ func TestIntegrationServiceOverGRPC(t *testing.T) {
 		}
 	}()
 
-	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err := refusedWithoutCertificate(addr); err != nil {
+		t.Error(err)
+	}
+	clientTLS, err := devpki.ClientTLS(pki, "frontdoor", "catalogsvc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(credentials.NewTLS(clientTLS)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -139,6 +139,7 @@ func parseFlags(args []string, stderr io.Writer) (stack.Config, cliOptions, erro
 	grace := fs.Duration("stop-grace", def.StopGrace, "SIGTERM to SIGKILL grace per process")
 	keep := fs.Bool("keep", false, "keep the run directory (data and logs) after stopping")
 	envFile := fs.String("env-file", "", "once ready, write `export VAR=...` lines for tests here")
+	plaintext := fs.Bool("grpc-plaintext", false, "run the services' internal gRPC without TLS (default: mutual TLS with a CA and certificates issued into <run dir>/pki)")
 	withJaeger := fs.Bool("jaeger", false, "also run Jaeger (tools/install-jaeger.sh) on 4317 (OTLP) and 16686 (UI, query API) and export the services' traces to it")
 	if err := fs.Parse(args); err != nil {
 		return stack.Config{}, cliOptions{}, err
@@ -182,6 +183,7 @@ func parseFlags(args []string, stderr io.Writer) (stack.Config, cliOptions, erro
 	cfg.KafkaPort = *kafka
 	cfg.LogLevel, cfg.LogFormat, cfg.OTLPEndpoint = *logLevel, *logFormat, *otlp
 	cfg.ReadyTimeout, cfg.StopGrace, cfg.Keep = *ready, *grace, *keep
+	cfg.GRPCPlaintext = *plaintext
 	if *services != "" {
 		cfg.Services = strings.Split(*services, ",")
 	}

@@ -318,7 +318,7 @@ func Setup(ctx context.Context, app *runtime.App, c *Config) error {
 			"kafka_listen", ln.Addr().String())
 	}
 
-	catConn, err := app.Dial(c.CatalogAddr)
+	catConn, err := app.Dial("catalogsvc", c.CatalogAddr)
 	if err != nil {
 		return err
 	}
@@ -329,12 +329,12 @@ func Setup(ctx context.Context, app *runtime.App, c *Config) error {
 	if err != nil {
 		return err
 	}
-	dialAll := func(list string) ([]streampool.Backend, error) {
+	dialAll := func(peer, list string) ([]streampool.Backend, error) {
 		var out []streampool.Backend
 		for _, a := range runtime.SplitList(list) {
 			// One connection per instance: the pool balances by itself
 			// and must see each instance fail on its own.
-			cc, err := app.Dial(a)
+			cc, err := app.Dial(peer, a)
 			if err != nil {
 				return nil, err
 			}
@@ -344,12 +344,12 @@ func Setup(ctx context.Context, app *runtime.App, c *Config) error {
 	}
 	// Transcoders are stateless and scaled out: each name stands for every
 	// address it resolves to (see transcoderSet).
-	tcSet := newTranscoderSet(runtime.SplitList(c.TranscodeAddrs), c.TranscodeResolveInterval, app.Telemetry, log)
+	tcSet := newTranscoderSet(runtime.SplitList(c.TranscodeAddrs), c.TranscodeResolveInterval, app.Telemetry, app.Security, log)
 	tcBackends, err := tcSet.backends(ctx)
 	if err != nil {
 		return err
 	}
-	apBackends, err := dialAll(c.AppendAddr)
+	apBackends, err := dialAll("appendsvc", c.AppendAddr)
 	if err != nil {
 		return err
 	}

@@ -49,7 +49,7 @@ func TestServiceEndToEnd(t *testing.T) {
 	var stderr bytes.Buffer
 	exit := make(chan int, 1)
 	args := []string{"-listen", "127.0.0.1:0", "-kafka-listen", "127.0.0.1:0", "-node-id", "3",
-		"-catalog-addr", catAddr, "-transcode-addr", tc1 + "," + tc2, "-append-addr", apAddr, "-log-level", "warn"}
+		"-catalog-addr", catAddr, "-transcode-addr", tc1 + "," + tc2, "-append-addr", apAddr, "-log-level", "warn", "-grpc-plaintext"}
 	go func() {
 		exit <- runtime.RunService(ctx, service, args, func(string) (string, bool) { return "", false }, &stderr)
 	}()
@@ -109,7 +109,7 @@ func TestSettingErrors(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var stderr bytes.Buffer
-			args := append([]string{"-listen", "127.0.0.1:0", "-kafka-listen", "127.0.0.1:0"}, tc.args...)
+			args := append([]string{"-listen", "127.0.0.1:0", "-kafka-listen", "127.0.0.1:0", "-grpc-plaintext"}, tc.args...)
 			code := runtime.RunService(context.Background(), service, args, func(string) (string, bool) { return "", false }, &stderr)
 			if code != runtime.ExitConfig || !strings.Contains(stderr.String(), tc.want) {
 				t.Fatalf("exit %d, stderr %q; want exit %d naming %s", code, stderr.String(), runtime.ExitConfig, tc.want)

@@ -32,10 +32,12 @@ type transcoderSet struct {
 	done chan struct{}
 }
 
-func newTranscoderSet(entries []string, interval time.Duration, tel *runtime.Telemetry, log *slog.Logger) *transcoderSet {
+func newTranscoderSet(entries []string, interval time.Duration, tel *runtime.Telemetry, sec *runtime.TransportSecurity, log *slog.Logger) *transcoderSet {
 	return &transcoderSet{
-		exp:      dnsexpand.New(entries, nil),
-		dial:     func(addr string) (*grpc.ClientConn, error) { return runtime.Dial(addr, tel) },
+		exp: dnsexpand.New(entries, nil),
+		// Dialled by IP after expansion: mTLS checks the certificate names
+		// transcodesvc, not the address.
+		dial:     func(addr string) (*grpc.ClientConn, error) { return runtime.Dial(addr, "transcodesvc", tel, sec) },
 		interval: interval,
 		log:      log,
 		conns:    map[string]*grpc.ClientConn{},

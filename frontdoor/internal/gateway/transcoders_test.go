@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net"
 	"net/netip"
+	"path/filepath"
 	"strconv"
 	"sync"
 	"testing"
@@ -20,6 +21,7 @@ import (
 	catalogv1 "github.com/ferrygw/ferry/services/api/gen/ferry/catalog/v1"
 	transcodev1 "github.com/ferrygw/ferry/services/api/gen/ferry/transcode/v1"
 	"github.com/ferrygw/ferry/services/runtime"
+	"github.com/ferrygw/ferry/services/testenv/devpki"
 	"go.opentelemetry.io/otel/propagation"
 )
 
@@ -51,8 +53,23 @@ func (r *switchableResolver) LookupNetIP(context.Context, string, string) ([]net
 // TestTranscoderSetFollowsDNS scales a transcodesvc "service name" from one
 // instance to two and back to one (the other one), as `docker compose up
 // --scale` does: the pool gains and loses instances, jobs reach the new
-// one, and the dropped instance's connection is closed.
+// one, and the dropped instance's connection is closed. Everything runs
+// over internal mTLS with certificates that name no address, as the
+// instances are dialled by the IPs the name expanded to.
 func TestTranscoderSetFollowsDNS(t *testing.T) {
+	pki := t.TempDir()
+	if err := devpki.Generate(pki, []string{"transcodesvc", "frontdoor"}); err != nil {
+		t.Fatal(err)
+	}
+	security := func(name string) *runtime.TransportSecurity {
+		sec, err := runtime.NewTransportSecurity(runtime.GRPCTLSConfig{CAFile: filepath.Join(pki, devpki.CAFile),
+			CertFile: devpki.CertFile(pki, name), KeyFile: devpki.KeyFile(pki, name)}, nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sec
+	}
+	serverSec := security("transcodesvc")
 	// Two fake transcoders on one port at two loopback addresses.
 	first := &fakebackends.Transcoder{}
 	ln1, err := net.Listen("tcp", "127.0.0.1:0")
@@ -69,7 +86,7 @@ func TestTranscoderSetFollowsDNS(t *testing.T) {
 		ln net.Listener
 		tc *fakebackends.Transcoder
 	}{{ln1, first}, {ln2, second}} {
-		g := grpc.NewServer()
+		g := grpc.NewServer(grpc.Creds(serverSec.ServerCredentials()))
 		transcodev1.RegisterTranscodeServiceServer(g, s.tc)
 		go func() { _ = g.Serve(s.ln) }()
 		t.Cleanup(g.Stop)
@@ -81,7 +98,7 @@ func TestTranscoderSetFollowsDNS(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	set := newTranscoderSet(nil, 0, tel, slog.New(slog.DiscardHandler))
+	set := newTranscoderSet(nil, 0, tel, security("frontdoor"), slog.New(slog.DiscardHandler))
 	set.exp = dnsexpand.New([]string{"transcodesvc:" + strconv.Itoa(port)}, res)
 	ctx := context.Background()
 	bs, err := set.backends(ctx)
