@@ -112,10 +112,14 @@ func TestComposeServicesMatchTheLauncher(t *testing.T) {
 				checkOnVolume(t, svc, val)
 				continue
 			}
+			if grpcSecurityKeys[key] {
+				continue // the launcher sets them per run too; checked below
+			}
 			if _, ok := spec.Env[key]; !ok {
 				t.Errorf("%s: compose sets %s, which the launcher does not", spec.Package, key)
 			}
 		}
+		checkGRPCSecurity(t, spec.Package, svc.Environment)
 		if spec.Package == stack.Frontdoor && svc.Environment[stack.EnvStateDir] == nil {
 			t.Errorf("%s: compose sets no %s: a restart would lose the idempotent producer state", spec.Package, stack.EnvStateDir)
 		}
@@ -240,4 +244,22 @@ func containsString(list []string, v string) bool {
 		}
 	}
 	return false
+}
+
+// grpcSecurityKeys are the internal gRPC security settings, which the launcher gives each
+// process when it starts it (certificates in the run directory).
+var grpcSecurityKeys = map[string]bool{stack.EnvGRPCPlaintext: true, stack.EnvGRPCTLSCA: true,
+	stack.EnvGRPCTLSCert: true, stack.EnvGRPCTLSKey: true}
+
+// checkGRPCSecurity: a service without plaintext or all three TLS files does not start
+// (mutual TLS is the default), so compose must choose one for every service.
+func checkGRPCSecurity(t *testing.T, name string, env types.MappingWithEquals) {
+	t.Helper()
+	set := func(k string) bool { return env[k] != nil && *env[k] != "" }
+	plaintext := env[stack.EnvGRPCPlaintext] != nil && *env[stack.EnvGRPCPlaintext] == "true"
+	tls := set(stack.EnvGRPCTLSCA) && set(stack.EnvGRPCTLSCert) && set(stack.EnvGRPCTLSKey)
+	if plaintext == tls {
+		t.Errorf("%s: compose must set either %s=true or all of %s, %s, %s", name, stack.EnvGRPCPlaintext,
+			stack.EnvGRPCTLSCA, stack.EnvGRPCTLSCert, stack.EnvGRPCTLSKey)
+	}
 }
