@@ -67,7 +67,7 @@ func startFrontdoor(t *testing.T) string {
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"),
 		"FERRY_KAFKA_LISTEN=" + addr, "FERRY_LISTEN=127.0.0.1:0", "FERRY_SASL_USERS_FILE=" + users,
 		"FERRY_CATALOG_ADDR=" + nowhere, "FERRY_TRANSCODE_ADDR=" + nowhere, "FERRY_APPEND_ADDR=" + nowhere,
-		"FERRY_LOG_LEVEL=error", "FERRY_SHUTDOWN_TIMEOUT=2s"}
+		"FERRY_LOG_LEVEL=error", "FERRY_SHUTDOWN_TIMEOUT=2s", "FERRY_GRPC_PLAINTEXT=true"}
 	logPath := filepath.Join(dir, "frontdoor.log")
 	logf, err := os.Create(logPath)
 	if err != nil {
@@ -77,15 +77,17 @@ func startFrontdoor(t *testing.T) string {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait(); logf.Close() }()
+	// done is closed (not sent on) so that both the wait for listening and the cleanup see it.
+	done := make(chan struct{})
+	var waitErr error
+	go func() { waitErr = cmd.Wait(); logf.Close(); close(done) }()
 	t.Cleanup(func() {
 		_ = cmd.Process.Signal(syscall.SIGTERM)
 		select {
-		case <-exited:
+		case <-done:
 		case <-time.After(10 * time.Second):
 			_ = cmd.Process.Kill()
-			<-exited
+			<-done
 		}
 	})
 
@@ -97,9 +99,9 @@ func startFrontdoor(t *testing.T) string {
 			return addr
 		}
 		select {
-		case err := <-exited:
+		case <-done:
 			out, _ := os.ReadFile(logPath)
-			t.Fatalf("frontdoor exited before listening: %v\n%s", err, out)
+			t.Fatalf("frontdoor exited before listening: %v\n%s", waitErr, out)
 		case <-time.After(100 * time.Millisecond):
 		}
 		if time.Now().After(deadline) {

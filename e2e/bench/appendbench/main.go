@@ -39,6 +39,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/ferrygw/ferry/e2e/stack"
@@ -72,7 +73,7 @@ type config struct {
 
 func (c *config) flags(fs *flag.FlagSet) {
 	fs.StringVar(&c.Bootstrap, "bootstrap", "", "Fluss coordinator host:port; empty starts a private cluster")
-	fs.StringVar(&c.AppendAddr, "append-addr", "", "appendsvc gRPC address to use; empty starts appendsvc (built from this tree) on a loopback port")
+	fs.StringVar(&c.AppendAddr, "append-addr", "", "appendsvc gRPC address to use; called in plaintext; empty starts appendsvc (built from this tree, mutual TLS) on a loopback port")
 	fs.Int64Var(&c.Rows, "rows", 1_000_000, "rows each side writes")
 	fs.IntVar(&c.RowsPerJob, "rows-per-job", 1000, "rows per AppendRequest (Arrow IPC batch)")
 	fs.IntVar(&c.Buckets, "buckets", 4, "buckets of the tables")
@@ -163,6 +164,9 @@ func run(ctx context.Context, cfg *config, log *slog.Logger, out io.Writer) (err
 	// A stack for what is not given: a private Fluss without -bootstrap, appendsvc for the go
 	// side without -append-addr.
 	bootstrap, appendAddr := cfg.Bootstrap, cfg.AppendAddr
+	// A given -append-addr is called in plaintext; the appendsvc started here uses the
+	// stack's mutual TLS, as deployed.
+	var appendCreds credentials.TransportCredentials = insecure.NewCredentials()
 	startAppend := cfg.runs("go") && appendAddr == ""
 	if bootstrap == "" || startAppend {
 		sc := stack.TestConfig()
@@ -192,6 +196,9 @@ func run(ctx context.Context, cfg *config, log *slog.Logger, out io.Writer) (err
 		bootstrap = sc.FlussBootstrap()
 		if spec, ok := st.Spec(stack.Append); ok {
 			appendAddr = spec.GRPCAddr
+			if appendCreds, err = st.Credentials(stack.Append); err != nil {
+				return err
+			}
 		}
 	}
 	fc, err := fluss.Dial(ctx, bootstrap, fluss.WithLogger(log))
@@ -243,7 +250,7 @@ func run(ctx context.Context, cfg *config, log *slog.Logger, out io.Writer) (err
 		for _, j := range jobs {
 			ipcBytes += int64(len(j.payload))
 		}
-		conn, err := grpc.NewClient(appendAddr, grpc.WithTransportCredentials(insecure.NewCredentials()),
+		conn, err := grpc.NewClient(appendAddr, grpc.WithTransportCredentials(appendCreds),
 			grpc.WithDefaultCallOptions(grpc.MaxCallSendMsgSize(64<<20)))
 		if err != nil {
 			return err
