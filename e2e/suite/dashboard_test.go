@@ -18,8 +18,8 @@ import (
 	"github.com/ferrygw/ferry/e2e/stack"
 )
 
-// dashboardPath is the Grafana dashboard compose provisions (deploy/grafana).
-var dashboardPath = filepath.Join("deploy", "grafana", "dashboards", "ferry.json")
+// dashboardPath is the Grafana dashboard the Helm chart ships and compose provisions.
+var dashboardPath = filepath.Join("deploy", "helm", "ferry", "dashboards", "ferry.json")
 
 // dashboardQuery is one PromQL expression of a panel.
 type dashboardQuery struct {
