@@ -109,7 +109,7 @@ func TestComposeServicesMatchTheLauncher(t *testing.T) {
 		for key, val := range svc.Environment {
 			if key == stack.EnvStateDir && spec.Package == stack.Frontdoor {
 				// The launcher sets it per run directory when it starts the process.
-				checkOnVolume(t, svc, val)
+				checkOnVolume(t, svc, stack.EnvStateDir, val)
 				continue
 			}
 			if grpcSecurityKeys[key] {
@@ -142,12 +142,12 @@ func TestComposeServicesMatchTheLauncher(t *testing.T) {
 	}
 }
 
-// checkOnVolume: frontdoor's state dir must outlive the container, so it is
-// (inside) a named volume's mount.
-func checkOnVolume(t *testing.T, svc types.ServiceConfig, dir *string) {
+// checkOnVolume: a directory that must outlive the container (what names the setting), such
+// as frontdoor's state dir, is (inside) a named volume's mount.
+func checkOnVolume(t *testing.T, svc types.ServiceConfig, what string, dir *string) {
 	t.Helper()
 	if dir == nil || *dir == "" {
-		t.Errorf("%s: %s is empty", svc.Name, stack.EnvStateDir)
+		t.Errorf("%s: %s is empty", svc.Name, what)
 		return
 	}
 	for _, v := range svc.Volumes {
@@ -155,7 +155,7 @@ func checkOnVolume(t *testing.T, svc types.ServiceConfig, dir *string) {
 			return
 		}
 	}
-	t.Errorf("%s: %s=%s is not on a named volume", svc.Name, stack.EnvStateDir, *dir)
+	t.Errorf("%s: %s=%s is not on a named volume", svc.Name, what, *dir)
 }
 
 // Every host:port a service is told to reach must name a compose service
