@@ -228,8 +228,9 @@ type ScanOptions struct {
 	Timeout time.Duration
 }
 
-// Scan reads a log table from the start of every bucket. On failure (e.g. fewer rows than
-// expected) it returns the rows it did read together with the error.
+// Scan reads a log table, or a primary-key table's changelog, from the start of every bucket
+// (and partition). On failure (e.g. fewer rows than expected) it returns the rows it did read
+// together with the error.
 func (h *Helper) Scan(ctx context.Context, database, table string, opts ScanOptions) ([]ScanRow, error) {
 	timeout := opts.Timeout
 	if timeout <= 0 {
@@ -256,11 +257,21 @@ type WriteOptions struct {
 // WriteResult is flusshelper's summary of a write.
 type WriteResult struct {
 	Rows      int64   `json:"rows"`
+	Deletes   int64   `json:"deletes"`
 	ElapsedMS float64 `json:"elapsed_ms"`
 }
 
-// Write appends rows (column name -> value in the helper's JSON form, see Row) to a log table
-// with the official Java AppendWriter and waits until every row is acknowledged.
+// Delete is a row of Write that deletes a primary key: the map holds exactly the table's
+// primary-key columns.
+func Delete(key map[string]any) map[string]any { return map[string]any{DeleteField: key} }
+
+// DeleteField is the one field of a delete row (flusshelper's DELETE_FIELD).
+const DeleteField = "$delete"
+
+// Write writes rows (column name -> value in the helper's JSON form, see Row) with the
+// official Java writers and waits until every row is acknowledged: appended to a log table
+// (AppendWriter), upserted to a primary-key table (UpsertWriter), where a Delete row deletes
+// its key.
 func (h *Helper) Write(ctx context.Context, database, table string, rows []map[string]any, opts WriteOptions) (WriteResult, error) {
 	var in bytes.Buffer
 	enc := json.NewEncoder(&in)
@@ -282,6 +293,43 @@ func (h *Helper) Write(ctx context.Context, database, table string, rows []map[s
 		return WriteResult{}, fmt.Errorf("flusshelper write: bad output %q: %w", out, err)
 	}
 	return res, nil
+}
+
+// LookupRow is the answer to one key of Lookup.
+type LookupRow struct {
+	Key   map[string]any `json:"key"`
+	Found bool           `json:"found"`
+	Row   map[string]any `json:"row"`
+}
+
+// Lookup looks up primary keys (each map holds exactly the table's primary-key columns) with
+// the official Java Lookuper and answers in the order of keys.
+func (h *Helper) Lookup(ctx context.Context, database, table string, keys []map[string]any) ([]LookupRow, error) {
+	var in bytes.Buffer
+	enc := json.NewEncoder(&in)
+	for i, k := range keys {
+		if err := enc.Encode(k); err != nil {
+			return nil, fmt.Errorf("testenv: encode key %d: %w", i, err)
+		}
+	}
+	out, err := h.run(ctx, in.Bytes(), "lookup", "--database", database, "--table", table, "--input", "-")
+	if err != nil {
+		return nil, err
+	}
+	rows := make([]LookupRow, 0, len(keys))
+	dec := json.NewDecoder(bytes.NewReader(out))
+	dec.UseNumber()
+	for dec.More() {
+		var r LookupRow
+		if err := dec.Decode(&r); err != nil {
+			return nil, fmt.Errorf("flusshelper lookup: bad output: %w", err)
+		}
+		rows = append(rows, r)
+	}
+	if len(rows) != len(keys) {
+		return nil, fmt.Errorf("flusshelper lookup: %d answers for %d keys", len(rows), len(keys))
+	}
+	return rows, nil
 }
 
 // durationFlag renders d for the helper (milliseconds, which it parses exactly).

@@ -150,7 +150,21 @@ func (f *Cluster) NewTable(t testing.TB, spec TableSpec) TableInfo {
 	return info
 }
 
-// Scan reads a log table (see Helper.Scan) and fails the test on error.
+// Lookup looks up primary keys with the Java Lookuper (see Helper.Lookup) and fails the test on
+// error.
+func (f *Cluster) Lookup(t testing.TB, database, table string, keys []map[string]any) []LookupRow {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	rows, err := f.Helper.Lookup(ctx, database, table, keys)
+	if err != nil {
+		t.Fatalf("testenv: lookup %d keys in %s.%s: %v", len(keys), database, table, err)
+	}
+	return rows
+}
+
+// Scan reads a log table or a primary-key table's changelog (see Helper.Scan) and fails the
+// test on error.
 func (f *Cluster) Scan(t testing.TB, database, table string, opts ScanOptions) []ScanRow {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), scanBudget(opts))
@@ -162,7 +176,7 @@ func (f *Cluster) Scan(t testing.TB, database, table string, opts ScanOptions) [
 	return rows
 }
 
-// Write appends rows with the Java writer (see Helper.Write) and fails the test on error.
+// Write writes rows with the Java writers (see Helper.Write) and fails the test on error.
 func (f *Cluster) Write(t testing.TB, database, table string, rows []map[string]any) WriteResult {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)

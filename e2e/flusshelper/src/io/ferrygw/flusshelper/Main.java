@@ -15,8 +15,10 @@ import org.apache.fluss.client.table.Table;
 import org.apache.fluss.client.table.scanner.ScanRecord;
 import org.apache.fluss.client.table.scanner.log.LogScanner;
 import org.apache.fluss.client.table.scanner.log.ScanRecords;
-import org.apache.fluss.client.table.writer.AppendResult;
+import org.apache.fluss.client.lookup.LookupResult;
+import org.apache.fluss.client.lookup.Lookuper;
 import org.apache.fluss.client.table.writer.AppendWriter;
+import org.apache.fluss.client.table.writer.UpsertWriter;
 import org.apache.fluss.cluster.ServerNode;
 import org.apache.fluss.cluster.ServerType;
 import org.apache.fluss.config.Configuration;
@@ -27,6 +29,7 @@ import org.apache.fluss.metadata.TableBucket;
 import org.apache.fluss.metadata.TableInfo;
 import org.apache.fluss.metadata.TablePath;
 import org.apache.fluss.row.GenericRow;
+import org.apache.fluss.row.InternalRow;
 import org.apache.fluss.types.RowType;
 
 import java.io.BufferedReader;
@@ -77,10 +80,15 @@ public final class Main {
                     "  list-tables     --database DB",
                     "  table-info      --database DB --table T",
                     "  scan            --database DB --table T [--expect N] [--timeout 30s]",
-                    "                  rows from the start of every bucket, one JSON line each; without",
-                    "                  --expect it stops at the end offsets seen when it started",
+                    "                  rows (a primary-key table's changelog) from the start of every bucket,",
+                    "                  one JSON line each; without --expect it stops at the end offsets seen",
+                    "                  when it started",
                     "  write           --database DB --table T [--input FILE|-] [--repeat N]",
-                    "                  append JSON-lines rows with the Java AppendWriter, flush, print a summary",
+                    "                  JSON-lines rows: appended (AppendWriter) to a log table, upserted",
+                    "                  (UpsertWriter) to a primary-key table, where {\"$delete\": {key}} deletes;",
+                    "                  flush, print a summary",
+                    "  lookup          --database DB --table T [--input FILE|-]",
+                    "                  point lookups of JSON-lines primary keys (Lookuper), one JSON line each",
                     "  serve           run commands sent as JSON lines on stdin in one JVM (see Serve.java)");
 
     private Main() {}
@@ -138,6 +146,8 @@ public final class Main {
                 return Serve.run();
             case "write":
                 return write(Flags.parse(cmd, rest, common("database", "table", "input", "repeat"), Set.of()));
+            case "lookup":
+                return lookup(Flags.parse(cmd, rest, common("database", "table", "input"), Set.of()));
             default:
                 throw new UsageException("unknown command \"" + cmd + "\"");
         }
@@ -393,9 +403,7 @@ public final class Main {
             Table table = conn.getTable(path);
             Admin admin = conn.getAdmin();
             TableInfo info = table.getTableInfo();
-            if (info.hasPrimaryKey()) {
-                throw new HelperException(path + " has a primary key; scan reads log tables only");
-            }
+            // A primary-key table's log is its changelog (+I, -U, +U, -D): scanned the same way.
             RowType rowType = info.getRowType();
             List<Integer> buckets = new ArrayList<>();
             for (int b = 0; b < info.getNumBuckets(); b++) {
@@ -473,6 +481,14 @@ public final class Main {
         return true;
     }
 
+    /**
+     * The key of a delete line in {@code write} input for a primary-key table: {@code {"$delete": {pk columns}}}.
+     */
+    static final String DELETE_FIELD = "$delete";
+
+    /** One parsed input row of {@code write}: an append/upsert, or a delete of the row's key. */
+    private record Change(GenericRow row, boolean delete) {}
+
     private static int write(Flags f) throws Exception {
         TablePath path = TablePath.of(f.require("database"), f.require("table"));
         long repeat = f.getLong("repeat", 1);
@@ -484,12 +500,10 @@ public final class Main {
             Connection conn = connect(f);
             Table table = conn.getTable(path);
             TableInfo info = table.getTableInfo();
-            if (info.hasPrimaryKey()) {
-                throw new HelperException(path + " has a primary key; write appends to log tables only");
-            }
+            boolean upsert = info.hasPrimaryKey();
             RowType rowType = info.getRowType();
             // Parse everything first so a bad row fails before anything is written.
-            List<GenericRow> rows = new ArrayList<>();
+            List<Change> changes = new ArrayList<>();
             try (BufferedReader r = new BufferedReader(new InputStreamReader(open(src), StandardCharsets.UTF_8))) {
                 String line;
                 int lineNo = 0;
@@ -504,38 +518,157 @@ public final class Main {
                     } catch (IOException e) {
                         throw new HelperException("input line " + lineNo + ": bad JSON: " + oneLine(e));
                     }
-                    rows.add(RowCodec.toRow(n, rowType, "input line " + lineNo));
+                    String where = "input line " + lineNo;
+                    if (n.isObject() && n.has(DELETE_FIELD) && rowType.getFieldIndex(DELETE_FIELD) < 0) {
+                        if (!upsert || n.size() != 1) {
+                            throw new HelperException(where + ": " + DELETE_FIELD + " needs a primary-key table and a line of its own");
+                        }
+                        changes.add(new Change(keyRow(n.get(DELETE_FIELD), info, where), true));
+                    } else {
+                        changes.add(new Change(RowCodec.toRow(n, rowType, where), false));
+                    }
                 }
             }
-            AppendWriter writer = table.newAppend().createWriter();
+            // Appends to log tables, upserts and deletes to primary-key tables, with the
+            // official writers; both settle every future before the summary is printed.
+            AppendWriter appender = upsert ? null : table.newAppend().createWriter();
+            UpsertWriter upserter = upsert ? table.newUpsert().createWriter() : null;
             long start = System.nanoTime();
-            List<CompletableFuture<AppendResult>> pending = new ArrayList<>();
-            long written = 0;
+            List<CompletableFuture<?>> pending = new ArrayList<>();
+            long written = 0, deletes = 0;
             for (long i = 0; i < repeat; i++) {
-                for (GenericRow row : rows) {
-                    pending.add(writer.append(row));
+                for (Change c : changes) {
+                    if (appender != null) {
+                        pending.add(appender.append(c.row()));
+                    } else if (c.delete()) {
+                        pending.add(upserter.delete(c.row()));
+                        deletes++;
+                    } else {
+                        pending.add(upserter.upsert(c.row()));
+                    }
                     written++;
                     // Bound memory for large --repeat runs: settle completed futures periodically.
                     if (pending.size() >= 65536) {
-                        writer.flush();
+                        flush(appender, upserter);
                         settle(pending);
                     }
                 }
             }
-            writer.flush();
+            flush(appender, upserter);
             settle(pending);
             long elapsedNanos = System.nanoTime() - start;
             ObjectNode o = JSON.createObjectNode();
             o.put("rows", written);
+            o.put("deletes", deletes);
             o.put("elapsed_ms", elapsedNanos / 1_000_000.0);
             print(o);
         }
         return 0;
     }
 
-    private static void settle(List<CompletableFuture<AppendResult>> pending) throws Exception {
-        for (CompletableFuture<AppendResult> p : pending) {
-            await(p, "append");
+    private static void flush(AppendWriter appender, UpsertWriter upserter) {
+        if (appender != null) {
+            appender.flush();
+        } else {
+            upserter.flush();
+        }
+    }
+
+    /**
+     * A row holding only the primary-key columns of obj (which must name each of them and
+     * nothing else), the other columns NULL: what UpsertWriter.delete reads the key from.
+     */
+    private static GenericRow keyRow(JsonNode obj, TableInfo info, String where) {
+        RowType rowType = info.getRowType();
+        List<String> pk = info.getPrimaryKeys();
+        if (obj == null || !obj.isObject() || obj.size() != pk.size()) {
+            throw new HelperException(where + ": want a JSON object with exactly the primary key " + pk);
+        }
+        GenericRow row = new GenericRow(rowType.getFieldCount());
+        for (String name : pk) {
+            int i = rowType.getFieldIndex(name);
+            if (!obj.has(name)) {
+                throw new HelperException(where + ": primary-key column \"" + name + "\" missing");
+            }
+            row.setField(i, RowCodec.toInternal(obj.get(name), rowType.getTypeAt(i), where + "." + name));
+        }
+        return row;
+    }
+
+    /**
+     * Point lookups on a primary-key table with the official Lookuper: one input line per key
+     * (a JSON object with exactly the primary-key columns), one output line per key in input
+     * order: {"key": ..., "found": bool, "row": {...} or null}.
+     */
+    private static int lookup(Flags f) throws Exception {
+        TablePath path = TablePath.of(f.require("database"), f.require("table"));
+        String src = f.get("input", "-");
+        Connection conn = connect(f);
+        Table table = conn.getTable(path);
+        TableInfo info = table.getTableInfo();
+        if (!info.hasPrimaryKey()) {
+            throw new HelperException(path + " has no primary key; lookup needs one");
+        }
+        RowType rowType = info.getRowType();
+        RowType keyType = rowType.project(info.getPrimaryKeys());
+        List<JsonNode> keys = new ArrayList<>();
+        List<GenericRow> keyRows = new ArrayList<>();
+        try (BufferedReader r = new BufferedReader(new InputStreamReader(open(src), StandardCharsets.UTF_8))) {
+            String line;
+            int lineNo = 0;
+            while ((line = r.readLine()) != null) {
+                lineNo++;
+                if (line.isBlank()) {
+                    continue;
+                }
+                JsonNode n;
+                try {
+                    n = JSON.readTree(line);
+                } catch (IOException e) {
+                    throw new HelperException("input line " + lineNo + ": bad JSON: " + oneLine(e));
+                }
+                if (!n.isObject() || n.size() != keyType.getFieldCount()) {
+                    throw new HelperException("input line " + lineNo + ": want exactly the primary key " + info.getPrimaryKeys());
+                }
+                keys.add(n);
+                keyRows.add(RowCodec.toRow(n, keyType, "input line " + lineNo));
+            }
+        }
+        Lookuper lookuper = table.newLookup().createLookuper();
+        List<CompletableFuture<LookupResult>> results = new ArrayList<>();
+        for (GenericRow k : keyRows) {
+            results.add(lookuper.lookup(k));
+        }
+        OutputStream out = new BufferedOutputStream(Io.current().out, 1 << 16);
+        JsonGenerator g = JSON.getFactory().createGenerator(out, JsonEncoding.UTF8);
+        g.setRootValueSeparator(null);
+        try {
+            for (int i = 0; i < keys.size(); i++) {
+                LookupResult res = await(results.get(i), "lookup " + keys.get(i));
+                InternalRow row = res.getSingletonRow();
+                g.writeStartObject();
+                g.writeFieldName("key");
+                g.writeTree(keys.get(i));
+                g.writeBooleanField("found", row != null);
+                g.writeFieldName("row");
+                if (row == null) {
+                    g.writeNull();
+                } else {
+                    RowCodec.writeRow(g, row, rowType);
+                }
+                g.writeEndObject();
+                g.writeRaw('\n');
+            }
+        } finally {
+            g.flush();
+            out.flush();
+        }
+        return 0;
+    }
+
+    private static void settle(List<CompletableFuture<?>> pending) throws Exception {
+        for (CompletableFuture<?> p : pending) {
+            await(p, "write");
         }
         pending.clear();
     }
