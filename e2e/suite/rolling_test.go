@@ -200,19 +200,7 @@ func startFrontdoorPair(t *testing.T, e *suiteEnv) (names, kafka []string) {
 		names = append(names, name)
 		kafka = append(kafka, addr(ports[2+2*i]))
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	for _, spec := range specs {
-		if err := e.stack.StartService(ctx, spec); err != nil {
-			t.Fatalf("start %s: %v", spec.Name, err)
-		}
-		name := spec.Name
-		t.Cleanup(func() {
-			if err := e.stack.StopService(name); err != nil {
-				t.Errorf("stop %s: %v", name, err)
-			}
-		})
-	}
+	startServices(t, e, specs...)
 	return names, kafka
 }
 

@@ -150,9 +150,17 @@ func startSecuredFrontdoor(t *testing.T, e *suiteEnv, name string, env map[strin
 		fdSpec.Env[k] = v
 	}
 
+	startServices(t, e, catSpec, fdSpec)
+	return addr(ports[2])
+}
+
+// startServices starts extra service processes in the suite's stack, in order, and stops them
+// when the test ends.
+func startServices(t *testing.T, e *suiteEnv, specs ...stack.ServiceSpec) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	for _, spec := range []stack.ServiceSpec{catSpec, fdSpec} {
+	for _, spec := range specs {
 		if err := e.stack.StartService(ctx, spec); err != nil {
 			t.Fatalf("start %s: %v", spec.Name, err)
 		}
@@ -163,7 +171,6 @@ func startSecuredFrontdoor(t *testing.T, e *suiteEnv, name string, env map[strin
 			}
 		})
 	}
-	return addr(ports[2])
 }
 
 func cloneSpec(s stack.ServiceSpec, name string, ports map[string]int) stack.ServiceSpec {

@@ -504,31 +504,16 @@ public final class Main {
             RowType rowType = info.getRowType();
             // Parse everything first so a bad row fails before anything is written.
             List<Change> changes = new ArrayList<>();
-            try (BufferedReader r = new BufferedReader(new InputStreamReader(open(src), StandardCharsets.UTF_8))) {
-                String line;
-                int lineNo = 0;
-                while ((line = r.readLine()) != null) {
-                    lineNo++;
-                    if (line.isBlank()) {
-                        continue;
+            forEachJsonLine(src, (n, where) -> {
+                if (n.isObject() && n.has(DELETE_FIELD) && rowType.getFieldIndex(DELETE_FIELD) < 0) {
+                    if (!upsert || n.size() != 1) {
+                        throw new HelperException(where + ": " + DELETE_FIELD + " needs a primary-key table and a line of its own");
                     }
-                    JsonNode n;
-                    try {
-                        n = JSON.readTree(line);
-                    } catch (IOException e) {
-                        throw new HelperException("input line " + lineNo + ": bad JSON: " + oneLine(e));
-                    }
-                    String where = "input line " + lineNo;
-                    if (n.isObject() && n.has(DELETE_FIELD) && rowType.getFieldIndex(DELETE_FIELD) < 0) {
-                        if (!upsert || n.size() != 1) {
-                            throw new HelperException(where + ": " + DELETE_FIELD + " needs a primary-key table and a line of its own");
-                        }
-                        changes.add(new Change(keyRow(n.get(DELETE_FIELD), info, where), true));
-                    } else {
-                        changes.add(new Change(RowCodec.toRow(n, rowType, where), false));
-                    }
+                    changes.add(new Change(keyRow(n.get(DELETE_FIELD), info, where), true));
+                } else {
+                    changes.add(new Change(RowCodec.toRow(n, rowType, where), false));
                 }
-            }
+            });
             // Appends to log tables, upserts and deletes to primary-key tables, with the
             // official writers; both settle every future before the summary is printed.
             AppendWriter appender = upsert ? null : table.newAppend().createWriter();
@@ -613,27 +598,13 @@ public final class Main {
         RowType keyType = rowType.project(info.getPrimaryKeys());
         List<JsonNode> keys = new ArrayList<>();
         List<GenericRow> keyRows = new ArrayList<>();
-        try (BufferedReader r = new BufferedReader(new InputStreamReader(open(src), StandardCharsets.UTF_8))) {
-            String line;
-            int lineNo = 0;
-            while ((line = r.readLine()) != null) {
-                lineNo++;
-                if (line.isBlank()) {
-                    continue;
-                }
-                JsonNode n;
-                try {
-                    n = JSON.readTree(line);
-                } catch (IOException e) {
-                    throw new HelperException("input line " + lineNo + ": bad JSON: " + oneLine(e));
-                }
-                if (!n.isObject() || n.size() != keyType.getFieldCount()) {
-                    throw new HelperException("input line " + lineNo + ": want exactly the primary key " + info.getPrimaryKeys());
-                }
-                keys.add(n);
-                keyRows.add(RowCodec.toRow(n, keyType, "input line " + lineNo));
+        forEachJsonLine(src, (n, where) -> {
+            if (!n.isObject() || n.size() != keyType.getFieldCount()) {
+                throw new HelperException(where + ": want exactly the primary key " + info.getPrimaryKeys());
             }
-        }
+            keys.add(n);
+            keyRows.add(RowCodec.toRow(n, keyType, where));
+        });
         Lookuper lookuper = table.newLookup().createLookuper();
         List<CompletableFuture<LookupResult>> results = new ArrayList<>();
         for (GenericRow k : keyRows) {
@@ -664,6 +635,32 @@ public final class Main {
             out.flush();
         }
         return 0;
+    }
+
+    /** What forEachJsonLine calls per line: the parsed JSON and "input line N" for messages. */
+    private interface JsonLine {
+        void accept(JsonNode n, String where);
+    }
+
+    /** Parses every non-blank line of src ("-" is stdin) as JSON, in order; bad JSON fails with its line number. */
+    private static void forEachJsonLine(String src, JsonLine each) throws IOException {
+        try (BufferedReader r = new BufferedReader(new InputStreamReader(open(src), StandardCharsets.UTF_8))) {
+            String line;
+            int lineNo = 0;
+            while ((line = r.readLine()) != null) {
+                lineNo++;
+                if (line.isBlank()) {
+                    continue;
+                }
+                JsonNode n;
+                try {
+                    n = JSON.readTree(line);
+                } catch (IOException e) {
+                    throw new HelperException("input line " + lineNo + ": bad JSON: " + oneLine(e));
+                }
+                each.accept(n, "input line " + lineNo);
+            }
+        }
     }
 
     private static void settle(List<CompletableFuture<?>> pending) throws Exception {
