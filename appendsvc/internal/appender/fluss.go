@@ -35,6 +35,12 @@ type Fluss interface {
 	// without looking inside, so a batch that does not match its schema
 	// would be acknowledged and then be unreadable.
 	TableSchema(ctx context.Context, table Table, schemaID int32) ([]types.Field, error)
+	// PutKv writes one KV batch per bucket of a primary-key table; results
+	// line up with batches. The error return means nothing was sent.
+	PutKv(ctx context.Context, table Table, acks fluss.Acks, timeout time.Duration, batches []fluss.BucketBatch) ([]fluss.PutKvResult, error)
+	// PartitionIDs returns the ids of the named partitions of a
+	// partitioned table, creating the ones that do not exist yet.
+	PartitionIDs(ctx context.Context, table Table, names []string) (map[string]int64, error)
 }
 
 // FlussClient is the part of *fluss.Client the adapter uses.
@@ -42,6 +48,8 @@ type FlussClient interface {
 	ProduceLog(ctx context.Context, tableID int64, acks fluss.Acks, timeout time.Duration, batches []fluss.BucketBatch) ([]fluss.BucketResult, error)
 	GetTableInfo(ctx context.Context, path fluss.TablePath) (*fluss.TableInfo, error)
 	GetTableSchema(ctx context.Context, path fluss.TablePath, schemaID int32) (types.Schema, int32, error)
+	PutKv(ctx context.Context, tableID int64, acks fluss.Acks, timeout time.Duration, batches []fluss.BucketBatch) ([]fluss.PutKvResult, error)
+	PartitionIDs(ctx context.Context, table *fluss.TableInfo, names []string, create bool) (map[string]int64, error)
 }
 
 // ClientAdapter makes a *fluss.Client usable with the (id, path) pairs
@@ -59,12 +67,13 @@ type ClientAdapter struct {
 	client FlussClient
 	log    *slog.Logger
 	mu     sync.Mutex
-	paths  map[int64]fluss.TablePath // tables looked up; InitWriter names them
+	paths  map[int64]fluss.TablePath  // tables looked up; InitWriter names them
+	infos  map[int64]*fluss.TableInfo // the last lookup of each table id
 }
 
 // NewClientAdapter wraps client.
 func NewClientAdapter(client FlussClient, log *slog.Logger) *ClientAdapter {
-	return &ClientAdapter{client: client, log: log, paths: map[int64]fluss.TablePath{}}
+	return &ClientAdapter{client: client, log: log, paths: map[int64]fluss.TablePath{}, infos: map[int64]*fluss.TableInfo{}}
 }
 
 // ErrTableRecreated is returned (along with a *fluss.Error with
@@ -76,6 +85,23 @@ var ErrTableRecreated = errors.New("appender: the table was dropped and its path
 
 // ProduceLog implements Fluss.
 func (a *ClientAdapter) ProduceLog(ctx context.Context, table Table, acks fluss.Acks, timeout time.Duration, batches []fluss.BucketBatch) ([]fluss.BucketResult, error) {
+	return withTable(a, ctx, table, func() ([]fluss.BucketResult, error) {
+		return a.client.ProduceLog(ctx, table.ID, acks, timeout, batches)
+	})
+}
+
+// PutKv implements Fluss.
+func (a *ClientAdapter) PutKv(ctx context.Context, table Table, acks fluss.Acks, timeout time.Duration, batches []fluss.BucketBatch) ([]fluss.PutKvResult, error) {
+	return withTable(a, ctx, table, func() ([]fluss.PutKvResult, error) {
+		return a.client.PutKv(ctx, table.ID, acks, timeout, batches)
+	})
+}
+
+// withTable runs write once the client routes table's id, looking its path
+// up first when the id was met under another path or is unknown to the
+// client.
+func withTable[R any](a *ClientAdapter, ctx context.Context, table Table, write func() (R, error)) (R, error) {
+	var zero R
 	a.mu.Lock()
 	known, ok := a.paths[table.ID]
 	a.mu.Unlock()
@@ -83,18 +109,33 @@ func (a *ClientAdapter) ProduceLog(ctx context.Context, table Table, acks fluss.
 		// The id was met under another path: this path may name no table,
 		// or another one. Only a lookup of this path can tell.
 		if _, err := a.lookup(ctx, table); err != nil {
-			return nil, err
+			return zero, err
 		}
 	}
-	res, err := a.client.ProduceLog(ctx, table.ID, acks, timeout, batches)
+	res, err := write()
 	if !errors.Is(err, fluss.ErrUnknownTable) {
 		return res, err
 	}
 	if _, err := a.lookup(ctx, table); err != nil {
-		return nil, err
+		return zero, err
 	}
 	// The lookup registered the id; the client never forgets it.
-	return a.client.ProduceLog(ctx, table.ID, acks, timeout, batches)
+	return write()
+}
+
+// PartitionIDs implements Fluss. The table's partition keys come from its
+// last lookup (they never change); the client caches the ids.
+func (a *ClientAdapter) PartitionIDs(ctx context.Context, table Table, names []string) (map[string]int64, error) {
+	a.mu.Lock()
+	info := a.infos[table.ID]
+	a.mu.Unlock()
+	if info == nil || info.TablePath != table.Path {
+		var err error
+		if info, err = a.lookup(ctx, table); err != nil {
+			return nil, err
+		}
+	}
+	return a.client.PartitionIDs(ctx, info, names, true)
 }
 
 // lookup asks the coordinator for table's path, which registers the id the
@@ -112,6 +153,7 @@ func (a *ClientAdapter) lookup(ctx context.Context, table Table) (*fluss.TableIn
 	}
 	a.mu.Lock()
 	a.paths[info.TableID] = info.TablePath
+	a.infos[info.TableID] = info
 	a.mu.Unlock()
 	return info, nil
 }

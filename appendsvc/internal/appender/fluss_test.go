@@ -48,6 +48,14 @@ func fakeSchema(p fluss.TablePath, version int32) types.Schema {
 	return s
 }
 
+func (c *fakeClient) PutKv(context.Context, int64, fluss.Acks, time.Duration, []fluss.BucketBatch) ([]fluss.PutKvResult, error) {
+	return nil, errors.New("fakeClient: PutKv not used by these tests")
+}
+
+func (c *fakeClient) PartitionIDs(context.Context, *fluss.TableInfo, []string, bool) (map[string]int64, error) {
+	return nil, errors.New("fakeClient: PartitionIDs not used by these tests")
+}
+
 func (c *fakeClient) GetTableInfo(_ context.Context, p fluss.TablePath) (*fluss.TableInfo, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()

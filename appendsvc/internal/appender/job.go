@@ -30,7 +30,9 @@ type job struct {
 	acks     fluss.Acks
 	records  int64
 	batch    []byte
-	resp     *appendv1.AppendResponse
+	// pieces, instead of batch, for a request with pieces (routed.go).
+	pieces []routedPiece
+	resp   *appendv1.AppendResponse
 }
 
 // jobError is a failure decided inside the service, with the Fluss code
@@ -83,7 +85,7 @@ func (s *Service) newJob(streamCtx context.Context, req *appendv1.AppendRequest)
 // duplicate of that one and appends none of the others, so a retried batch
 // sharing a request with a new one would lose the new one.
 func (j *job) coalescesWith(o *job) bool {
-	return j.acks == o.acks && o.resp == nil && j.req.GetWriterId() < 0 && o.req.GetWriterId() < 0
+	return j.acks == o.acks && o.resp == nil && j.req.GetWriterId() < 0 && o.req.GetWriterId() < 0 && j.pieces == nil && o.pieces == nil
 }
 
 // fail is the answer for a job that ended with err; possiblyStored says
@@ -133,78 +135,50 @@ var compressions = map[catalogv1.ArrowCompression]logbatch.Compression{
 // build validates the request and turns its Arrow IPC stream into j.batch.
 func (s *Service) build(j *job) error {
 	req := j.req
-	if err := s.checkPath(req); err != nil {
+	opts, err := s.checkRequest(j)
+	if err != nil {
 		return err
-	}
-	switch j.acks {
-	case fluss.AcksNone, fluss.AcksLeader, fluss.AcksAll:
-	default:
-		return invalid(fluss.CodeInvalidRequiredAcks, "acks %d is not 0, 1 or -1", req.GetAcks())
-	}
-	if req.GetTimeoutMs() < 0 {
-		return invalid(fluss.CodeInvalidConfig, "timeout_ms %d is negative", req.GetTimeoutMs())
-	}
-	if id := req.GetSchemaId(); id < 0 || id > math.MaxInt16 {
-		return invalid(fluss.CodeSchemaNotExist, "schema_id %d outside 0..%d", id, math.MaxInt16)
 	}
 	if req.GetBucketId() < 0 {
 		return invalid(fluss.CodeUnknownTableOrBucket, "bucket_id %d is negative", req.GetBucketId())
 	}
+	if j.batch, j.records, err = s.logBatch(j, req.GetArrowIpc(), req.GetRecordCount(), opts); err != nil {
+		return err
+	}
+	j.span.SetAttributes(attribute.Int64("ferry.records", j.records), attribute.Int("fluss.batch_bytes", len(j.batch)))
+	return nil
+}
+
+// checkRequest validates what every request carries and returns the log
+// batch options it asks for.
+func (s *Service) checkRequest(j *job) (logbatch.Options, error) {
+	req := j.req
+	if err := s.checkPath(req); err != nil {
+		return logbatch.Options{}, err
+	}
+	switch j.acks {
+	case fluss.AcksNone, fluss.AcksLeader, fluss.AcksAll:
+	default:
+		return logbatch.Options{}, invalid(fluss.CodeInvalidRequiredAcks, "acks %d is not 0, 1 or -1", req.GetAcks())
+	}
+	if req.GetTimeoutMs() < 0 {
+		return logbatch.Options{}, invalid(fluss.CodeInvalidConfig, "timeout_ms %d is negative", req.GetTimeoutMs())
+	}
+	if id := req.GetSchemaId(); id < 0 || id > math.MaxInt16 {
+		return logbatch.Options{}, invalid(fluss.CodeSchemaNotExist, "schema_id %d outside 0..%d", id, math.MaxInt16)
+	}
 	comp, ok := compressions[req.GetArrowCompression()]
 	if !ok {
-		return invalid(fluss.CodeInvalidConfig, "arrow_compression %d unknown", req.GetArrowCompression())
+		return logbatch.Options{}, invalid(fluss.CodeInvalidConfig, "arrow_compression %d unknown", req.GetArrowCompression())
 	}
 	level := int(req.GetArrowCompressionLevel())
 	if comp == logbatch.CompressionZSTD && level != 0 && (level < 1 || level > 22) {
-		return invalid(fluss.CodeInvalidConfig, "ZSTD level %d outside 1..22", level)
+		return logbatch.Options{}, invalid(fluss.CodeInvalidConfig, "ZSTD level %d outside 1..22", level)
 	}
 	if req.GetWriterId() < logbatch.NoWriterID || req.GetBatchSequence() < logbatch.NoBatchSequence {
-		return invalid(fluss.CodeInvalidConfig, "writer_id %d / batch_sequence %d below -1", req.GetWriterId(), req.GetBatchSequence())
+		return logbatch.Options{}, invalid(fluss.CodeInvalidConfig, "writer_id %d / batch_sequence %d below -1", req.GetWriterId(), req.GetBatchSequence())
 	}
-
-	r, err := ipc.NewReader(bytes.NewReader(req.GetArrowIpc()), ipc.WithAllocator(&s.arrowMem))
-	if err != nil {
-		return invalid(fluss.CodeCorruptRecord, "arrow_ipc: %v", err)
-	}
-	defer r.Release()
-	if !r.Next() {
-		if err := r.Err(); err != nil {
-			return invalid(fluss.CodeCorruptRecord, "arrow_ipc record batch: %v", err)
-		}
-		return invalid(fluss.CodeCorruptRecord, "arrow_ipc holds no record batch")
-	}
-	rec := r.RecordBatch()
-	// The reader releases its current record on the next Next call below.
-	rec.Retain()
-	defer rec.Release()
-	if rec.NumRows() == 0 {
-		return invalid(fluss.CodeCorruptRecord, "arrow_ipc record batch has no rows")
-	}
-	if n := req.GetRecordCount(); n != 0 && int64(n) != rec.NumRows() {
-		return invalid(fluss.CodeCorruptRecord, "record_count %d but the Arrow batch has %d rows", n, rec.NumRows())
-	}
-	if r.Next() {
-		return invalid(fluss.CodeCorruptRecord, "arrow_ipc holds more than one record batch")
-	}
-	if err := r.Err(); err != nil {
-		return invalid(fluss.CodeCorruptRecord, "arrow_ipc: %v", err)
-	}
-	sctx, cancel := context.WithDeadline(j.ctx, j.deadline)
-	ts, err := s.schemaOf(sctx, j.table, req.GetSchemaId())
-	cancel()
-	if err != nil {
-		return err
-	}
-	if err := checkRecord(rec, ts); err != nil {
-		return invalid(fluss.CodeCorruptRecord, "batch does not match schema %d of table %s: %v", req.GetSchemaId(), j.table, err)
-	}
-
-	b, _ := s.builders.Get().(*logbatch.Builder)
-	if b == nil {
-		b = logbatch.NewBuilder()
-	}
-	defer s.builders.Put(b)
-	j.batch, err = b.Append(nil, rec, logbatch.Options{
+	return logbatch.Options{
 		Magic:         s.cfg.Magic,
 		SchemaID:      int16(req.GetSchemaId()),
 		Compression:   comp,
@@ -212,13 +186,63 @@ func (s *Service) build(j *job) error {
 		WriterID:      req.GetWriterId(),
 		BatchSequence: req.GetBatchSequence(),
 		AppendOnly:    true,
-	})
+	}, nil
+}
+
+// logBatch turns an Arrow IPC stream of count rows (0: any) into a Fluss
+// log batch with opts, after checking it against the table's schema.
+func (s *Service) logBatch(j *job, arrowIPC []byte, count int32, opts logbatch.Options) ([]byte, int64, error) {
+	r, err := ipc.NewReader(bytes.NewReader(arrowIPC), ipc.WithAllocator(&s.arrowMem))
 	if err != nil {
-		return invalid(fluss.CodeCorruptRecord, "%v", err)
+		return nil, 0, invalid(fluss.CodeCorruptRecord, "arrow_ipc: %v", err)
 	}
-	j.records = rec.NumRows()
-	j.span.SetAttributes(attribute.Int64("ferry.records", j.records), attribute.Int("fluss.batch_bytes", len(j.batch)))
-	return nil
+	defer r.Release()
+	if !r.Next() {
+		if err := r.Err(); err != nil {
+			return nil, 0, invalid(fluss.CodeCorruptRecord, "arrow_ipc record batch: %v", err)
+		}
+		return nil, 0, invalid(fluss.CodeCorruptRecord, "arrow_ipc holds no record batch")
+	}
+	rec := r.RecordBatch()
+	// The reader releases its current record on the next Next call below.
+	rec.Retain()
+	defer rec.Release()
+	if rec.NumRows() == 0 {
+		return nil, 0, invalid(fluss.CodeCorruptRecord, "arrow_ipc record batch has no rows")
+	}
+	if count != 0 && int64(count) != rec.NumRows() {
+		return nil, 0, invalid(fluss.CodeCorruptRecord, "record_count %d but the Arrow batch has %d rows", count, rec.NumRows())
+	}
+	if r.Next() {
+		return nil, 0, invalid(fluss.CodeCorruptRecord, "arrow_ipc holds more than one record batch")
+	}
+	if err := r.Err(); err != nil {
+		return nil, 0, invalid(fluss.CodeCorruptRecord, "arrow_ipc: %v", err)
+	}
+	ts, err := s.schemaFor(j)
+	if err != nil {
+		return nil, 0, err
+	}
+	if err := checkRecord(rec, ts); err != nil {
+		return nil, 0, invalid(fluss.CodeCorruptRecord, "batch does not match schema %d of table %s: %v", j.req.GetSchemaId(), j.table, err)
+	}
+	b, _ := s.builders.Get().(*logbatch.Builder)
+	if b == nil {
+		b = logbatch.NewBuilder()
+	}
+	defer s.builders.Put(b)
+	batch, err := b.Append(nil, rec, opts)
+	if err != nil {
+		return nil, 0, invalid(fluss.CodeCorruptRecord, "%v", err)
+	}
+	return batch, rec.NumRows(), nil
+}
+
+// schemaFor is the schema version j's request names.
+func (s *Service) schemaFor(j *job) (*tableSchema, error) {
+	sctx, cancel := context.WithDeadline(j.ctx, j.deadline)
+	defer cancel()
+	return s.schemaOf(sctx, j.table, j.req.GetSchemaId())
 }
 
 // checkPath refuses requests without the table path: the Fluss client

@@ -146,7 +146,10 @@ func (st *streamState) recvLoop(stream grpc.BidiStreamingServer[appendv1.AppendR
 		}
 		j := st.svc.newJob(st.ctx, req)
 		key := bucketKey{table: req.GetTableId(), partition: -1, bucket: req.GetBucketId()}
-		if req.PartitionId != nil {
+		switch {
+		case len(req.GetPieces()) > 0:
+			key = routedKey(req)
+		case req.PartitionId != nil:
 			key.partition = req.GetPartitionId()
 		}
 		q := st.queues[key]
@@ -237,7 +240,11 @@ func (st *streamState) bucketWorker(q chan *job) {
 			st.answer(group[0], group[0].resp)
 			continue
 		}
-		st.svc.produce(st.ctx, group)
+		if group[0].pieces != nil {
+			st.svc.produceRouted(st.ctx, group[0])
+		} else {
+			st.svc.produce(st.ctx, group)
+		}
 		for _, j := range group {
 			if j.resp == nil {
 				// Only when the stream is gone: nobody can be answered.
@@ -255,7 +262,11 @@ func (st *streamState) prepare(j *job) int {
 	if j.resp != nil {
 		return 0
 	}
-	if err := st.svc.build(j); err != nil {
+	build := st.svc.build
+	if len(j.req.GetPieces()) > 0 {
+		build = st.svc.buildRouted
+	}
+	if err := build(j); err != nil {
 		// Nothing was sent to Fluss.
 		j.resp = j.fail(err, false)
 		return 0

@@ -42,9 +42,14 @@ type fakeFluss struct {
 	mu     sync.Mutex
 	calls  []fakeCall
 	handle func(n int, c fakeCall) ([]fluss.BucketResult, error)
+	// partitions the table has (PartitionIDs creates missing ones unless
+	// refuse names them).
+	partitions map[string]int64
+	refuse     map[string]error
 }
 
 type fakeCall struct {
+	kv      bool // PutKv rather than ProduceLog
 	table   Table
 	acks    fluss.Acks
 	timeout time.Duration
@@ -59,6 +64,43 @@ func (f *fakeFluss) ProduceLog(ctx context.Context, table Table, acks fluss.Acks
 	n := len(f.calls)
 	f.mu.Unlock()
 	return f.handle(n, c)
+}
+
+// PutKv answers like ProduceLog, the base offset standing for the log end
+// offset.
+func (f *fakeFluss) PutKv(ctx context.Context, table Table, acks fluss.Acks, timeout time.Duration, batches []fluss.BucketBatch) ([]fluss.PutKvResult, error) {
+	c := fakeCall{kv: true, table: table, acks: acks, timeout: timeout, batches: batches, span: trace.SpanContextFromContext(ctx)}
+	f.mu.Lock()
+	f.calls = append(f.calls, c)
+	n := len(f.calls)
+	f.mu.Unlock()
+	res, err := f.handle(n, c)
+	out := make([]fluss.PutKvResult, len(res))
+	for i, r := range res {
+		out[i] = fluss.PutKvResult{PartitionID: r.PartitionID, Bucket: r.Bucket, LogEndOffset: r.BaseOffset, Err: r.Err}
+	}
+	return out, err
+}
+
+func (f *fakeFluss) PartitionIDs(_ context.Context, table Table, names []string) (map[string]int64, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.partitions == nil {
+		f.partitions = map[string]int64{}
+	}
+	ids := map[string]int64{}
+	for _, n := range names {
+		if err := f.refuse[n]; err != nil {
+			return nil, err
+		}
+		id, ok := f.partitions[n]
+		if !ok {
+			id = int64(100 + len(f.partitions))
+			f.partitions[n] = id
+		}
+		ids[n] = id
+	}
+	return ids, nil
 }
 
 // testTable is the one table fakeFluss has.

@@ -13,6 +13,9 @@ import (
 	"strings"
 
 	catalogv1 "github.com/ferrygw/ferry/services/api/gen/ferry/catalog/v1"
+	"github.com/ferrygw/ferry/services/fluss/bucketing"
+	"github.com/ferrygw/ferry/services/fluss/compacted"
+	"github.com/ferrygw/ferry/services/fluss/partitioning"
 	"github.com/ferrygw/ferry/services/fluss/types"
 	"google.golang.org/protobuf/proto"
 )
@@ -63,6 +66,9 @@ const (
 	PropLogFormat             = "table.log.format"
 	PropArrowCompression      = "table.log.arrow.compression.type"
 	PropArrowCompressionLevel = "table.log.arrow.compression.zstd.level"
+	PropKvFormat              = "table.kv.format"
+	PropDatalakeFormat        = "table.datalake.format"
+	autoPartitionPrefix       = "table.auto-partition."
 )
 
 // defaultZstdLevel is Fluss's default for table.log.arrow.compression.zstd.level.
@@ -176,10 +182,11 @@ func Resolve(t Table, opts Options) (*catalogv1.TopicMapping, *Refusal) {
 		topic = ""
 	}
 
-	checkShape(t, &p)
+	shape := checkShape(t, &p)
 	compression, level := arrowCompression(t.Properties, &p)
 	cols := columnIndex(t.Columns, &p)
 	cm := columnMapping(t, cols, &p)
+	checkKeyParts(t, cm, &p)
 
 	if len(p) > 0 {
 		return nil, &Refusal{Kind: Incompatible, Topic: topic, Reasons: p}
@@ -193,10 +200,14 @@ func Resolve(t Table, opts Options) (*catalogv1.TopicMapping, *Refusal) {
 		SchemaId:              t.SchemaID,
 		PartitionCount:        t.BucketCount,
 		Columns:               FieldsToProto(t.Columns),
-		BucketKeys:            slices.Clone(t.BucketKeys),
+		BucketKeys:            shape.bucketKeys,
 		ArrowCompression:      compression,
 		ArrowCompressionLevel: level,
 		Mapping:               cm,
+		Kind:                  shape.kind,
+		PrimaryKeys:           slices.Clone(t.PrimaryKeys),
+		PartitionKeys:         slices.Clone(t.PartitionKeys),
+		AutoPartitionOptions:  shape.autoPartition,
 	}
 	m.MappingId = mappingID(m, t)
 	return m, nil
@@ -226,31 +237,108 @@ func exposure(t Table, e Exposure) *Refusal {
 	return &Refusal{Kind: Incompatible, Reasons: []string{fmt.Sprintf("%s must be true or false, got %q", PropEnabled, v)}}
 }
 
-// checkShape refuses the tables whose storage Kafka produce cannot target.
-func checkShape(t Table, p *problems) {
-	if len(t.PrimaryKeys) > 0 {
-		// Produce appends; a primary-key table is a changelog of upserts and
-		// deletes (KV format) that Kafka records do not describe.
-		p.addf("primary-key tables are not supported (primary key %s): only log tables can be topics", strings.Join(t.PrimaryKeys, ", "))
-	}
-	if len(t.PartitionKeys) > 0 {
-		// Kafka partitions are Fluss buckets; a partitioned table has a set
-		// of buckets per Fluss partition, chosen by column values that a
-		// producer's partition number cannot express.
-		p.addf("partitioned tables are not supported (partitioned by %s): Kafka partitions map to the buckets of one non-partitioned table", strings.Join(t.PartitionKeys, ", "))
-	}
-	if len(t.BucketKeys) > 0 && len(t.PrimaryKeys) == 0 {
-		// The producer picks the partition; a bucket-keyed table requires
-		// each row in the bucket its key hashes to, which Kafka's
-		// partitioners do not compute. (A primary-key table always has
-		// bucket keys; its own refusal above already says what to change.)
-		p.addf("tables with bucket keys are not supported (bucket key %s): Kafka producers choose the partition, so the table must be distributed without bucket keys", strings.Join(t.BucketKeys, ", "))
-	}
+// shape is how a table places and stores rows (docs/mapping.md §4).
+type shape struct {
+	kind catalogv1.TableKind
+	// bucketKeys pick a row's bucket: the table's own, or for a
+	// primary-key table without any its physical primary key.
+	bucketKeys    []string
+	autoPartition map[string]string // table.auto-partition.* options
+}
+
+// checkShape works out the table's shape and refuses what Ferry cannot
+// write: each check is the constructor of the encoder the write path uses,
+// so a table accepted here is one transcodesvc can serve.
+func checkShape(t Table, p *problems) shape {
+	sh := shape{kind: catalogv1.TableKind_TABLE_KIND_LOG, bucketKeys: slices.Clone(t.BucketKeys)}
 	if t.BucketCount < 1 {
 		p.addf("bucket count is %d, want at least 1", t.BucketCount)
 	}
 	if f, ok := t.Properties[PropLogFormat]; ok && !strings.EqualFold(f, "arrow") {
-		p.addf("%s is %s: only ARROW log tables can be topics", PropLogFormat, f)
+		p.addf("%s is %s: only ARROW logs are written", PropLogFormat, f)
+	}
+	if lake := t.Properties[PropDatalakeFormat]; lake != "" && (len(t.BucketKeys) > 0 || len(t.PrimaryKeys) > 0) {
+		// Lake-enabled tables hash their bucket keys the lake's way
+		// (Paimon, Iceberg), which Ferry does not implement.
+		p.addf("%s is %s: tables with a data lake format place keyed rows with the lake's bucketing, which Ferry does not compute", PropDatalakeFormat, lake)
+	}
+	if len(t.PrimaryKeys) > 0 {
+		sh.kind = catalogv1.TableKind_TABLE_KIND_PRIMARY_KEY
+		checkPrimaryKey(t, p)
+		if len(sh.bucketKeys) == 0 {
+			sh.bucketKeys = physicalPrimaryKey(t)
+		}
+	}
+	if len(sh.bucketKeys) > 0 {
+		if _, err := bucketing.NewKeyEncoder(t.Columns, sh.bucketKeys); err != nil {
+			p.addf("bucket key %s: %v", strings.Join(sh.bucketKeys, ", "), err)
+		}
+	}
+	if len(t.PartitionKeys) > 0 {
+		if _, err := partitioning.NewGetter(t.Columns, t.PartitionKeys); err != nil {
+			p.addf("partition key %s: %v", strings.Join(t.PartitionKeys, ", "), err)
+		}
+		if _, err := partitioning.ParseAutoPartition(t.Properties, t.PartitionKeys); err != nil {
+			p.addf("auto-partitioning: %v", err)
+		}
+		for k, v := range t.Properties {
+			if strings.HasPrefix(k, autoPartitionPrefix) {
+				if sh.autoPartition == nil {
+					sh.autoPartition = map[string]string{}
+				}
+				sh.autoPartition[k] = v
+			}
+		}
+	}
+	return sh
+}
+
+// checkPrimaryKey refuses primary-key tables whose KV records Ferry cannot
+// build.
+func checkPrimaryKey(t Table, p *problems) {
+	if f, ok := t.Properties[PropKvFormat]; ok && !strings.EqualFold(f, "compacted") {
+		p.addf("%s is %s: only COMPACTED KV rows are written", PropKvFormat, f)
+	}
+	if _, err := compacted.NewRowEncoder(t.Columns); err != nil {
+		p.addf("primary-key table rows: %v", err)
+	}
+	physical := physicalPrimaryKey(t)
+	if len(physical) == 0 {
+		p.addf("primary key %s holds only partition keys: no row could be told from another within a partition", strings.Join(t.PrimaryKeys, ", "))
+		return
+	}
+	if _, err := bucketing.NewKeyEncoder(t.Columns, physical); err != nil {
+		p.addf("primary key %s: %v", strings.Join(t.PrimaryKeys, ", "), err)
+	}
+}
+
+// physicalPrimaryKey is the primary key without the partition keys: the
+// key of a row within its partition.
+func physicalPrimaryKey(t Table) []string {
+	var out []string
+	for _, k := range t.PrimaryKeys {
+		if !slices.Contains(t.PartitionKeys, k) {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// checkKeyParts refuses column mappings that contradict a primary key: the
+// Kafka key is what names a row, so it must name all of the primary key,
+// and the timestamp and headers of a record cannot be part of it.
+func checkKeyParts(t Table, cm *catalogv1.ColumnMapping, p *problems) {
+	if len(t.PrimaryKeys) == 0 {
+		return
+	}
+	if kc := cm.GetKeyColumn(); kc != "" && (len(t.PrimaryKeys) != 1 || t.PrimaryKeys[0] != kc) {
+		p.addf("%s=%s on a primary-key table must name its single primary-key column (primary key: %s); leave it unset to send keys as JSON objects of the primary-key fields",
+			PropKeyColumn, kc, strings.Join(t.PrimaryKeys, ", "))
+	}
+	for prop, col := range map[string]string{PropTimestampColumn: cm.GetTimestampColumn(), PropHeadersColumn: cm.GetHeadersColumn()} {
+		if col != "" && slices.Contains(t.PrimaryKeys, col) {
+			p.addf("%s=%s names a primary-key column: a row's key must come from the record's key or value", prop, col)
+		}
 	}
 }
 

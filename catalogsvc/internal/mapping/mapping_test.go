@@ -2,6 +2,7 @@ package mapping
 
 import (
 	"bytes"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -22,11 +23,13 @@ var (
 	tBytes  = typ(types.Bytes, true)
 	tBigint = typ(types.BigInt, true)
 	tInt    = typ(types.Int, true)
-	tLTZ3   = types.DataType{Root: types.TimestampLTZ, Precision: 3, Nullable: true}
-	tLTZ0   = types.DataType{Root: types.TimestampLTZ, Precision: 0, Nullable: true}
-	tNTZ6   = types.DataType{Root: types.TimestampNTZ, Precision: 6, Nullable: true}
-	tHdrMap = types.DataType{Root: types.Map, Nullable: true, Key: ptr(typ(types.String, false)), Value: ptr(tBytes)}
-	tHdrArr = types.DataType{Root: types.Array, Nullable: true, Element: ptr(types.DataType{Root: types.Row, Nullable: true,
+	// ARRAY<STRING>
+	tArrayString = types.DataType{Root: types.Array, Nullable: true, Element: &types.DataType{Root: types.String, Nullable: true}}
+	tLTZ3        = types.DataType{Root: types.TimestampLTZ, Precision: 3, Nullable: true}
+	tLTZ0        = types.DataType{Root: types.TimestampLTZ, Precision: 0, Nullable: true}
+	tNTZ6        = types.DataType{Root: types.TimestampNTZ, Precision: 6, Nullable: true}
+	tHdrMap      = types.DataType{Root: types.Map, Nullable: true, Key: ptr(typ(types.String, false)), Value: ptr(tBytes)}
+	tHdrArr      = types.DataType{Root: types.Array, Nullable: true, Element: ptr(types.DataType{Root: types.Row, Nullable: true,
 		Fields: []types.Field{{Name: "k", Type: tString}, {Name: "v", Type: tString}}})}
 	tHdrBad = types.DataType{Root: types.Map, Nullable: true, Key: ptr(tInt), Value: ptr(tBytes)}
 )
@@ -181,9 +184,29 @@ func TestResolveRefuses(t *testing.T) {
 		{"opted out wins over expose all", with(props(PropEnabled, "false")), Options{Exposure: ExposeAll}, Hidden, "shop.orders", []string{"kafka.enabled is false"}},
 		{"bad enabled value", with(props(PropEnabled, "yes")), opts, Incompatible, "shop.orders", []string{`kafka.enabled must be true or false, got "yes"`}},
 		{"unknown kafka property", with(props("kafka.value.formt", "raw")), opts, Incompatible, "shop.orders", []string{"unknown property kafka.value.formt"}},
-		{"primary key", with(func(t *Table) { t.PrimaryKeys = []string{"id"} }), opts, Incompatible, "shop.orders", []string{"primary-key tables are not supported"}},
-		{"partitioned", with(func(t *Table) { t.PartitionKeys = []string{"item"} }), opts, Incompatible, "shop.orders", []string{"partitioned tables are not supported (partitioned by item)"}},
-		{"bucket keys", with(func(t *Table) { t.BucketKeys = []string{"id"} }), opts, Incompatible, "shop.orders", []string{"bucket keys are not supported (bucket key id)"}},
+		{"indexed kv format", with(func(t *Table) { t.PrimaryKeys = []string{"id"}; t.Properties[PropKvFormat] = "INDEXED" }), opts, Incompatible, "shop.orders",
+			[]string{"table.kv.format is INDEXED: only COMPACTED"}},
+		{"nested column in a primary-key table", with(chain(columns(types.Field{Name: "id", Type: typ(types.BigInt, false)}, types.Field{Name: "tags", Type: tArrayString}),
+			func(t *Table) { t.PrimaryKeys = []string{"id"} })), opts, Incompatible, "shop.orders", []string{"primary-key table rows: "}},
+		{"primary key of partition keys only", with(func(t *Table) { t.PrimaryKeys = []string{"item"}; t.PartitionKeys = []string{"item"} }), opts, Incompatible, "shop.orders",
+			[]string{"holds only partition keys"}},
+		{"key column not the primary key", with(chain(columns(types.Field{Name: "id", Type: typ(types.BigInt, false)}, types.Field{Name: "k", Type: tString}, types.Field{Name: "v", Type: tString}),
+			props(PropKeyColumn, "k"), func(t *Table) { t.PrimaryKeys = []string{"id"} })), opts, Incompatible, "shop.orders",
+			[]string{"kafka.key.column=k on a primary-key table must name its single primary-key column (primary key: id)"}},
+		{"timestamp column in the primary key", with(chain(columns(types.Field{Name: "ts", Type: typ(types.BigInt, false)}, types.Field{Name: "v", Type: tString}),
+			props(PropTimestampColumn, "ts"), func(t *Table) { t.PrimaryKeys = []string{"ts"} })), opts, Incompatible, "shop.orders",
+			[]string{"kafka.timestamp.column=ts names a primary-key column"}},
+		{"float partition key", with(chain(columns(types.Field{Name: "f", Type: typ(types.Float, true)}, types.Field{Name: "v", Type: tString}),
+			func(t *Table) { t.PartitionKeys = []string{"f"} })), opts, Incompatible, "shop.orders", []string{"partition key f: "}},
+		{"bad auto-partition option", with(func(t *Table) {
+			t.PartitionKeys = []string{"item"}
+			t.Properties["table.auto-partition.enabled"] = "true"
+			t.Properties["table.auto-partition.time-unit"] = "WEEK"
+		}), opts, Incompatible, "shop.orders", []string{"auto-partitioning: table.auto-partition.time-unit=\"WEEK\""}},
+		{"nested bucket key", with(chain(columns(types.Field{Name: "tags", Type: tArrayString}, types.Field{Name: "v", Type: tString}),
+			func(t *Table) { t.BucketKeys = []string{"tags"} })), opts, Incompatible, "shop.orders", []string{"bucket key tags: "}},
+		{"keyed lake table", with(func(t *Table) { t.BucketKeys = []string{"id"}; t.Properties[PropDatalakeFormat] = "paimon" }), opts, Incompatible, "shop.orders",
+			[]string{"table.datalake.format is paimon"}},
 		{"zero buckets", with(func(t *Table) { t.BucketCount = 0 }), opts, Incompatible, "shop.orders", []string{"bucket count is 0"}},
 		{"indexed log format", with(func(t *Table) { t.Properties[PropLogFormat] = "INDEXED" }), opts, Incompatible, "shop.orders", []string{"table.log.format is INDEXED"}},
 		{"bad compression", with(func(t *Table) { t.Properties[PropArrowCompression] = "gzip" }), opts, Incompatible, "shop.orders", []string{"want NONE, LZ4_FRAME or ZSTD"}},
@@ -227,10 +250,10 @@ func TestResolveRefuses(t *testing.T) {
 			opts, Incompatible, "shop.orders", []string{"column d: DECIMAL(40, 0)"}},
 		{"no columns", with(columns()), opts, Incompatible, "shop.orders", []string{"the table has no columns"}},
 		{"every problem is reported", with(func(t *Table) {
-			t.PrimaryKeys = []string{"id"}
+			t.PrimaryKeys = []string{"item"}
 			t.PartitionKeys = []string{"item"}
 			t.CustomProperties[PropValueFormat] = "xml"
-		}), opts, Incompatible, "shop.orders", []string{"primary-key", "partitioned", "xml"}},
+		}), opts, Incompatible, "shop.orders", []string{"holds only partition keys", "xml"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -422,11 +445,55 @@ func BenchmarkResolve(b *testing.B) {
 	}
 }
 
-func TestPrimaryKeyRefusalDoesNotBlameBucketKeys(t *testing.T) {
-	// Fluss gives a primary-key table its key as bucket key; one reason is
-	// enough.
-	_, r := Resolve(with(func(t *Table) { t.PrimaryKeys = []string{"id"}; t.BucketKeys = []string{"id"} }), opts)
-	if r == nil || len(r.Reasons) != 1 || !strings.Contains(r.Reasons[0], "primary-key") {
-		t.Errorf("refusal = %v, want only the primary-key reason", r)
+func TestResolveShapes(t *testing.T) {
+	pkCols := columns(types.Field{Name: "id", Type: typ(types.BigInt, false)}, types.Field{Name: "dt", Type: typ(types.String, false)},
+		types.Field{Name: "v", Type: tString})
+	tests := []struct {
+		name       string
+		table      Table
+		kind       catalogv1.TableKind
+		pk, parts  []string
+		bucketKeys []string
+		auto       map[string]string
+	}{
+		{"log table", with(func(*Table) {}), catalogv1.TableKind_TABLE_KIND_LOG, nil, nil, nil, nil},
+		{"primary key: bucket key defaults to it", with(chain(pkCols, func(t *Table) { t.PrimaryKeys = []string{"id"} })),
+			catalogv1.TableKind_TABLE_KIND_PRIMARY_KEY, []string{"id"}, nil, []string{"id"}, nil},
+		{"partitioned primary key: bucket key is the physical key", with(chain(pkCols, func(t *Table) {
+			t.PrimaryKeys = []string{"id", "dt"}
+			t.PartitionKeys = []string{"dt"}
+		})), catalogv1.TableKind_TABLE_KIND_PRIMARY_KEY, []string{"id", "dt"}, []string{"dt"}, []string{"id"}, nil},
+		{"bucket-keyed log table", with(func(t *Table) { t.BucketKeys = []string{"id"} }), catalogv1.TableKind_TABLE_KIND_LOG, nil, nil, []string{"id"}, nil},
+		{"auto-partitioned log table", with(func(t *Table) {
+			t.PartitionKeys = []string{"item"}
+			t.Properties["table.auto-partition.enabled"] = "true"
+			t.Properties["table.auto-partition.time-unit"] = "HOUR"
+			t.Properties["table.replication.factor"] = "1"
+		}), catalogv1.TableKind_TABLE_KIND_LOG, nil, []string{"item"}, nil,
+			map[string]string{"table.auto-partition.enabled": "true", "table.auto-partition.time-unit": "HOUR"}},
+		{"primary key from the key column", with(chain(columns(types.Field{Name: "k", Type: typ(types.String, false)}, types.Field{Name: "v", Type: tString}),
+			props(PropKeyColumn, "k"), func(t *Table) { t.PrimaryKeys = []string{"k"} })),
+			catalogv1.TableKind_TABLE_KIND_PRIMARY_KEY, []string{"k"}, nil, []string{"k"}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m, r := Resolve(tt.table, opts)
+			if r != nil {
+				t.Fatalf("refused: %v", r)
+			}
+			expect(t, "kind", m.GetKind(), tt.kind)
+			expect(t, "primary keys", strings.Join(m.GetPrimaryKeys(), ","), strings.Join(tt.pk, ","))
+			expect(t, "partition keys", strings.Join(m.GetPartitionKeys(), ","), strings.Join(tt.parts, ","))
+			expect(t, "bucket keys", strings.Join(m.GetBucketKeys(), ","), strings.Join(tt.bucketKeys, ","))
+			if fmt.Sprint(m.GetAutoPartitionOptions()) != fmt.Sprint(tt.auto) && len(tt.auto)+len(m.GetAutoPartitionOptions()) > 0 {
+				t.Errorf("auto-partition options %v, want %v", m.GetAutoPartitionOptions(), tt.auto)
+			}
+		})
+	}
+	// The shape is part of the mapping: changing it changes the mapping id.
+	a, _ := Resolve(with(func(*Table) {}), opts)
+	b, _ := Resolve(with(func(t *Table) { t.BucketKeys = []string{"id"} }), opts)
+	if a.GetMappingId() == b.GetMappingId() {
+		t.Error("adding a bucket key kept the mapping id")
 	}
 }

@@ -2,8 +2,10 @@ package service_test
 
 import (
 	"encoding/json"
+	"maps"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -39,9 +41,14 @@ func docSpecs(t *testing.T) []testenv.TableSpec {
 func TestDocExamplesResolve(t *testing.T) {
 	for _, s := range docSpecs(t) {
 		tbl := mapping.Table{Database: s.Database, Name: s.Table, TableID: 1, SchemaID: 1, BucketCount: 1,
+			PrimaryKeys: s.PrimaryKey, PartitionKeys: s.PartitionKeys, BucketKeys: s.BucketKeys,
 			Properties: map[string]string{}, CustomProperties: s.CustomProperties}
+		maps.Copy(tbl.Properties, s.Properties)
 		for _, c := range s.Columns {
-			tbl.Columns = append(tbl.Columns, docColumn(t, c))
+			col := docColumn(t, c)
+			// Fluss makes primary-key columns NOT NULL.
+			col.Type.Nullable = col.Type.Nullable && !slices.Contains(s.PrimaryKey, c.Name)
+			tbl.Columns = append(tbl.Columns, col)
 		}
 		m, r := mapping.Resolve(tbl, mapping.Options{ClusterID: "doc", Exposure: mapping.ExposeOptIn})
 		if r != nil {
@@ -109,7 +116,7 @@ var docTypes = func() map[string]types.DataType {
 	n := func(t types.DataType) types.DataType { t.Nullable = true; return t }
 	str := n(types.DataType{Root: types.String})
 	candidates := []types.DataType{
-		n(types.DataType{Root: types.BigInt}), str, n(types.DataType{Root: types.Bytes}),
+		n(types.DataType{Root: types.BigInt}), n(types.DataType{Root: types.Int}), str, n(types.DataType{Root: types.Bytes}),
 		n(types.DataType{Root: types.Decimal, Precision: 10, Scale: 2}),
 		n(types.DataType{Root: types.TimestampLTZ, Precision: 3}),
 		n(types.DataType{Root: types.TimestampNTZ, Precision: 3}),

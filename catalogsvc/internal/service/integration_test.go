@@ -97,6 +97,10 @@ func TestIntegrationTablesListedExactly(t *testing.T) {
 	f.NewTable(t, testenv.TableSpec{Database: db, Table: "keyed", BucketCount: 2, BucketKeys: []string{"id"},
 		Columns:          []testenv.Column{{Name: "id", Type: "INT"}, {Name: "v", Type: "STRING"}},
 		CustomProperties: enabled()})
+	// Still refused: a primary-key table whose rows Ferry cannot encode.
+	f.NewTable(t, testenv.TableSpec{Database: db, Table: "nested", BucketCount: 1, PrimaryKey: []string{"id"},
+		Columns:          []testenv.Column{{Name: "id", Type: "INT", Nullable: testenv.NotNull()}, {Name: "tags", Type: "ARRAY<STRING>"}},
+		CustomProperties: enabled()})
 
 	c := realCatalog(t, f.Bootstrap, catalogConfig(db))
 	ctx := ctxFor(t, time.Minute)
@@ -112,7 +116,7 @@ func TestIntegrationTablesListedExactly(t *testing.T) {
 	for _, m := range topics {
 		names = append(names, m.Topic)
 	}
-	want := []string{db + ".orders", linesTopic}
+	want := []string{db + ".keyed", db + ".orders", db + ".parted", db + ".pk", linesTopic}
 	slices.Sort(want)
 	if !slices.Equal(names, want) {
 		t.Fatalf("topics = %v, want exactly %v", names, want)
@@ -163,15 +167,30 @@ func TestIntegrationTablesListedExactly(t *testing.T) {
 		t.Errorf("lines = %v", l)
 	}
 
-	results := c.Resolve(ctx, []string{db + ".hidden", db + ".pk", db + ".parted", db + ".keyed", db + ".lines", db + ".absent"})
+	// The shapes as Fluss reports them: a primary-key table's bucket key is its primary key.
+	for topic, w := range map[string]struct {
+		kind                  catalogv1.TableKind
+		pk, parts, bucketKeys string
+	}{
+		db + ".pk":     {catalogv1.TableKind_TABLE_KIND_PRIMARY_KEY, "id", "", "id"},
+		db + ".parted": {catalogv1.TableKind_TABLE_KIND_LOG, "", "dt", ""},
+		db + ".keyed":  {catalogv1.TableKind_TABLE_KIND_LOG, "", "", "id"},
+	} {
+		m := byName[topic]
+		if m.GetKind() != w.kind || strings.Join(m.GetPrimaryKeys(), ",") != w.pk || strings.Join(m.GetPartitionKeys(), ",") != w.parts ||
+			strings.Join(m.GetBucketKeys(), ",") != w.bucketKeys {
+			t.Errorf("%s: kind %s, primary key %v, partition keys %v, bucket keys %v; want %+v", topic, m.GetKind(), m.GetPrimaryKeys(),
+				m.GetPartitionKeys(), m.GetBucketKeys(), w)
+		}
+	}
+
+	results := c.Resolve(ctx, []string{db + ".hidden", db + ".nested", db + ".lines", db + ".absent"})
 	wantRes := []struct {
 		code int16
 		msg  string
 	}{
 		{kerr.UnknownTopicOrPartition.Code, "kafka.enabled=true"},
-		{kerr.InvalidTopicException.Code, "primary-key tables are not supported"},
-		{kerr.InvalidTopicException.Code, "partitioned tables are not supported"},
-		{kerr.InvalidTopicException.Code, "bucket keys are not supported"},
+		{kerr.InvalidTopicException.Code, "primary-key table rows: "},
 		{kerr.UnknownTopicOrPartition.Code, "does not exist"}, // renamed by kafka.topic
 		{kerr.UnknownTopicOrPartition.Code, "does not exist"},
 	}

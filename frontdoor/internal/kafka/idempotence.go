@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"slices"
 	"sync"
 	"time"
 
@@ -37,6 +38,16 @@ import (
 // read back from the Fluss log through a persisted anchor (anchors.go,
 // recovery.go), which continues a writer exactly where the log shows it.
 // See docs/idempotence.md.
+//
+// Routed batches (tables that place rows themselves: a primary key,
+// partition columns or a bucket key) are split into pieces, one per Fluss
+// bucket, and pieces of different Kafka partitions may land in the same
+// bucket. Each (producer, epoch, Kafka partition) of such a table therefore
+// gets a Fluss writer of its own, with a Fluss sequence per bucket it
+// writes to: a retry resends every piece with the sequence of its first
+// attempt, and Fluss drops the pieces it already holds. Routed state lives
+// in memory only (no anchors): after a restart the producer is told
+// UNKNOWN_PRODUCER_ID and starts a new epoch.
 
 // IdempotenceConfig tunes the producer state.
 type IdempotenceConfig struct {
@@ -135,6 +146,10 @@ type partState struct {
 	nextKafka int32
 	nextFluss int32
 	recent    []*seqEntry // oldest first, at most recentBatches
+	// routed: the writer is this partition's own, with the next Fluss
+	// sequence per bucket in nextPiece (nextFluss unused).
+	routed    bool
+	nextPiece map[pieceTarget]int32
 	// With persisted anchors: the anchor's key, the table it was made for
 	// and the offset of the anchor last written.
 	ak    anchorKey
@@ -163,6 +178,15 @@ type seqEntry struct {
 	flussSeq   int32
 	baseOffset int64 // -1 until Fluss acknowledged it
 	sending    int   // submissions of this batch not finished yet
+	// Routed batches: the buckets of the pieces and the sequence of each.
+	targets   []pieceTarget
+	pieceSeqs []int32
+}
+
+// pieceTarget is the Fluss bucket a piece of a routed batch goes to.
+type pieceTarget struct {
+	partition string // Fluss partition name, "" when not partitioned
+	bucket    int32
 }
 
 // verdict is what to do with a batch.
@@ -175,10 +199,11 @@ type verdict struct {
 	baseOffset int64
 	// Otherwise append with writer and flussSeq and report the outcome on
 	// entry (finish).
-	writer   int64
-	flussSeq int32
-	entry    *seqEntry
-	resend   bool // a retry of an earlier batch whose outcome is unknown
+	writer    int64
+	flussSeq  int32
+	pieceSeqs []int32 // routed batches: a sequence per piece
+	entry     *seqEntry
+	resend    bool // a retry of an earlier batch whose outcome is unknown
 }
 
 // NewProducerStates returns empty state; alloc hands out writer ids.
@@ -279,12 +304,20 @@ func (ps *ProducerStates) Len() int {
 // finish on the returned entry once the append's outcome is known. It may
 // allocate a Fluss writer id, write an anchor or rebuild the partition's
 // state from the log first, which are the only things it waits for.
-func (ps *ProducerStates) admit(ctx context.Context, key partitionKey, tbl tableRef, b batchIdentity) verdict {
+// targets are the buckets of a routed batch's pieces, nil for a batch that
+// goes whole to the partition's bucket.
+func (ps *ProducerStates) admit(ctx context.Context, key partitionKey, tbl tableRef, b batchIdentity, targets []pieceTarget) verdict {
 	for {
-		v, n := ps.decide(key, tbl, b)
+		v, n := ps.decide(key, tbl, b, targets)
 		switch n.kind {
 		case needNothing:
 			return v
+		case needRoutedWriter:
+			w, err := ps.alloc(ctx)
+			if err != nil {
+				return verdict{code: kerr.RequestTimedOut.Code, msg: "allocating a Fluss writer for the producer: " + err.Error()}
+			}
+			ps.install(b.producerID, key, &partState{epoch: b.epoch, writer: w, routed: true, nextPiece: map[pieceTarget]int32{}})
 		case needWriter:
 			if err := ps.ensureWriter(ctx, writerKey{b.producerID, b.epoch}); err != nil {
 				return verdict{code: kerr.RequestTimedOut.Code, msg: "allocating a Fluss writer for the producer: " + err.Error()}
@@ -335,15 +368,25 @@ const (
 	needAnchor
 	// needRebuild: no state in memory, but an anchor of the batch's epoch.
 	needRebuild
+	// needRoutedWriter: the batch starts new state of a routed partition,
+	// which needs a writer of its own.
+	needRoutedWriter
 )
 
 // decide applies Kafka's sequence rules.
-func (ps *ProducerStates) decide(key partitionKey, tbl tableRef, b batchIdentity) (verdict, need) {
+func (ps *ProducerStates) decide(key partitionKey, tbl tableRef, b batchIdentity, targets []pieceTarget) (verdict, need) {
 	ps.mu.Lock()
 	defer ps.mu.Unlock()
 	p := ps.producerLocked(b.producerID)
 	st := p.parts[key]
-	if st == nil && ps.store != nil {
+	routed := targets != nil
+	if st != nil && st.routed != routed {
+		// The topic now maps to a table of the other kind (recreated):
+		// the old state says nothing about the new table's writers.
+		delete(p.parts, key)
+		st = nil
+	}
+	if st == nil && ps.store != nil && !routed {
 		ak := anchorKey{b.producerID, key.topic, key.partition}
 		// An anchor of another table id is of a dropped table: not ours.
 		if a, ok := ps.store.get(ak); ok && a.TableID == tbl.id {
@@ -367,6 +410,9 @@ func (ps *ProducerStates) decide(key partitionKey, tbl tableRef, b batchIdentity
 			return verdict{code: kerr.OutOfOrderSequenceNumber.Code, msg: fmt.Sprintf(
 				"producer %d: new epoch %d must start at sequence 0, got %d", b.producerID, b.epoch, b.firstSeq)}, need{}
 		}
+		if routed {
+			return verdict{}, need{kind: needRoutedWriter}
+		}
 		w, ok := p.writers[b.epoch]
 		if !ok {
 			return verdict{}, need{kind: needWriter}
@@ -389,9 +435,15 @@ func (ps *ProducerStates) decide(key partitionKey, tbl tableRef, b batchIdentity
 			if e.baseOffset >= 0 {
 				return verdict{answered: true, baseOffset: e.baseOffset}, need{}
 			}
+			if !slices.Equal(e.targets, targets) {
+				// Only a changed table (bucket count, partition rules) splits
+				// the same batch differently; its pieces cannot be matched.
+				return verdict{code: kerr.UnknownServerError.Code, msg: fmt.Sprintf(
+					"producer %d: the retried batch at sequence %d now splits into other buckets than its first attempt", b.producerID, b.firstSeq)}, need{}
+			}
 			p.inFlight++
 			e.sending++
-			return verdict{writer: e.writer, flussSeq: e.flussSeq, entry: e, resend: true}, need{}
+			return verdict{writer: e.writer, flussSeq: e.flussSeq, pieceSeqs: e.pieceSeqs, entry: e, resend: true}, need{}
 		}
 	}
 	if b.firstSeq != st.nextKafka {
@@ -400,14 +452,24 @@ func (ps *ProducerStates) decide(key partitionKey, tbl tableRef, b batchIdentity
 	}
 	e := &seqEntry{owner: p, part: st, firstSeq: b.firstSeq, lastSeq: b.lastSeq, writer: st.writer, flussSeq: st.nextFluss, baseOffset: -1, sending: 1}
 	st.nextKafka = nextSeq(b.lastSeq)
-	st.nextFluss = nextSeq(st.nextFluss)
+	if routed {
+		e.flussSeq = -1
+		e.targets = targets
+		e.pieceSeqs = make([]int32, len(targets))
+		for i, t := range targets {
+			e.pieceSeqs[i] = st.nextPiece[t]
+			st.nextPiece[t] = nextSeq(e.pieceSeqs[i])
+		}
+	} else {
+		st.nextFluss = nextSeq(st.nextFluss)
+	}
 	if len(st.recent) == recentBatches {
 		copy(st.recent, st.recent[1:])
 		st.recent = st.recent[:recentBatches-1]
 	}
 	st.recent = append(st.recent, e)
 	p.inFlight++
-	return verdict{writer: e.writer, flussSeq: e.flussSeq, entry: e}, need{}
+	return verdict{writer: e.writer, flussSeq: e.flussSeq, pieceSeqs: e.pieceSeqs, entry: e}, need{}
 }
 
 // install makes st the state of (producer, key), unless the partition
@@ -511,7 +573,7 @@ func (ps *ProducerStates) finish(e *seqEntry, o outcome, baseOffset int64) {
 	switch {
 	case o == outcomeStored:
 		e.baseOffset = baseOffset
-		if ps.dirty != nil {
+		if ps.dirty != nil && !e.part.routed {
 			ps.dirty[e.part] = struct{}{}
 		}
 	case o == outcomeRejected && e.baseOffset < 0 && e.sending == 0:
@@ -523,6 +585,13 @@ func (ps *ProducerStates) finish(e *seqEntry, o outcome, baseOffset int64) {
 			if r == e {
 				// This batch and every later one: their Fluss sequences
 				// follow one that was not stored, so Fluss refuses them too.
+				// Routed: each bucket goes back to the sequence of the
+				// earliest dropped batch that wrote to it.
+				for k := len(st.recent) - 1; k >= i; k-- {
+					for j, t := range st.recent[k].targets {
+						st.nextPiece[t] = st.recent[k].pieceSeqs[j]
+					}
+				}
 				st.recent = st.recent[:i]
 				st.nextKafka = e.firstSeq
 				st.nextFluss = e.flussSeq

@@ -122,7 +122,7 @@ func TestProducerStatesSequenceRules(t *testing.T) {
 			ps, _ := newStates(t, DefaultIdempotenceConfig())
 			ctx := context.Background()
 			for i, s := range tc.steps {
-				v := ps.admit(ctx, partitionKey{"t", s.partition}, tableRef{}, batchIdentity{producerID: 7, epoch: s.epoch, firstSeq: s.first, lastSeq: s.first + s.count - 1})
+				v := ps.admit(ctx, partitionKey{"t", s.partition}, tableRef{}, batchIdentity{producerID: 7, epoch: s.epoch, firstSeq: s.first, lastSeq: s.first + s.count - 1}, nil)
 				if v.code != s.code {
 					t.Fatalf("step %d: code %v (%s), want %v", i, kerr.ErrorForCode(v.code), v.msg, kerr.ErrorForCode(s.code))
 				}
@@ -156,7 +156,7 @@ func TestProducerStatesNewProducerIsWriterOfEpochZero(t *testing.T) {
 	if err != nil || id != 100 {
 		t.Fatalf("NewProducer = %d, %v", id, err)
 	}
-	v := ps.admit(ctx, partitionKey{"t", 0}, tableRef{}, batchIdentity{producerID: id, firstSeq: 0, lastSeq: 0})
+	v := ps.admit(ctx, partitionKey{"t", 0}, tableRef{}, batchIdentity{producerID: id, firstSeq: 0, lastSeq: 0}, nil)
 	if v.code != 0 || v.writer != id || v.flussSeq != 0 {
 		t.Fatalf("verdict %+v, want writer %d seq 0", v, id)
 	}
@@ -165,7 +165,7 @@ func TestProducerStatesNewProducerIsWriterOfEpochZero(t *testing.T) {
 	}
 	// A producer id this process never handed out (another frontdoor's, or
 	// one from before a restart) gets a fresh writer, never its own id.
-	v = ps.admit(ctx, partitionKey{"t", 0}, tableRef{}, batchIdentity{producerID: 55, firstSeq: 0, lastSeq: 4})
+	v = ps.admit(ctx, partitionKey{"t", 0}, tableRef{}, batchIdentity{producerID: 55, firstSeq: 0, lastSeq: 4}, nil)
 	if v.code != 0 || v.writer == 55 || v.writer != 101 {
 		t.Fatalf("verdict %+v, want fresh writer 101", v)
 	}
@@ -174,12 +174,12 @@ func TestProducerStatesNewProducerIsWriterOfEpochZero(t *testing.T) {
 func TestProducerStatesAllocationFailure(t *testing.T) {
 	ps, a := newStates(t, DefaultIdempotenceConfig())
 	a.fail.Store(true)
-	v := ps.admit(context.Background(), partitionKey{"t", 0}, tableRef{}, batchIdentity{producerID: 9, firstSeq: 0, lastSeq: 0})
+	v := ps.admit(context.Background(), partitionKey{"t", 0}, tableRef{}, batchIdentity{producerID: 9, firstSeq: 0, lastSeq: 0}, nil)
 	if v.code != kerr.RequestTimedOut.Code {
 		t.Fatalf("code %v, want REQUEST_TIMED_OUT (retriable)", kerr.ErrorForCode(v.code))
 	}
 	a.fail.Store(false)
-	v = ps.admit(context.Background(), partitionKey{"t", 0}, tableRef{}, batchIdentity{producerID: 9, firstSeq: 0, lastSeq: 0})
+	v = ps.admit(context.Background(), partitionKey{"t", 0}, tableRef{}, batchIdentity{producerID: 9, firstSeq: 0, lastSeq: 0}, nil)
 	if v.code != 0 || v.flussSeq != 0 {
 		t.Fatalf("after recovery: %+v", v)
 	}
@@ -195,7 +195,7 @@ func TestProducerStatesOneAllocationPerEpoch(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			v := ps.admit(context.Background(), partitionKey{"t", int32(i)}, tableRef{}, batchIdentity{producerID: 3, firstSeq: 0, lastSeq: 0})
+			v := ps.admit(context.Background(), partitionKey{"t", int32(i)}, tableRef{}, batchIdentity{producerID: 3, firstSeq: 0, lastSeq: 0}, nil)
 			writers[i] = v.writer
 		}()
 	}
@@ -217,19 +217,19 @@ func TestProducerStatesExpiry(t *testing.T) {
 	ps.now = func() time.Time { return now }
 	ctx := context.Background()
 	k := partitionKey{"t", 0}
-	v := ps.admit(ctx, k, tableRef{}, batchIdentity{producerID: 1, firstSeq: 0, lastSeq: 0})
+	v := ps.admit(ctx, k, tableRef{}, batchIdentity{producerID: 1, firstSeq: 0, lastSeq: 0}, nil)
 	ps.finish(v.entry, outcomeStored, 0)
 	// A producer with a batch in flight is never dropped.
-	v2 := ps.admit(ctx, partitionKey{"t", 1}, tableRef{}, batchIdentity{producerID: 2, firstSeq: 0, lastSeq: 0})
+	v2 := ps.admit(ctx, partitionKey{"t", 1}, tableRef{}, batchIdentity{producerID: 2, firstSeq: 0, lastSeq: 0}, nil)
 	now = now.Add(2 * time.Hour)
-	if v := ps.admit(ctx, k, tableRef{}, batchIdentity{producerID: 3, firstSeq: 0, lastSeq: 0}); v.code != 0 {
+	if v := ps.admit(ctx, k, tableRef{}, batchIdentity{producerID: 3, firstSeq: 0, lastSeq: 0}, nil); v.code != 0 {
 		t.Fatal(v.msg)
 	}
-	if v := ps.admit(ctx, k, tableRef{}, batchIdentity{producerID: 1, firstSeq: 1, lastSeq: 1}); v.code != kerr.UnknownProducerID.Code {
+	if v := ps.admit(ctx, k, tableRef{}, batchIdentity{producerID: 1, firstSeq: 1, lastSeq: 1}, nil); v.code != kerr.UnknownProducerID.Code {
 		t.Fatalf("expired producer: %v, want UNKNOWN_PRODUCER_ID", kerr.ErrorForCode(v.code))
 	}
 	ps.finish(v2.entry, outcomeStored, 0)
-	if v := ps.admit(ctx, partitionKey{"t", 1}, tableRef{}, batchIdentity{producerID: 2, firstSeq: 1, lastSeq: 1}); v.code != 0 {
+	if v := ps.admit(ctx, partitionKey{"t", 1}, tableRef{}, batchIdentity{producerID: 2, firstSeq: 1, lastSeq: 1}, nil); v.code != 0 {
 		t.Fatalf("producer with a batch in flight lost its state: %s", v.msg)
 	}
 }
@@ -238,7 +238,7 @@ func TestProducerStatesMaxProducers(t *testing.T) {
 	ps, _ := newStates(t, IdempotenceConfig{ProducerIdleExpiry: time.Hour, MaxProducers: 2})
 	ctx := context.Background()
 	for id := int64(1); id <= 3; id++ {
-		v := ps.admit(ctx, partitionKey{"t", 0}, tableRef{}, batchIdentity{producerID: id, firstSeq: 0, lastSeq: 0})
+		v := ps.admit(ctx, partitionKey{"t", 0}, tableRef{}, batchIdentity{producerID: id, firstSeq: 0, lastSeq: 0}, nil)
 		ps.finish(v.entry, outcomeStored, id)
 	}
 	if n := ps.Len(); n != 2 {
@@ -250,7 +250,7 @@ func TestProducerStatesSequenceWraps(t *testing.T) {
 	ps, _ := newStates(t, DefaultIdempotenceConfig())
 	ctx := context.Background()
 	k := partitionKey{"t", 0}
-	v := ps.admit(ctx, k, tableRef{}, batchIdentity{producerID: 1, firstSeq: 0, lastSeq: 0})
+	v := ps.admit(ctx, k, tableRef{}, batchIdentity{producerID: 1, firstSeq: 0, lastSeq: 0}, nil)
 	ps.finish(v.entry, outcomeStored, 0)
 	// Jump the state to just below the wrap, as a long-lived producer.
 	ps.mu.Lock()
@@ -266,12 +266,12 @@ func TestProducerStatesSequenceWraps(t *testing.T) {
 	if b.lastSeq != 0 {
 		t.Fatalf("last sequence %d, want 0 (wrapped)", b.lastSeq)
 	}
-	v = ps.admit(ctx, k, tableRef{}, b)
+	v = ps.admit(ctx, k, tableRef{}, b, nil)
 	if v.code != 0 || v.flussSeq != math.MaxInt32 {
 		t.Fatalf("%+v", v)
 	}
 	ps.finish(v.entry, outcomeStored, 1)
-	v = ps.admit(ctx, k, tableRef{}, batchIdentity{producerID: 1, firstSeq: 1, lastSeq: 1})
+	v = ps.admit(ctx, k, tableRef{}, batchIdentity{producerID: 1, firstSeq: 1, lastSeq: 1}, nil)
 	if v.code != 0 || v.flussSeq != 0 {
 		t.Fatalf("after the wrap: %+v (%s)", v, v.msg)
 	}
@@ -313,7 +313,7 @@ func BenchmarkProducerStatesAdmit(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		p := i % len(keys)
-		v := ps.admit(ctx, keys[p], tableRef{}, batchIdentity{producerID: 1, firstSeq: seqs[p], lastSeq: seqs[p] + 9})
+		v := ps.admit(ctx, keys[p], tableRef{}, batchIdentity{producerID: 1, firstSeq: seqs[p], lastSeq: seqs[p] + 9}, nil)
 		if v.code != 0 {
 			b.Fatal(v.msg)
 		}

@@ -299,11 +299,19 @@ func (p *producer) producePartition(ctx context.Context, w *partWork, t backends
 		return
 	}
 	writerID, batchSeq := int64(-1), int32(-1)
+	var pieceSeqs []int32
+	var targets []pieceTarget
+	if pieces := batch.GetPieces(); len(pieces) > 0 {
+		targets = make([]pieceTarget, len(pieces))
+		for i, pc := range pieces {
+			targets[i] = pieceTarget{pc.GetPartitionName(), pc.GetBucket()}
+		}
+	}
 	var entry *seqEntry
 	resend := false
 	if id.producerID >= 0 {
 		// Sequence rules are applied here, in the partition's order.
-		v := p.idem.admit(ctx, partitionKey{w.topic, out.Partition}, tableRef{m.GetTableId(), m.GetDatabase(), m.GetTable()}, id)
+		v := p.idem.admit(ctx, partitionKey{w.topic, out.Partition}, tableRef{m.GetTableId(), m.GetDatabase(), m.GetTable()}, id, targets)
 		span.SetAttributes(attribute.Int64("ferry.producer_id", id.producerID), attribute.Int("ferry.producer_epoch", int(id.epoch)),
 			attribute.Int("ferry.base_sequence", int(id.firstSeq)))
 		switch {
@@ -323,13 +331,13 @@ func (p *producer) producePartition(ctx context.Context, w *partWork, t backends
 			out.BaseOffset = v.baseOffset
 			return
 		}
-		writerID, batchSeq, entry, resend = v.writer, v.flussSeq, v.entry, v.resend
+		writerID, batchSeq, pieceSeqs, entry, resend = v.writer, v.flussSeq, v.pieceSeqs, v.entry, v.resend
 		span.SetAttributes(attribute.Int64("fluss.writer_id", writerID), attribute.Int("fluss.batch_sequence", int(batchSeq)),
 			attribute.Bool("ferry.resend", v.resend))
 	}
 	// appendsvc looks the table up by its path; the id tells it whether the
 	// path still names the table this mapping was made for.
-	pending := p.ap.Submit(ctx, &appendv1.AppendRequest{
+	areq := &appendv1.AppendRequest{
 		TableId:               m.GetTableId(),
 		Database:              m.GetDatabase(),
 		Table:                 m.GetTable(),
@@ -343,7 +351,21 @@ func (p *producer) producePartition(ctx context.Context, w *partWork, t backends
 		TimeoutMs:             remainingMillis(ctx, timeout),
 		WriterId:              writerID,
 		BatchSequence:         batchSeq,
-	})
+	}
+	if targets != nil {
+		areq.ArrowIpc = nil
+		areq.Pieces = make([]*appendv1.AppendPiece, len(targets))
+		for i, pc := range batch.GetPieces() {
+			seq := int32(-1)
+			if pieceSeqs != nil {
+				seq = pieceSeqs[i]
+			}
+			areq.Pieces[i] = &appendv1.AppendPiece{PartitionName: pc.GetPartitionName(), BucketId: pc.GetBucket(),
+				ArrowIpc: pc.GetArrowIpc(), KvRecords: pc.GetKvRecords(), RecordCount: pc.GetRecordCount(), BatchSequence: seq}
+		}
+		span.SetAttributes(attribute.Int("ferry.pieces", len(targets)))
+	}
+	pending := p.ap.Submit(ctx, areq)
 	w.ticket.Release()
 	ar, err := pending.Wait(ctx)
 	if err != nil {

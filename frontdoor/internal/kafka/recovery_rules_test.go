@@ -57,13 +57,13 @@ func TestProducerStatesRebuild(t *testing.T) {
 		fake.Seed(100, 0, 900, 0, "other")     // another writer
 		fake.Seed(100, 0, w, 1, "d", "e")      // offset 5, Kafka 3-4
 		k := partitionKey{"t", 0}
-		if v := ps.admit(ctx, k, tbl, batch(0, 3, 2)); !v.answered || v.baseOffset != 5 {
+		if v := ps.admit(ctx, k, tbl, batch(0, 3, 2), nil); !v.answered || v.baseOffset != 5 {
 			t.Fatalf("retry of the last batch: %+v", v)
 		}
-		if v := ps.admit(ctx, k, tbl, batch(0, 0, 3)); !v.answered || v.baseOffset != 1 {
+		if v := ps.admit(ctx, k, tbl, batch(0, 0, 3), nil); !v.answered || v.baseOffset != 1 {
 			t.Fatalf("retry of the first batch: %+v", v)
 		}
-		v := ps.admit(ctx, k, tbl, batch(0, 5, 1))
+		v := ps.admit(ctx, k, tbl, batch(0, 5, 1), nil)
 		if v.code != 0 || v.answered || v.writer != w || v.flussSeq != 2 {
 			t.Fatalf("next batch: %+v (%s)", v, v.msg)
 		}
@@ -75,7 +75,7 @@ func TestProducerStatesRebuild(t *testing.T) {
 			t.Fatalf("anchor %+v, want still at the first batch", a)
 		}
 		for seq := int32(3); seq <= 5; seq++ {
-			v := ps.admit(ctx, k, tbl, batch(0, seq+3, 1))
+			v := ps.admit(ctx, k, tbl, batch(0, seq+3, 1), nil)
 			if v.flussSeq != seq {
 				t.Fatalf("batch %d: %+v", seq, v)
 			}
@@ -90,7 +90,7 @@ func TestProducerStatesRebuild(t *testing.T) {
 	t.Run("a first batch whose fate is unknown is sent with sequence 0", func(t *testing.T) {
 		ps, store, _ := persistentStates(t)
 		must(t, store.put(anchorKey{7, "t", 1}, anchor{Writer: w, TableID: 100, Offset: 0}))
-		v := ps.admit(ctx, partitionKey{"t", 1}, tbl, batch(0, 0, 4))
+		v := ps.admit(ctx, partitionKey{"t", 1}, tbl, batch(0, 0, 4), nil)
 		if v.code != 0 || v.answered || v.writer != w || v.flussSeq != 0 {
 			t.Fatalf("%+v (%s)", v, v.msg)
 		}
@@ -99,14 +99,14 @@ func TestProducerStatesRebuild(t *testing.T) {
 	t.Run("a new partition state is anchored before its first batch", func(t *testing.T) {
 		ps, store, fake := persistentStates(t)
 		fake.Seed(100, 2, -1, -1, "x", "y")
-		v := ps.admit(ctx, partitionKey{"t", 2}, tbl, batch(0, 0, 1))
+		v := ps.admit(ctx, partitionKey{"t", 2}, tbl, batch(0, 0, 1), nil)
 		a, ok := store.get(anchorKey{7, "t", 2})
 		if v.code != 0 || !ok || a.Writer != v.writer || a.Offset != 2 || a.TableID != 100 || a.FlussSeq != 0 {
 			t.Fatalf("verdict %+v, anchor %+v %v", v, a, ok)
 		}
 		// A new epoch replaces it, on a new writer.
 		ps.finish(v.entry, outcomeStored, 2)
-		v2 := ps.admit(ctx, partitionKey{"t", 2}, tbl, batch(1, 0, 1))
+		v2 := ps.admit(ctx, partitionKey{"t", 2}, tbl, batch(1, 0, 1), nil)
 		if a, _ := store.get(anchorKey{7, "t", 2}); v2.code != 0 || a.Epoch != 1 || a.Writer != v2.writer || v2.writer == v.writer {
 			t.Fatalf("new epoch: verdict %+v, anchor %+v", v2, a)
 		}
@@ -115,12 +115,12 @@ func TestProducerStatesRebuild(t *testing.T) {
 	t.Run("without the end offset no state starts, unless appendsvc cannot tell", func(t *testing.T) {
 		ps, store, fake := persistentStates(t)
 		fake.LatestFail = func(*appendv1.GetLatestOffsetRequest) error { return status.Error(codes.Unavailable, "down") }
-		if v := ps.admit(ctx, partitionKey{"t", 4}, tbl, batch(0, 0, 1)); v.code != kerr.RequestTimedOut.Code {
+		if v := ps.admit(ctx, partitionKey{"t", 4}, tbl, batch(0, 0, 1), nil); v.code != kerr.RequestTimedOut.Code {
 			t.Fatalf("%v (%s), want REQUEST_TIMED_OUT", kerr.ErrorForCode(v.code), v.msg)
 		}
 		// An appendsvc without the read-back: in memory only, as before.
 		fake.LatestFail = func(*appendv1.GetLatestOffsetRequest) error { return status.Error(codes.Unimplemented, "old") }
-		v := ps.admit(ctx, partitionKey{"t", 4}, tbl, batch(0, 0, 1))
+		v := ps.admit(ctx, partitionKey{"t", 4}, tbl, batch(0, 0, 1), nil)
 		if _, ok := store.get(anchorKey{7, "t", 4}); v.code != 0 || v.flussSeq != 0 || ok {
 			t.Fatalf("verdict %+v (%s), anchor written: %v", v, v.msg, ok)
 		}
@@ -154,7 +154,7 @@ func TestProducerStatesRebuild(t *testing.T) {
 			}
 			ak := anchorKey{7, "t", 3}
 			must(t, store.put(ak, tc.anchor))
-			v := ps.admit(ctx, partitionKey{"t", 3}, tbl, tc.b)
+			v := ps.admit(ctx, partitionKey{"t", 3}, tbl, tc.b, nil)
 			if v.code != tc.code {
 				t.Fatalf("%v (%s), want %v", kerr.ErrorForCode(v.code), v.msg, kerr.ErrorForCode(tc.code))
 			}

@@ -104,14 +104,33 @@ type Output struct {
 // Convert converts every record of b or none: any record error yields a
 // *Failure listing the failing records (INVALID_RECORD) and no output.
 func (c *Converter) Convert(b *kafkabatch.Batch) (Output, error) {
+	rec, err := c.ConvertRecord(b, nil)
+	if err != nil {
+		return Output{}, err
+	}
+	defer rec.Release()
+	if err := c.writeIPC(rec); err != nil {
+		return Output{}, err
+	}
+	return Output{IPC: c.out.Bytes(), Rows: int(rec.NumRows())}, nil
+}
+
+// ConvertRecord converts the records of b that include selects (all of
+// them when include is nil), in order, into one Arrow record the caller
+// releases. Record errors are as in Convert, indexed within b.
+func (c *Converter) ConvertRecord(b *kafkabatch.Batch, include func(i int) bool) (arrow.RecordBatch, error) {
 	if c.broken {
 		c.build()
 	}
 	c.broken = true
 	c.rb.Reserve(len(b.Records))
 	var errs []RecordError
-	failed := 0
+	failed, rows := 0, 0
 	for i := range b.Records {
+		if include != nil && !include(i) {
+			continue
+		}
+		rows++
 		if err := c.convertRecord(&b.Records[i], b); err != nil {
 			failed++
 			if len(errs) < MaxRecordErrors {
@@ -120,21 +139,38 @@ func (c *Converter) Convert(b *kafkabatch.Batch) (Output, error) {
 		}
 	}
 	if failed > 0 {
-		msg := fmt.Sprintf("%d of %d records could not be converted for topic %s; the batch was not written", failed, len(b.Records), c.plan.Topic)
+		msg := fmt.Sprintf("%d of %d records could not be converted for topic %s; the batch was not written", failed, rows, c.plan.Topic)
 		if failed > len(errs) {
 			msg += fmt.Sprintf(" (the first %d are listed)", len(errs))
 		}
-		// Builders are out of step after a failed record; the next Convert
+		// Builders are out of step after a failed record; the next call
 		// rebuilds them.
-		return Output{}, &Failure{Code: kerr.InvalidRecord.Code, Message: msg, Records: errs}
+		return nil, &Failure{Code: kerr.InvalidRecord.Code, Message: msg, Records: errs}
 	}
-	rec := c.rb.NewRecordBatch()
-	defer rec.Release()
 	c.broken = false
-	if err := c.writeIPC(rec); err != nil {
-		return Output{}, err
+	return c.rb.NewRecordBatch(), nil
+}
+
+// AppendIPC appends rec to dst as an Arrow IPC stream with the plan's
+// schema.
+func (c *Converter) AppendIPC(dst []byte, rec arrow.RecordBatch) ([]byte, error) {
+	w := appendWriter{dst}
+	iw := ipc.NewWriter(&w, ipc.WithSchema(c.plan.Schema), ipc.WithAllocator(c.mem))
+	if err := iw.Write(rec); err != nil {
+		iw.Close()
+		return dst, fmt.Errorf("write Arrow IPC: %w", err)
 	}
-	return Output{IPC: c.out.Bytes(), Rows: int(rec.NumRows())}, nil
+	if err := iw.Close(); err != nil {
+		return dst, fmt.Errorf("close Arrow IPC stream: %w", err)
+	}
+	return w.buf, nil
+}
+
+type appendWriter struct{ buf []byte }
+
+func (w *appendWriter) Write(p []byte) (int, error) {
+	w.buf = append(w.buf, p...)
+	return len(p), nil
 }
 
 func (c *Converter) writeIPC(rec arrow.RecordBatch) error {

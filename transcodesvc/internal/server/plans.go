@@ -8,6 +8,7 @@ import (
 
 	catalogv1 "github.com/ferrygw/ferry/services/api/gen/ferry/catalog/v1"
 	"github.com/ferrygw/ferry/transcodesvc/internal/convert"
+	"github.com/ferrygw/ferry/transcodesvc/internal/route"
 )
 
 // planEntry is one compiled mapping and the converters built for it. A
@@ -19,6 +20,11 @@ type planEntry struct {
 	err  error
 	// converters hold builders sized for this plan; one per concurrent job.
 	converters sync.Pool
+	// router splits batches of tables that place rows themselves (nil
+	// otherwise); keyConverters convert the record keys of primary-key
+	// tables.
+	router        *route.Router
+	keyConverters sync.Pool
 }
 
 func (e *planEntry) converter() *convert.Converter {
@@ -26,6 +32,24 @@ func (e *planEntry) converter() *convert.Converter {
 		return c
 	}
 	return e.plan.NewConverter(memory.DefaultAllocator)
+}
+
+func (e *planEntry) keyConverter() *convert.Converter {
+	if e.router.KeyPlan() == nil {
+		return nil
+	}
+	if c, ok := e.keyConverters.Get().(*convert.Converter); ok {
+		return c
+	}
+	return e.router.KeyPlan().NewConverter(memory.DefaultAllocator)
+}
+
+// compile compiles m into e.
+func (e *planEntry) compile(m *catalogv1.TopicMapping) {
+	if e.plan, e.err = convert.Compile(m); e.err != nil || !route.Needed(m) {
+		return
+	}
+	e.router, e.err = route.Compile(m, e.plan)
 }
 
 // planCache shares compiled plans across streams, keyed by mapping_id, and
@@ -55,7 +79,7 @@ func (c *planCache) get(m *catalogv1.TopicMapping) *planEntry {
 	// Compile outside the lock; two streams racing on a new mapping both
 	// compile it and one result wins, which is harmless.
 	e := &planEntry{id: id}
-	e.plan, e.err = convert.Compile(m)
+	e.compile(m)
 
 	c.mu.Lock()
 	defer c.mu.Unlock()

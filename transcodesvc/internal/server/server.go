@@ -307,6 +307,9 @@ func (s *Service) run(ctx context.Context, req *transcodev1.TranscodeRequest, e 
 	if floor := int64(len(batch.Records)) * minRowBytes(e.plan.Schema); floor > int64(s.cfg.MaxOutputBytes) {
 		return failed(kerr.MessageTooLarge.Code, fmt.Sprintf("the batch's %d records convert to at least %d bytes of Arrow, more than the %d an answer may carry; send smaller batches (batch.size / max.request.size)", len(batch.Records), floor, s.cfg.MaxOutputBytes), nil)
 	}
+	if e.router != nil {
+		return s.runRouted(ctx, req, e, batch, failed)
+	}
 	conv := e.converter()
 	out, err := conv.Convert(batch)
 	if err != nil {
@@ -332,6 +335,43 @@ func (s *Service) run(ctx context.Context, req *transcodev1.TranscodeRequest, e 
 		BaseSequence:  h.BaseSequence,
 		MaxTimestamp:  h.MaxTimestamp,
 	}}}, func() { e.converters.Put(conv) }
+}
+
+// runRouted splits a batch of a table that places rows itself into pieces
+// per Fluss partition and bucket.
+func (s *Service) runRouted(ctx context.Context, req *transcodev1.TranscodeRequest, e *planEntry, batch *kafkabatch.Batch,
+	failed func(int16, string, []convert.RecordError) (*transcodev1.TranscodeResponse, func())) (*transcodev1.TranscodeResponse, func()) {
+	conv, keys := e.converter(), e.keyConverter()
+	defer func() {
+		e.converters.Put(conv)
+		if keys != nil {
+			e.keyConverters.Put(keys)
+		}
+	}()
+	pieces, err := e.router.Split(batch, req.GetPartition(), conv, keys)
+	if err != nil {
+		var f *convert.Failure
+		if errors.As(err, &f) {
+			return failed(f.Code, f.Message, f.Records)
+		}
+		return failed(kerr.UnknownServerError.Code, err.Error(), nil)
+	}
+	out := &transcodev1.ArrowBatch{RecordCount: int32(len(batch.Records))}
+	size := 0
+	for _, p := range pieces {
+		size += len(p.ArrowIPC) + len(p.KVRecords) + len(p.PartitionName) + 16
+		out.Pieces = append(out.Pieces, &transcodev1.RoutedPiece{PartitionName: p.PartitionName, Bucket: p.Bucket,
+			ArrowIpc: p.ArrowIPC, KvRecords: p.KVRecords, RecordCount: int32(p.Records)})
+	}
+	if size > s.cfg.MaxOutputBytes {
+		return failed(kerr.MessageTooLarge.Code, fmt.Sprintf("the batch converts to %d bytes, more than the %d an answer may carry; send smaller batches (batch.size / max.request.size)", size, s.cfg.MaxOutputBytes), nil)
+	}
+	trace.SpanFromContext(ctx).SetAttributes(attribute.Int("ferry.pieces", len(pieces)))
+	s.countJob(ctx, 0)
+	s.records.Add(ctx, int64(len(batch.Records)))
+	h := &batch.Header
+	out.ProducerId, out.ProducerEpoch, out.BaseSequence, out.MaxTimestamp = h.ProducerID, int32(h.ProducerEpoch), h.BaseSequence, h.MaxTimestamp
+	return &transcodev1.TranscodeResponse{JobId: req.GetJobId(), Result: &transcodev1.TranscodeResponse_Batch{Batch: out}}, func() {}
 }
 
 func (s *Service) countJob(ctx context.Context, code int32) {

@@ -491,8 +491,18 @@ type AppendRequest struct {
 	// Fluss client routes by id only for tables it has looked up by path.
 	// When the path now names a table with another id (dropped and
 	// recreated), the request fails with TABLE_NOT_EXIST.
-	Database      string `protobuf:"bytes,15,opt,name=database,proto3" json:"database,omitempty"`
-	Table         string `protobuf:"bytes,16,opt,name=table,proto3" json:"table,omitempty"`
+	Database string `protobuf:"bytes,15,opt,name=database,proto3" json:"database,omitempty"`
+	Table    string `protobuf:"bytes,16,opt,name=table,proto3" json:"table,omitempty"`
+	// Set instead of arrow_ipc for tables that place rows themselves
+	// (transcode RoutedPiece): one Kafka batch's rows, split by Fluss
+	// partition and bucket. bucket_id is then the Kafka partition the batch
+	// came from (jobs of one Kafka partition are written in order), and
+	// writer_id, if set, is a writer used by that Kafka partition only, with
+	// a batch sequence per piece. Partitions that do not exist are created
+	// first; nothing is written when one cannot be. The answer's base_offset
+	// is the first piece's: its log offset for a log table, the changelog end
+	// offset after the write for a primary-key table.
+	Pieces        []*AppendPiece `protobuf:"bytes,17,rep,name=pieces,proto3" json:"pieces,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -639,6 +649,103 @@ func (x *AppendRequest) GetTable() string {
 	return ""
 }
 
+func (x *AppendRequest) GetPieces() []*AppendPiece {
+	if x != nil {
+		return x.Pieces
+	}
+	return nil
+}
+
+// The rows of one Kafka batch bound for one Fluss bucket.
+type AppendPiece struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Fluss partition name (empty when the table is not partitioned).
+	PartitionName string `protobuf:"bytes,1,opt,name=partition_name,json=partitionName,proto3" json:"partition_name,omitempty"`
+	BucketId      int32  `protobuf:"varint,2,opt,name=bucket_id,json=bucketId,proto3" json:"bucket_id,omitempty"`
+	// Log tables: an Arrow IPC stream, as AppendRequest.arrow_ipc.
+	ArrowIpc []byte `protobuf:"bytes,3,opt,name=arrow_ipc,json=arrowIpc,proto3" json:"arrow_ipc,omitempty"`
+	// Primary-key tables: KV records without a batch header (transcode
+	// RoutedPiece.kv_records).
+	KvRecords   []byte `protobuf:"bytes,4,opt,name=kv_records,json=kvRecords,proto3" json:"kv_records,omitempty"`
+	RecordCount int32  `protobuf:"varint,5,opt,name=record_count,json=recordCount,proto3" json:"record_count,omitempty"`
+	// The writer's sequence on this bucket; -1 without a writer.
+	BatchSequence int32 `protobuf:"varint,6,opt,name=batch_sequence,json=batchSequence,proto3" json:"batch_sequence,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AppendPiece) Reset() {
+	*x = AppendPiece{}
+	mi := &file_ferry_append_v1_append_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AppendPiece) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AppendPiece) ProtoMessage() {}
+
+func (x *AppendPiece) ProtoReflect() protoreflect.Message {
+	mi := &file_ferry_append_v1_append_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AppendPiece.ProtoReflect.Descriptor instead.
+func (*AppendPiece) Descriptor() ([]byte, []int) {
+	return file_ferry_append_v1_append_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *AppendPiece) GetPartitionName() string {
+	if x != nil {
+		return x.PartitionName
+	}
+	return ""
+}
+
+func (x *AppendPiece) GetBucketId() int32 {
+	if x != nil {
+		return x.BucketId
+	}
+	return 0
+}
+
+func (x *AppendPiece) GetArrowIpc() []byte {
+	if x != nil {
+		return x.ArrowIpc
+	}
+	return nil
+}
+
+func (x *AppendPiece) GetKvRecords() []byte {
+	if x != nil {
+		return x.KvRecords
+	}
+	return nil
+}
+
+func (x *AppendPiece) GetRecordCount() int32 {
+	if x != nil {
+		return x.RecordCount
+	}
+	return 0
+}
+
+func (x *AppendPiece) GetBatchSequence() int32 {
+	if x != nil {
+		return x.BatchSequence
+	}
+	return 0
+}
+
 type AppendResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	JobId uint64                 `protobuf:"varint,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
@@ -670,7 +777,7 @@ type AppendResponse struct {
 
 func (x *AppendResponse) Reset() {
 	*x = AppendResponse{}
-	mi := &file_ferry_append_v1_append_proto_msgTypes[9]
+	mi := &file_ferry_append_v1_append_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -682,7 +789,7 @@ func (x *AppendResponse) String() string {
 func (*AppendResponse) ProtoMessage() {}
 
 func (x *AppendResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ferry_append_v1_append_proto_msgTypes[9]
+	mi := &file_ferry_append_v1_append_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -695,7 +802,7 @@ func (x *AppendResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AppendResponse.ProtoReflect.Descriptor instead.
 func (*AppendResponse) Descriptor() ([]byte, []int) {
-	return file_ferry_append_v1_append_proto_rawDescGZIP(), []int{9}
+	return file_ferry_append_v1_append_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *AppendResponse) GetJobId() uint64 {
@@ -788,7 +895,7 @@ const file_ferry_append_v1_append_proto_rawDesc = "" +
 	"\abatches\x18\x01 \x03(\v2\x1c.ferry.append.v1.WriterBatchR\abatches\x12\x1f\n" +
 	"\vnext_offset\x18\x02 \x01(\x03R\n" +
 	"nextOffset\x12%\n" +
-	"\x0ehigh_watermark\x18\x03 \x01(\x03R\rhighWatermark\"\xda\x04\n" +
+	"\x0ehigh_watermark\x18\x03 \x01(\x03R\rhighWatermark\"\x90\x05\n" +
 	"\rAppendRequest\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\x04R\x05jobId\x12\x19\n" +
 	"\btable_id\x18\x02 \x01(\x03R\atableId\x12&\n" +
@@ -807,8 +914,17 @@ const file_ferry_append_v1_append_proto_rawDesc = "" +
 	"\x0ebatch_sequence\x18\r \x01(\x05R\rbatchSequence\x122\n" +
 	"\x05trace\x18\x0e \x01(\v2\x1c.ferry.trace.v1.TraceContextR\x05trace\x12\x1a\n" +
 	"\bdatabase\x18\x0f \x01(\tR\bdatabase\x12\x14\n" +
-	"\x05table\x18\x10 \x01(\tR\x05tableB\x0f\n" +
-	"\r_partition_id\"\xa5\x02\n" +
+	"\x05table\x18\x10 \x01(\tR\x05table\x124\n" +
+	"\x06pieces\x18\x11 \x03(\v2\x1c.ferry.append.v1.AppendPieceR\x06piecesB\x0f\n" +
+	"\r_partition_id\"\xd7\x01\n" +
+	"\vAppendPiece\x12%\n" +
+	"\x0epartition_name\x18\x01 \x01(\tR\rpartitionName\x12\x1b\n" +
+	"\tbucket_id\x18\x02 \x01(\x05R\bbucketId\x12\x1b\n" +
+	"\tarrow_ipc\x18\x03 \x01(\fR\barrowIpc\x12\x1d\n" +
+	"\n" +
+	"kv_records\x18\x04 \x01(\fR\tkvRecords\x12!\n" +
+	"\frecord_count\x18\x05 \x01(\x05R\vrecordCount\x12%\n" +
+	"\x0ebatch_sequence\x18\x06 \x01(\x05R\rbatchSequence\"\xa5\x02\n" +
 	"\x0eAppendResponse\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\x04R\x05jobId\x12\x1f\n" +
 	"\vbase_offset\x18\x02 \x01(\x03R\n" +
@@ -839,7 +955,7 @@ func file_ferry_append_v1_append_proto_rawDescGZIP() []byte {
 	return file_ferry_append_v1_append_proto_rawDescData
 }
 
-var file_ferry_append_v1_append_proto_msgTypes = make([]protoimpl.MessageInfo, 10)
+var file_ferry_append_v1_append_proto_msgTypes = make([]protoimpl.MessageInfo, 11)
 var file_ferry_append_v1_append_proto_goTypes = []any{
 	(*InitWriterRequest)(nil),         // 0: ferry.append.v1.InitWriterRequest
 	(*InitWriterResponse)(nil),        // 1: ferry.append.v1.InitWriterResponse
@@ -850,29 +966,31 @@ var file_ferry_append_v1_append_proto_goTypes = []any{
 	(*WriterBatch)(nil),               // 6: ferry.append.v1.WriterBatch
 	(*ListWriterBatchesResponse)(nil), // 7: ferry.append.v1.ListWriterBatchesResponse
 	(*AppendRequest)(nil),             // 8: ferry.append.v1.AppendRequest
-	(*AppendResponse)(nil),            // 9: ferry.append.v1.AppendResponse
-	(v1.ArrowCompression)(0),          // 10: ferry.catalog.v1.ArrowCompression
-	(*v11.TraceContext)(nil),          // 11: ferry.trace.v1.TraceContext
+	(*AppendPiece)(nil),               // 9: ferry.append.v1.AppendPiece
+	(*AppendResponse)(nil),            // 10: ferry.append.v1.AppendResponse
+	(v1.ArrowCompression)(0),          // 11: ferry.catalog.v1.ArrowCompression
+	(*v11.TraceContext)(nil),          // 12: ferry.trace.v1.TraceContext
 }
 var file_ferry_append_v1_append_proto_depIdxs = []int32{
 	2,  // 0: ferry.append.v1.GetLatestOffsetRequest.bucket:type_name -> ferry.append.v1.BucketRef
 	2,  // 1: ferry.append.v1.ListWriterBatchesRequest.bucket:type_name -> ferry.append.v1.BucketRef
 	6,  // 2: ferry.append.v1.ListWriterBatchesResponse.batches:type_name -> ferry.append.v1.WriterBatch
-	10, // 3: ferry.append.v1.AppendRequest.arrow_compression:type_name -> ferry.catalog.v1.ArrowCompression
-	11, // 4: ferry.append.v1.AppendRequest.trace:type_name -> ferry.trace.v1.TraceContext
-	8,  // 5: ferry.append.v1.AppendService.Append:input_type -> ferry.append.v1.AppendRequest
-	0,  // 6: ferry.append.v1.AppendService.InitWriter:input_type -> ferry.append.v1.InitWriterRequest
-	3,  // 7: ferry.append.v1.AppendService.GetLatestOffset:input_type -> ferry.append.v1.GetLatestOffsetRequest
-	5,  // 8: ferry.append.v1.AppendService.ListWriterBatches:input_type -> ferry.append.v1.ListWriterBatchesRequest
-	9,  // 9: ferry.append.v1.AppendService.Append:output_type -> ferry.append.v1.AppendResponse
-	1,  // 10: ferry.append.v1.AppendService.InitWriter:output_type -> ferry.append.v1.InitWriterResponse
-	4,  // 11: ferry.append.v1.AppendService.GetLatestOffset:output_type -> ferry.append.v1.GetLatestOffsetResponse
-	7,  // 12: ferry.append.v1.AppendService.ListWriterBatches:output_type -> ferry.append.v1.ListWriterBatchesResponse
-	9,  // [9:13] is the sub-list for method output_type
-	5,  // [5:9] is the sub-list for method input_type
-	5,  // [5:5] is the sub-list for extension type_name
-	5,  // [5:5] is the sub-list for extension extendee
-	0,  // [0:5] is the sub-list for field type_name
+	11, // 3: ferry.append.v1.AppendRequest.arrow_compression:type_name -> ferry.catalog.v1.ArrowCompression
+	12, // 4: ferry.append.v1.AppendRequest.trace:type_name -> ferry.trace.v1.TraceContext
+	9,  // 5: ferry.append.v1.AppendRequest.pieces:type_name -> ferry.append.v1.AppendPiece
+	8,  // 6: ferry.append.v1.AppendService.Append:input_type -> ferry.append.v1.AppendRequest
+	0,  // 7: ferry.append.v1.AppendService.InitWriter:input_type -> ferry.append.v1.InitWriterRequest
+	3,  // 8: ferry.append.v1.AppendService.GetLatestOffset:input_type -> ferry.append.v1.GetLatestOffsetRequest
+	5,  // 9: ferry.append.v1.AppendService.ListWriterBatches:input_type -> ferry.append.v1.ListWriterBatchesRequest
+	10, // 10: ferry.append.v1.AppendService.Append:output_type -> ferry.append.v1.AppendResponse
+	1,  // 11: ferry.append.v1.AppendService.InitWriter:output_type -> ferry.append.v1.InitWriterResponse
+	4,  // 12: ferry.append.v1.AppendService.GetLatestOffset:output_type -> ferry.append.v1.GetLatestOffsetResponse
+	7,  // 13: ferry.append.v1.AppendService.ListWriterBatches:output_type -> ferry.append.v1.ListWriterBatchesResponse
+	10, // [10:14] is the sub-list for method output_type
+	6,  // [6:10] is the sub-list for method input_type
+	6,  // [6:6] is the sub-list for extension type_name
+	6,  // [6:6] is the sub-list for extension extendee
+	0,  // [0:6] is the sub-list for field type_name
 }
 
 func init() { file_ferry_append_v1_append_proto_init() }
@@ -888,7 +1006,7 @@ func file_ferry_append_v1_append_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_ferry_append_v1_append_proto_rawDesc), len(file_ferry_append_v1_append_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   10,
+			NumMessages:   11,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -596,9 +596,14 @@ type TopicMapping struct {
 	Table    string `protobuf:"bytes,4,opt,name=table,proto3" json:"table,omitempty"`
 	TableId  int64  `protobuf:"varint,5,opt,name=table_id,json=tableId,proto3" json:"table_id,omitempty"`
 	SchemaId int32  `protobuf:"varint,6,opt,name=schema_id,json=schemaId,proto3" json:"schema_id,omitempty"`
-	// Kafka partitions are Fluss buckets: partition i is bucket i.
-	PartitionCount   int32            `protobuf:"varint,7,opt,name=partition_count,json=partitionCount,proto3" json:"partition_count,omitempty"`
-	Columns          []*Field         `protobuf:"bytes,8,rep,name=columns,proto3" json:"columns,omitempty"`
+	// Kafka partitions are Fluss buckets: partition i is bucket i (of every
+	// Fluss partition, for partitioned tables).
+	PartitionCount int32    `protobuf:"varint,7,opt,name=partition_count,json=partitionCount,proto3" json:"partition_count,omitempty"`
+	Columns        []*Field `protobuf:"bytes,8,rep,name=columns,proto3" json:"columns,omitempty"`
+	// The columns whose hash picks a row's bucket (Fluss's bucketing): set
+	// for bucket-keyed log tables and for every primary-key table (its
+	// physical primary key when the table names none). Empty: the producer's
+	// partition is the bucket.
 	BucketKeys       []string         `protobuf:"bytes,9,rep,name=bucket_keys,json=bucketKeys,proto3" json:"bucket_keys,omitempty"`
 	ArrowCompression ArrowCompression `protobuf:"varint,10,opt,name=arrow_compression,json=arrowCompression,proto3,enum=ferry.catalog.v1.ArrowCompression" json:"arrow_compression,omitempty"`
 	// table.log.arrow.compression.zstd.level; 0 means the Fluss default.
@@ -606,17 +611,19 @@ type TopicMapping struct {
 	Mapping               *ColumnMapping `protobuf:"bytes,12,opt,name=mapping,proto3" json:"mapping,omitempty"`
 	// Changes whenever anything above changes; caches key on it.
 	MappingId string `protobuf:"bytes,13,opt,name=mapping_id,json=mappingId,proto3" json:"mapping_id,omitempty"`
-	// The table's shape, the contract for issue #12 (not filled yet: the
-	// catalog accepts only non-partitioned log tables without keys, and
-	// leaves kind unspecified). A primary-key table will be written with
-	// Fluss PutKv (upserts and deletes); a log table with ProduceLog.
+	// The table's shape. A primary-key table is written with Fluss PutKv
+	// (upserts, and deletes for tombstones); a log table with ProduceLog.
 	Kind TableKind `protobuf:"varint,14,opt,name=kind,proto3,enum=ferry.catalog.v1.TableKind" json:"kind,omitempty"`
 	// Primary-key columns, in the table's order; empty for log tables.
 	PrimaryKeys []string `protobuf:"bytes,15,rep,name=primary_keys,json=primaryKeys,proto3" json:"primary_keys,omitempty"`
 	// Partition columns, in the table's order; empty when not partitioned.
 	PartitionKeys []string `protobuf:"bytes,16,rep,name=partition_keys,json=partitionKeys,proto3" json:"partition_keys,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	// The table's table.auto-partition.* options as Fluss reports them
+	// (services/fluss/partitioning.ParseAutoPartition reads them), so that
+	// transcodesvc can refuse rows for partitions the cluster would not keep.
+	AutoPartitionOptions map[string]string `protobuf:"bytes,17,rep,name=auto_partition_options,json=autoPartitionOptions,proto3" json:"auto_partition_options,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	unknownFields        protoimpl.UnknownFields
+	sizeCache            protoimpl.SizeCache
 }
 
 func (x *TopicMapping) Reset() {
@@ -757,6 +764,13 @@ func (x *TopicMapping) GetPrimaryKeys() []string {
 func (x *TopicMapping) GetPartitionKeys() []string {
 	if x != nil {
 		return x.PartitionKeys
+	}
+	return nil
+}
+
+func (x *TopicMapping) GetAutoPartitionOptions() map[string]string {
+	if x != nil {
+		return x.AutoPartitionOptions
 	}
 	return nil
 }
@@ -1469,7 +1483,7 @@ const file_ferry_catalog_v1_catalog_proto_rawDesc = "" +
 	"key_column\x18\x03 \x01(\tR\tkeyColumn\x12)\n" +
 	"\x10timestamp_column\x18\x04 \x01(\tR\x0ftimestampColumn\x12%\n" +
 	"\x0eheaders_column\x18\x05 \x01(\tR\rheadersColumn\x12K\n" +
-	"\x0eunknown_fields\x18\x06 \x01(\x0e2$.ferry.catalog.v1.UnknownFieldPolicyR\runknownFields\"\x84\x05\n" +
+	"\x0eunknown_fields\x18\x06 \x01(\x0e2$.ferry.catalog.v1.UnknownFieldPolicyR\runknownFields\"\xbd\x06\n" +
 	"\fTopicMapping\x12\x14\n" +
 	"\x05topic\x18\x01 \x01(\tR\x05topic\x12\x19\n" +
 	"\btopic_id\x18\x02 \x01(\fR\atopicId\x12\x1a\n" +
@@ -1489,7 +1503,11 @@ const file_ferry_catalog_v1_catalog_proto_rawDesc = "" +
 	"mapping_id\x18\r \x01(\tR\tmappingId\x12/\n" +
 	"\x04kind\x18\x0e \x01(\x0e2\x1b.ferry.catalog.v1.TableKindR\x04kind\x12!\n" +
 	"\fprimary_keys\x18\x0f \x03(\tR\vprimaryKeys\x12%\n" +
-	"\x0epartition_keys\x18\x10 \x03(\tR\rpartitionKeys\"V\n" +
+	"\x0epartition_keys\x18\x10 \x03(\tR\rpartitionKeys\x12n\n" +
+	"\x16auto_partition_options\x18\x11 \x03(\v28.ferry.catalog.v1.TopicMapping.AutoPartitionOptionsEntryR\x14autoPartitionOptions\x1aG\n" +
+	"\x19AutoPartitionOptionsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"V\n" +
 	"\x14ResolveTopicsRequest\x12\x16\n" +
 	"\x06topics\x18\x01 \x03(\tR\x06topics\x12&\n" +
 	"\x0fstale_table_ids\x18\x02 \x03(\x03R\rstaleTableIds\"P\n" +
@@ -1600,7 +1618,7 @@ func file_ferry_catalog_v1_catalog_proto_rawDescGZIP() []byte {
 }
 
 var file_ferry_catalog_v1_catalog_proto_enumTypes = make([]protoimpl.EnumInfo, 5)
-var file_ferry_catalog_v1_catalog_proto_msgTypes = make([]protoimpl.MessageInfo, 16)
+var file_ferry_catalog_v1_catalog_proto_msgTypes = make([]protoimpl.MessageInfo, 17)
 var file_ferry_catalog_v1_catalog_proto_goTypes = []any{
 	(ValueFormat)(0),              // 0: ferry.catalog.v1.ValueFormat
 	(UnknownFieldPolicy)(0),       // 1: ferry.catalog.v1.UnknownFieldPolicy
@@ -1623,6 +1641,7 @@ var file_ferry_catalog_v1_catalog_proto_goTypes = []any{
 	(*MetadataResponse)(nil),      // 18: ferry.catalog.v1.MetadataResponse
 	(*TopicMetadata)(nil),         // 19: ferry.catalog.v1.TopicMetadata
 	(*PartitionMetadata)(nil),     // 20: ferry.catalog.v1.PartitionMetadata
+	nil,                           // 21: ferry.catalog.v1.TopicMapping.AutoPartitionOptionsEntry
 }
 var file_ferry_catalog_v1_catalog_proto_depIdxs = []int32{
 	3,  // 0: ferry.catalog.v1.DataType.root:type_name -> ferry.catalog.v1.TypeRoot
@@ -1637,27 +1656,28 @@ var file_ferry_catalog_v1_catalog_proto_depIdxs = []int32{
 	2,  // 9: ferry.catalog.v1.TopicMapping.arrow_compression:type_name -> ferry.catalog.v1.ArrowCompression
 	7,  // 10: ferry.catalog.v1.TopicMapping.mapping:type_name -> ferry.catalog.v1.ColumnMapping
 	4,  // 11: ferry.catalog.v1.TopicMapping.kind:type_name -> ferry.catalog.v1.TableKind
-	11, // 12: ferry.catalog.v1.ResolveTopicsResponse.results:type_name -> ferry.catalog.v1.TopicResult
-	8,  // 13: ferry.catalog.v1.TopicResult.mapping:type_name -> ferry.catalog.v1.TopicMapping
-	8,  // 14: ferry.catalog.v1.ListTopicsResponse.topics:type_name -> ferry.catalog.v1.TopicMapping
-	14, // 15: ferry.catalog.v1.HeartbeatRequest.broker:type_name -> ferry.catalog.v1.Broker
-	14, // 16: ferry.catalog.v1.MetadataRequest.self:type_name -> ferry.catalog.v1.Broker
-	14, // 17: ferry.catalog.v1.MetadataResponse.brokers:type_name -> ferry.catalog.v1.Broker
-	19, // 18: ferry.catalog.v1.MetadataResponse.topics:type_name -> ferry.catalog.v1.TopicMetadata
-	20, // 19: ferry.catalog.v1.TopicMetadata.partitions:type_name -> ferry.catalog.v1.PartitionMetadata
-	9,  // 20: ferry.catalog.v1.CatalogService.ResolveTopics:input_type -> ferry.catalog.v1.ResolveTopicsRequest
-	12, // 21: ferry.catalog.v1.CatalogService.ListTopics:input_type -> ferry.catalog.v1.ListTopicsRequest
-	17, // 22: ferry.catalog.v1.CatalogService.Metadata:input_type -> ferry.catalog.v1.MetadataRequest
-	15, // 23: ferry.catalog.v1.CatalogService.Heartbeat:input_type -> ferry.catalog.v1.HeartbeatRequest
-	10, // 24: ferry.catalog.v1.CatalogService.ResolveTopics:output_type -> ferry.catalog.v1.ResolveTopicsResponse
-	13, // 25: ferry.catalog.v1.CatalogService.ListTopics:output_type -> ferry.catalog.v1.ListTopicsResponse
-	18, // 26: ferry.catalog.v1.CatalogService.Metadata:output_type -> ferry.catalog.v1.MetadataResponse
-	16, // 27: ferry.catalog.v1.CatalogService.Heartbeat:output_type -> ferry.catalog.v1.HeartbeatResponse
-	24, // [24:28] is the sub-list for method output_type
-	20, // [20:24] is the sub-list for method input_type
-	20, // [20:20] is the sub-list for extension type_name
-	20, // [20:20] is the sub-list for extension extendee
-	0,  // [0:20] is the sub-list for field type_name
+	21, // 12: ferry.catalog.v1.TopicMapping.auto_partition_options:type_name -> ferry.catalog.v1.TopicMapping.AutoPartitionOptionsEntry
+	11, // 13: ferry.catalog.v1.ResolveTopicsResponse.results:type_name -> ferry.catalog.v1.TopicResult
+	8,  // 14: ferry.catalog.v1.TopicResult.mapping:type_name -> ferry.catalog.v1.TopicMapping
+	8,  // 15: ferry.catalog.v1.ListTopicsResponse.topics:type_name -> ferry.catalog.v1.TopicMapping
+	14, // 16: ferry.catalog.v1.HeartbeatRequest.broker:type_name -> ferry.catalog.v1.Broker
+	14, // 17: ferry.catalog.v1.MetadataRequest.self:type_name -> ferry.catalog.v1.Broker
+	14, // 18: ferry.catalog.v1.MetadataResponse.brokers:type_name -> ferry.catalog.v1.Broker
+	19, // 19: ferry.catalog.v1.MetadataResponse.topics:type_name -> ferry.catalog.v1.TopicMetadata
+	20, // 20: ferry.catalog.v1.TopicMetadata.partitions:type_name -> ferry.catalog.v1.PartitionMetadata
+	9,  // 21: ferry.catalog.v1.CatalogService.ResolveTopics:input_type -> ferry.catalog.v1.ResolveTopicsRequest
+	12, // 22: ferry.catalog.v1.CatalogService.ListTopics:input_type -> ferry.catalog.v1.ListTopicsRequest
+	17, // 23: ferry.catalog.v1.CatalogService.Metadata:input_type -> ferry.catalog.v1.MetadataRequest
+	15, // 24: ferry.catalog.v1.CatalogService.Heartbeat:input_type -> ferry.catalog.v1.HeartbeatRequest
+	10, // 25: ferry.catalog.v1.CatalogService.ResolveTopics:output_type -> ferry.catalog.v1.ResolveTopicsResponse
+	13, // 26: ferry.catalog.v1.CatalogService.ListTopics:output_type -> ferry.catalog.v1.ListTopicsResponse
+	18, // 27: ferry.catalog.v1.CatalogService.Metadata:output_type -> ferry.catalog.v1.MetadataResponse
+	16, // 28: ferry.catalog.v1.CatalogService.Heartbeat:output_type -> ferry.catalog.v1.HeartbeatResponse
+	25, // [25:29] is the sub-list for method output_type
+	21, // [21:25] is the sub-list for method input_type
+	21, // [21:21] is the sub-list for extension type_name
+	21, // [21:21] is the sub-list for extension extendee
+	0,  // [0:21] is the sub-list for field type_name
 }
 
 func init() { file_ferry_catalog_v1_catalog_proto_init() }
@@ -1671,7 +1691,7 @@ func file_ferry_catalog_v1_catalog_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_ferry_catalog_v1_catalog_proto_rawDesc), len(file_ferry_catalog_v1_catalog_proto_rawDesc)),
 			NumEnums:      5,
-			NumMessages:   16,
+			NumMessages:   17,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -215,12 +215,13 @@ type ArrowBatch struct {
 	ProducerEpoch int32 `protobuf:"varint,4,opt,name=producer_epoch,json=producerEpoch,proto3" json:"producer_epoch,omitempty"`
 	BaseSequence  int32 `protobuf:"varint,5,opt,name=base_sequence,json=baseSequence,proto3" json:"base_sequence,omitempty"`
 	MaxTimestamp  int64 `protobuf:"varint,6,opt,name=max_timestamp,json=maxTimestamp,proto3" json:"max_timestamp,omitempty"`
-	// Contract for issue #12, not produced yet (transcodesvc always answers
-	// with arrow_ipc). Set instead of arrow_ipc when the table places rows
-	// itself (a bucket key, partition columns or a primary key, see
-	// TopicMapping): the rows split by the Fluss partition and bucket each
-	// belongs to, pieces in the order of their first row, rows in Kafka order
-	// within a piece. record_count stays the whole batch's count.
+	// Set instead of arrow_ipc when the table places rows itself (a bucket
+	// key, partition columns or a primary key, see TopicMapping): the rows
+	// split by the Fluss partition and bucket each belongs to, pieces in the
+	// order of their first row, rows in Kafka order within a piece.
+	// record_count stays the whole batch's count. The split is a pure
+	// function of the batch and the mapping, so a retried batch gives the
+	// same pieces.
 	Pieces        []*RoutedPiece `protobuf:"bytes,7,rep,name=pieces,proto3" json:"pieces,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
