@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -310,6 +311,50 @@ func keys[K comparable](m map[K]bool) []K {
 // TestUnreachableBroker checks every runner's failure path: nothing listens on the bootstrap
 // address, so every record must come back as an error within the run's deadline, with exit code 1
 // and reports for all records (the contract), not a hang or a crash.
+// TestTombstones: every runner sends a null value (a tombstone) for an input line whose value is
+// null, keeping the line's own key, also with --key-field.
+func TestTombstones(t *testing.T) {
+	b := testBroker(t)
+	for _, c := range selectedClients(t) {
+		t.Run(c.Name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
+			defer cancel()
+			if err := c.Available(ctx); err != nil {
+				if requireClients() {
+					t.Fatal(err)
+				}
+				t.Skipf("skipping: %v; set FERRY_TEST_REQUIRE_CLIENTS=1 to make this fatal", err)
+			}
+			topic := fmt.Sprintf("tombstones-%s-%d", c.Name, time.Now().UnixNano())
+			if err := CreateTopic(ctx, b.Bootstrap, topic, 1); err != nil {
+				t.Fatal(err)
+			}
+			recs := []Record{{Key: ptr(`{"id":1}`), Value: `{"id":1,"v":"x"}`}, {Key: ptr(`{"id":1}`), Tombstone: true}}
+			res, err := c.Produce(ctx, Options{Bootstrap: b.Bootstrap, Topic: topic, Partition: ptr[int32](0), KeyField: "id", Timeout: 60 * time.Second}, recs)
+			if err != nil {
+				t.Fatalf("%v\nstderr: %s", err, res.Stderr)
+			}
+			if err := res.Err(); err != nil {
+				t.Fatalf("deliveries failed: %v\nstderr: %s", err, tail(res.Stderr, 2000))
+			}
+			got, err := ConsumeAll(ctx, b.Bootstrap, topic, len(recs))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != len(recs) {
+				t.Fatalf("consumed %d records, produced %d", len(got), len(recs))
+			}
+			slices.SortFunc(got, func(a, b Consumed) int { return int(a.Offset - b.Offset) })
+			if g := got[0]; g.ValueNull || g.Key == nil || *g.Key != "1" {
+				t.Errorf("record 0: key %v null value %v, want key 1 (from --key-field) and a value", g.Key, g.ValueNull)
+			}
+			if g := got[1]; !g.ValueNull || g.Key == nil || *g.Key != `{"id":1}` {
+				t.Errorf("tombstone: key %v null value %v, want its own key and a null value", g.Key, g.ValueNull)
+			}
+		})
+	}
+}
+
 func TestUnreachableBroker(t *testing.T) {
 	ln, err := freePorts(1)
 	if err != nil {

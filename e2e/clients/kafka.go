@@ -73,6 +73,7 @@ type Consumed struct {
 	Offset      int64
 	Key         *string
 	Value       string
+	ValueNull   bool // a tombstone: the value is null, not empty
 	Headers     Headers
 	TimestampMs int64
 	// Compression is the codec of the batch as the broker stored it (topics keep the producer's codec).
@@ -166,7 +167,7 @@ func consumeOnce(ctx context.Context, bootstrap, topic string, want map[int32]in
 			return out, ferr
 		}
 		fs.EachRecord(func(r *kgo.Record) {
-			c := Consumed{Partition: r.Partition, Offset: r.Offset, Value: string(r.Value), TimestampMs: r.Timestamp.UnixMilli(),
+			c := Consumed{Partition: r.Partition, Offset: r.Offset, Value: string(r.Value), ValueNull: r.Value == nil, TimestampMs: r.Timestamp.UnixMilli(),
 				ProducerID: r.ProducerID, Compression: codecName(r.Attrs.CompressionType())}
 			if r.Key != nil {
 				k := string(r.Key)

@@ -16,17 +16,17 @@ import (
 // TestMetadataShowsMappedTable: a table that opts in is the topic database.table with one
 // partition per bucket, every partition led by frontdoor, which is the one broker listed at the
 // advertised address; a table that does not opt in is not a topic, nor is one that opts in but
-// cannot be one (a primary-key table).
+// cannot be one (a primary-key table with a nested column, whose rows Ferry cannot encode).
 func TestMetadataShowsMappedTable(t *testing.T) {
 	e, f := need(t)
 	db := dbName(t, f, "metadata")
 	cols := []testenv.Column{{Name: "id", Type: "BIGINT"}, {Name: "name", Type: "STRING"}}
 	f.NewTable(t, testenv.TableSpec{Database: db, Table: "hidden", Columns: cols, BucketCount: 2})
 	hidden := db + ".hidden"
-	// Opted in, but a primary-key table cannot be a topic: named, it is INVALID_TOPIC_EXCEPTION
+	// Opted in, but this primary-key table cannot be a topic: named, it is INVALID_TOPIC_EXCEPTION
 	// (not retriable, so producers fail at once instead of waiting for it).
 	f.NewTable(t, testenv.TableSpec{Database: db, Table: "keyed", Columns: []testenv.Column{
-		{Name: "id", Type: "BIGINT", Nullable: testenv.NotNull()}, {Name: "name", Type: "STRING"}},
+		{Name: "id", Type: "BIGINT", Nullable: testenv.NotNull()}, {Name: "tags", Type: "ARRAY<STRING>"}},
 		PrimaryKey: []string{"id"}, BucketCount: 2, CustomProperties: map[string]string{"kafka.enabled": "true"}})
 	keyed := db + ".keyed"
 	// Created last: waiting for it to show proves the catalog has read the two tables above, so
@@ -75,7 +75,7 @@ func TestMetadataShowsMappedTable(t *testing.T) {
 	}
 
 	if kd := md.Topics[keyed]; kd.Err != kerr.InvalidTopicException {
-		t.Errorf("opted-in primary-key table: err %v, want INVALID_TOPIC_EXCEPTION", kd.Err)
+		t.Errorf("opted-in primary-key table with an ARRAY column: err %v, want INVALID_TOPIC_EXCEPTION", kd.Err)
 	}
 
 	// An all-topics request lists the topic (and not the hidden or the refused table).

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"sort"
 	"strings"
 	"sync"
@@ -14,6 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/ferrygw/ferry/e2e/clients"
 	"github.com/ferrygw/ferry/e2e/stack"
 	"github.com/ferrygw/ferry/services/fluss"
 	"github.com/ferrygw/ferry/services/testenv"
@@ -480,4 +482,59 @@ func TestFaultKillAppendDuringUpserts(t *testing.T) {
 		t.Errorf("idempotent producer: %d upserts failed, first: %v", len(failed), failed[0])
 	}
 	checkPrimaryKeyTable(t, f, db, "pk_fault", ops)
+}
+
+// TestPrimaryKeyTableFromRealClients has Java kafka-clients (default settings), librdkafka
+// (confluent-kafka and kcat) and franz-go write inserts, updates and tombstones of their own keys
+// into one primary-key table at the same time, keys as JSON objects of the primary key.
+func TestPrimaryKeyTableFromRealClients(t *testing.T) {
+	e, f := need(t)
+	db := dbName(t, f, "shapes")
+	topic := pkTable(t, f, db, "pk_clients", 3)
+	names := []string{"java", "confluent-kafka", "kcat", "franz"}
+	var all []pkOp
+	var wg sync.WaitGroup
+	errs := make([]error, len(names))
+	for p, name := range names {
+		c, err := clients.ByName(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+		defer cancel()
+		if err := c.Available(ctx); err != nil {
+			if os.Getenv("FERRY_TEST_REQUIRE_CLIENTS") == "1" {
+				t.Fatal(err)
+			}
+			t.Skipf("%v (run tools/install-clients.sh)", err)
+		}
+		ops := pkScenario(p)
+		all = append(all, ops...)
+		recs := make([]clients.Record, len(ops))
+		for i, o := range ops {
+			key := fmt.Sprintf(`{"id": %d}`, o.id)
+			recs[i] = clients.Record{Key: &key, Tombstone: o.delete}
+			if !o.delete {
+				recs[i].Value = fmt.Sprintf(`{"id": %d, "name": "n%d", "v": %d}`, o.id, o.id, o.v)
+			}
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res, err := c.Produce(ctx, clients.Options{Bootstrap: e.kafka, Topic: topic, Timeout: 2 * time.Minute}, recs)
+			if err == nil {
+				err = res.Err()
+			}
+			if err != nil {
+				errs[p] = fmt.Errorf("%s: %w\nstderr: %s", name, err, tailString(res.Stderr, 2000))
+			}
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	checkPrimaryKeyTable(t, f, db, "pk_clients", all)
 }

@@ -60,8 +60,9 @@ async function readRecords(keyField) {
     if (line.trim() === '') continue;
     let r;
     try { r = JSON.parse(line); } catch (e) { usage(`line ${n}: ${e.message}`); }
-    if (r === null || typeof r !== 'object' || typeof r.value !== 'string') usage(`line ${n}: want an object with a string value`);
-    if (keyField !== undefined) {
+    if (r === null || typeof r !== 'object' || !(typeof r.value === 'string' || r.value === null)) usage(`line ${n}: want an object with a string or null value`);
+    // A tombstone (null value) has no value to take the key from: it keeps its own.
+    if (keyField !== undefined && r.value !== null) {
       let doc;
       try { doc = JSON.parse(r.value); } catch (e) { usage(`line ${n}: --key-field ${keyField}: value is not JSON`); }
       if (doc === null || typeof doc !== 'object' || Array.isArray(doc)) usage(`line ${n}: --key-field ${keyField}: value is not a JSON object`);

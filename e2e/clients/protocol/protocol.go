@@ -86,13 +86,45 @@ func (h *Headers) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
-// Record is one input line: {"key": str|null, "value": str, "headers": {..}, "timestamp_ms": n|null}.
-// Value holds the exact value bytes as UTF-8 text.
+// Record is one input line: {"key": str|null, "value": str|null, "headers": {..}, "timestamp_ms": n|null}.
+// Value holds the exact value bytes as UTF-8 text; Tombstone sends a null value instead (the
+// line's "value" is null, and Value is then empty).
 type Record struct {
+	Key         *string
+	Value       string
+	Tombstone   bool
+	Headers     Headers
+	TimestampMs *int64
+}
+
+// recordJSON is a Record's line.
+type recordJSON struct {
 	Key         *string `json:"key"`
-	Value       string  `json:"value"`
+	Value       *string `json:"value"`
 	Headers     Headers `json:"headers,omitempty"`
 	TimestampMs *int64  `json:"timestamp_ms"`
+}
+
+// MarshalJSON writes a tombstone's value as null.
+func (r Record) MarshalJSON() ([]byte, error) {
+	j := recordJSON{Key: r.Key, Headers: r.Headers, TimestampMs: r.TimestampMs}
+	if !r.Tombstone {
+		j.Value = &r.Value
+	}
+	return json.Marshal(j)
+}
+
+// UnmarshalJSON reads a null value as a tombstone.
+func (r *Record) UnmarshalJSON(b []byte) error {
+	var j recordJSON
+	if err := json.Unmarshal(b, &j); err != nil {
+		return err
+	}
+	*r = Record{Key: j.Key, Tombstone: j.Value == nil, Headers: j.Headers, TimestampMs: j.TimestampMs}
+	if j.Value != nil {
+		r.Value = *j.Value
+	}
+	return nil
 }
 
 // Delivery is one output line: the broker's answer for the record at Index, or the client's error.
@@ -316,14 +348,15 @@ func ReadRecords(r io.Reader, keyField string) ([]Record, error) {
 				return nil, fmt.Errorf("line %d: unknown member %q", line, k)
 			}
 		}
-		if v, ok := raw["value"]; !ok || string(v) == "null" {
-			return nil, fmt.Errorf("line %d: value must be a string", line)
+		if _, ok := raw["value"]; !ok {
+			return nil, fmt.Errorf("line %d: value must be a string or null", line)
 		}
 		var rec Record
 		if err := json.Unmarshal(b, &rec); err != nil {
 			return nil, fmt.Errorf("line %d: %w", line, err)
 		}
-		if keyField != "" {
+		// A tombstone has no value to take the key from: it keeps its own.
+		if keyField != "" && !rec.Tombstone {
 			k, err := KeyFromField(rec.Value, keyField)
 			if err != nil {
 				return nil, fmt.Errorf("line %d: %w", line, err)

@@ -94,8 +94,10 @@ func TestReadRecords(t *testing.T) {
 			in:       `{"key":"ignored","value":"{\"id\":\"x\"}"}` + "\n" + `{"value":"{\"id\":{\"n\": 1}}"}` + "\n" + `{"value":"{}"}`,
 			wantKeys: []string{"x", `{"n":1}`, "<nil>"}},
 		{name: "key field on non-JSON value", keyField: "id", in: `{"value":"plain"}`, wantErr: "line 1: --key-field id"},
-		{name: "null value", in: `{"value":null}`, wantErr: "line 1: value must be a string"},
-		{name: "missing value", in: `{"key":"k"}`, wantErr: "line 1: value must be a string"},
+		{name: "tombstones keep their own key, also with a key field", keyField: "id",
+			in: `{"key":"k","value":null}` + "\n" + `{"value":null}`, wantKeys: []string{"k", "<nil>"}},
+		{name: "missing value", in: `{"key":"k"}`, wantErr: "line 1: value must be a string or null"},
+		{name: "number value", in: `{"value":5}`, wantErr: "line 1"},
 		{name: "unknown member", in: `{"value":"v","partition":1}`, wantErr: `unknown member "partition"`},
 		{name: "not JSON", in: "{\"value\":\"v\"}\nnope", wantErr: "line 2"},
 	}
@@ -129,7 +131,7 @@ func TestReadRecords(t *testing.T) {
 func TestRecordsRoundTrip(t *testing.T) {
 	k := "k\x00é"
 	ts := int64(-5)
-	in := []Record{{Key: &k, Value: `{"a":"<b>"}`, Headers: Headers{{"x", "y"}}, TimestampMs: &ts}, {Value: ""}}
+	in := []Record{{Key: &k, Value: `{"a":"<b>"}`, Headers: Headers{{"x", "y"}}, TimestampMs: &ts}, {Value: ""}, {Key: &k, Tombstone: true}}
 	var buf bytes.Buffer
 	if err := WriteRecords(&buf, in); err != nil {
 		t.Fatal(err)

@@ -81,9 +81,10 @@ def read_records(key_field):
             r = json.loads(line)
         except ValueError as e:
             usage(f"line {n}: {e}")
-        if not isinstance(r, dict) or not isinstance(r.get("value"), str):
-            usage(f"line {n}: want an object with a string value")
-        if key_field is not None:
+        if not isinstance(r, dict) or "value" not in r or not (r["value"] is None or isinstance(r["value"], str)):
+            usage(f"line {n}: want an object with a string or null value")
+        # A tombstone (null value) has no value to take the key from: it keeps its own.
+        if key_field is not None and r["value"] is not None:
             try:
                 doc = json.loads(r["value"])
             except ValueError:
@@ -148,7 +149,7 @@ def main(argv):
         p = None
     if p is not None:
         for i, r in enumerate(recs):
-            kw = {"value": r["value"].encode(), "on_delivery": report(i)}
+            kw = {"value": None if r["value"] is None else r["value"].encode(), "on_delivery": report(i)}
             if r.get("key") is not None:
                 kw["key"] = r["key"].encode()
             if r.get("headers"):

@@ -78,7 +78,10 @@ func produceFranz(ctx context.Context, o protocol.Options, recs []protocol.Recor
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	for i, r := range recs {
-		kr := &kgo.Record{Value: []byte(r.Value)}
+		kr := &kgo.Record{}
+		if !r.Tombstone {
+			kr.Value = []byte(r.Value)
+		}
 		if r.Key != nil {
 			kr.Key = []byte(*r.Key)
 		}

@@ -97,7 +97,10 @@ func produceKafkaGo(ctx context.Context, o protocol.Options, recs []protocol.Rec
 	}
 	msgs := make([]kafka.Message, len(recs))
 	for i, r := range recs {
-		m := kafka.Message{Value: []byte(r.Value), WriterData: i}
+		m := kafka.Message{WriterData: i}
+		if !r.Tombstone {
+			m.Value = []byte(r.Value)
+		}
 		if r.Key != nil {
 			m.Key = []byte(*r.Key)
 		}

@@ -110,6 +110,10 @@ func kcatGroup(ctx context.Context, bin string, base []string, recs []protocol.R
 		args = append(args, "-H", h.Key+"="+h.Value)
 	}
 	args = append(args, "-D", `\x1e`, "-K", `\x1f`)
+	// -Z sends an empty value as NULL: the group's tombstones are its empty values.
+	if slices.ContainsFunc(recs[from:to], func(r protocol.Record) bool { return r.Tombstone }) {
+		args = append(args, "-Z")
+	}
 	var in bytes.Buffer
 	for k := from; k < to; k++ {
 		r := recs[k]
@@ -119,7 +123,7 @@ func kcatGroup(ctx context.Context, bin string, base []string, recs []protocol.R
 		if strings.Contains(r.Value, kcatMsgDelim) || (r.Key != nil && strings.ContainsAny(*r.Key, kcatMsgDelim+kcatKeyDelim)) {
 			return errors.New("kcat: record contains the 0x1e/0x1f bytes used as kcat delimiters")
 		}
-		if r.Value == "" {
+		if r.Value == "" && !r.Tombstone {
 			// kcat skips empty input messages entirely; there would be no delivery report.
 			return errors.New("kcat: kcat -P drops empty messages")
 		}

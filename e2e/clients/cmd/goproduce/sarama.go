@@ -145,7 +145,10 @@ func produceSarama(ctx context.Context, o protocol.Options, recs []protocol.Reco
 }
 
 func saramaMessage(o protocol.Options, r protocol.Record, i int) *sarama.ProducerMessage {
-	m := &sarama.ProducerMessage{Topic: o.Topic, Value: sarama.StringEncoder(r.Value), Metadata: i}
+	m := &sarama.ProducerMessage{Topic: o.Topic, Metadata: i}
+	if !r.Tombstone {
+		m.Value = sarama.StringEncoder(r.Value)
+	}
 	if r.Key != nil {
 		m.Key = sarama.StringEncoder(*r.Key)
 	}

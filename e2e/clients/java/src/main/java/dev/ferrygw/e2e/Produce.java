@@ -173,10 +173,11 @@ public final class Produce {
       } catch (Exception e) {
         throw new IllegalArgumentException("line " + n + ": " + e.getMessage());
       }
-      if (!(node instanceof ObjectNode rec) || !rec.path("value").isTextual()) {
-        throw new IllegalArgumentException("line " + n + ": want an object with a string value");
+      if (!(node instanceof ObjectNode rec) || !(rec.path("value").isTextual() || rec.path("value").isNull())) {
+        throw new IllegalArgumentException("line " + n + ": want an object with a string or null value");
       }
-      if (keyField != null) {
+      // A tombstone (null value) has no value to take the key from: it keeps its own.
+      if (keyField != null && !rec.get("value").isNull()) {
         JsonNode doc;
         try {
           doc = JSON.readTree(rec.get("value").asText());
