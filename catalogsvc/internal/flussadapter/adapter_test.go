@@ -116,6 +116,44 @@ func TestToTable(t *testing.T) {
 	}
 }
 
+// TestToTableKeyedShape: a partitioned primary-key table arrives with its
+// keys and table.* options, so the mapping sees its whole shape.
+func TestToTableKeyedShape(t *testing.T) {
+	info := &fluss.TableInfo{
+		TablePath: fluss.TablePath{Database: "shop", Table: "carts"},
+		TableID:   13, SchemaID: 1,
+		TableDescriptor: fluss.TableDescriptor{
+			Schema: types.Schema{Columns: []types.Column{
+				{Name: "id", Type: types.DataType{Root: types.BigInt}, ID: 0},
+				{Name: "dt", Type: types.DataType{Root: types.String}, ID: 1},
+				{Name: "v", Type: types.DataType{Root: types.String, Nullable: true}, ID: 2},
+			}, PrimaryKey: []string{"id", "dt"}},
+			PartitionKeys: []string{"dt"},
+			BucketKeys:    []string{"id"},
+			NumBuckets:    2,
+			Properties: map[string]string{fluss.PropKvFormat: "COMPACTED", "table.auto-partition.enabled": "true",
+				"table.auto-partition.time-unit": "DAY"},
+			CustomProperties: map[string]string{mapping.PropEnabled: "true"},
+		},
+	}
+	got, err := ToTable(info)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(got.PrimaryKeys, got.PartitionKeys, got.BucketKeys) != "[id dt] [dt] [id]" ||
+		got.Properties[fluss.PropKvFormat] != "COMPACTED" || got.Properties["table.auto-partition.time-unit"] != "DAY" {
+		t.Errorf("ToTable = %+v", got)
+	}
+	m, r := mapping.Resolve(got, mapping.Options{ClusterID: "c", Exposure: mapping.ExposeOptIn})
+	if r != nil {
+		t.Fatalf("refused: %v", r)
+	}
+	if fmt.Sprint(m.GetKind(), m.GetPrimaryKeys(), m.GetPartitionKeys(), m.GetBucketKeys(), m.GetAutoPartitionOptions()) !=
+		"TABLE_KIND_PRIMARY_KEY [id dt] [dt] [id] map[table.auto-partition.enabled:true table.auto-partition.time-unit:DAY]" {
+		t.Errorf("mapping = %v", m)
+	}
+}
+
 func TestLazy(t *testing.T) {
 	dials := 0
 	fail := errors.New("connection refused")

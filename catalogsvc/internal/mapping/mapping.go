@@ -262,14 +262,17 @@ func checkShape(t Table, p *problems) shape {
 		// (Paimon, Iceberg), which Ferry does not implement.
 		p.addf("%s is %s: tables with a data lake format place keyed rows with the lake's bucketing, which Ferry does not compute", PropDatalakeFormat, lake)
 	}
+	checkBucketKeys := len(sh.bucketKeys) > 0
 	if len(t.PrimaryKeys) > 0 {
 		sh.kind = catalogv1.TableKind_TABLE_KIND_PRIMARY_KEY
 		checkPrimaryKey(t, p)
 		if len(sh.bucketKeys) == 0 {
+			// checkPrimaryKey has vetted these already: checking them
+			// again would report each problem twice.
 			sh.bucketKeys = physicalPrimaryKey(t)
 		}
 	}
-	if len(sh.bucketKeys) > 0 {
+	if checkBucketKeys {
 		if _, err := bucketing.NewKeyEncoder(t.Columns, sh.bucketKeys); err != nil {
 			p.addf("bucket key %s: %v", strings.Join(sh.bucketKeys, ", "), err)
 		}
@@ -296,7 +299,8 @@ func checkShape(t Table, p *problems) shape {
 // checkPrimaryKey refuses primary-key tables whose KV records Ferry cannot
 // build.
 func checkPrimaryKey(t Table, p *problems) {
-	if f, ok := t.Properties[PropKvFormat]; ok && !strings.EqualFold(f, "compacted") {
+	// Read as Fluss reads it (fluss.TableInfo.KvFormat): trimmed, any case.
+	if f, ok := t.Properties[PropKvFormat]; ok && !strings.EqualFold(strings.TrimSpace(f), "compacted") {
 		p.addf("%s is %s: only COMPACTED KV rows are written", PropKvFormat, f)
 	}
 	if _, err := compacted.NewRowEncoder(t.Columns); err != nil {

@@ -73,6 +73,21 @@ func chain(mods ...func(*Table)) func(*Table) {
 	}
 }
 
+// pkColumns makes the named columns NOT NULL STRING keys (Fluss makes
+// primary-key columns NOT NULL) followed by a nullable STRING column v; a
+// column named "id" is a NOT NULL BIGINT.
+func pkColumns(names ...string) func(*Table) {
+	var f []types.Field
+	for _, n := range names {
+		ty := typ(types.String, false)
+		if n == "id" {
+			ty = typ(types.BigInt, false)
+		}
+		f = append(f, types.Field{Name: n, Type: ty})
+	}
+	return columns(append(f, types.Field{Name: "v", Type: tString})...)
+}
+
 var opts = Options{ClusterID: "test-cluster", Exposure: ExposeOptIn}
 
 func TestResolveAccepts(t *testing.T) {
@@ -196,6 +211,51 @@ func TestResolveRefuses(t *testing.T) {
 		{"timestamp column in the primary key", with(chain(columns(types.Field{Name: "ts", Type: typ(types.BigInt, false)}, types.Field{Name: "v", Type: tString}),
 			props(PropTimestampColumn, "ts"), func(t *Table) { t.PrimaryKeys = []string{"ts"} })), opts, Incompatible, "shop.orders",
 			[]string{"kafka.timestamp.column=ts names a primary-key column"}},
+		{"headers column in the primary key", with(chain(columns(types.Field{Name: "id", Type: typ(types.BigInt, false)},
+			types.Field{Name: "h", Type: types.DataType{Root: types.Map, Key: ptr(typ(types.String, false)), Value: ptr(tBytes)}}, types.Field{Name: "v", Type: tString}),
+			props(PropHeadersColumn, "h"), func(t *Table) { t.PrimaryKeys = []string{"id", "h"} })), opts, Incompatible, "shop.orders",
+			[]string{"kafka.headers.column=h names a primary-key column"}},
+		{"key column one of a composite primary key", with(chain(pkColumns("id", "k"), props(PropKeyColumn, "k"),
+			func(t *Table) { t.PrimaryKeys = []string{"id", "k"} })), opts, Incompatible, "shop.orders",
+			[]string{"kafka.key.column=k on a primary-key table must name its single primary-key column (primary key: id, k); leave it unset to send keys as JSON objects of the primary-key fields"}},
+		{"key column is the single primary key but BIGINT", with(chain(pkColumns("id"), props(PropKeyColumn, "id"),
+			func(t *Table) { t.PrimaryKeys = []string{"id"} })), opts, Incompatible, "shop.orders",
+			[]string{"kafka.key.column names column id of type BIGINT NOT NULL, want STRING or BYTES"}},
+		{"raw primary-key table without its key column", with(chain(columns(types.Field{Name: "id", Type: typ(types.BigInt, false)}, types.Field{Name: "v", Type: tBytes}),
+			props(PropValueFormat, "raw", PropValueColumn, "v"), func(t *Table) { t.PrimaryKeys = []string{"id"} })), opts, Incompatible, "shop.orders",
+			[]string{"column id is NOT NULL but no part of a Kafka record fills it with kafka.value.format=raw"}},
+		{"string primary-key table keyed by a column outside the primary key", with(chain(
+			columns(types.Field{Name: "id", Type: typ(types.String, false)}, types.Field{Name: "k", Type: tString}, types.Field{Name: "v", Type: tString}),
+			props(PropValueFormat, "string", PropValueColumn, "v", PropKeyColumn, "k"), func(t *Table) { t.PrimaryKeys = []string{"id"} })), opts, Incompatible, "shop.orders",
+			[]string{"kafka.key.column=k on a primary-key table must name its single primary-key column (primary key: id)", "column id is NOT NULL"}},
+		{"unknown kv format", with(func(t *Table) { t.PrimaryKeys = []string{"id"}; t.Properties[PropKvFormat] = "ROWS" }), opts, Incompatible, "shop.orders",
+			[]string{"table.kv.format is ROWS: only COMPACTED KV rows are written"}},
+		{"map column in a primary-key table", with(chain(columns(types.Field{Name: "id", Type: typ(types.BigInt, false)}, types.Field{Name: "h", Type: tHdrMap}),
+			func(t *Table) { t.PrimaryKeys = []string{"id"} })), opts, Incompatible, "shop.orders", []string{`primary-key table rows: compacted: column "h" has type MAP`}},
+		{"partitioned primary key of partition keys only", with(chain(pkColumns("id", "dt"), func(t *Table) {
+			t.PrimaryKeys = []string{"dt"}
+			t.PartitionKeys = []string{"dt"}
+		})), opts, Incompatible, "shop.orders", []string{"primary key dt holds only partition keys"}},
+		{"double partition key on a primary-key table", with(chain(
+			columns(types.Field{Name: "id", Type: typ(types.BigInt, false)}, types.Field{Name: "d", Type: typ(types.Double, false)}, types.Field{Name: "v", Type: tString}),
+			func(t *Table) { t.PrimaryKeys = []string{"id", "d"}; t.PartitionKeys = []string{"d"} })), opts, Incompatible, "shop.orders",
+			[]string{`partition key d: partitioning: partition key "d" has type DOUBLE NOT NULL: FLOAT and DOUBLE partition keys are named differently by different JVMs`}},
+		{"decimal partition key", with(chain(columns(types.Field{Name: "p", Type: types.DataType{Root: types.Decimal, Precision: 10, Scale: 2, Nullable: true}}, types.Field{Name: "v", Type: tString}),
+			func(t *Table) { t.PartitionKeys = []string{"p"} })), opts, Incompatible, "shop.orders", []string{"which Fluss does not allow as a partition key"}},
+		{"auto-partition enabled is not a boolean", with(func(t *Table) {
+			t.PartitionKeys = []string{"item"}
+			t.Properties["table.auto-partition.enabled"] = "yes"
+		}), opts, Incompatible, "shop.orders", []string{"auto-partitioning: table.auto-partition.enabled: "}},
+		{"auto-partition key not among several partition keys", with(chain(pkColumns("id", "a", "b"), func(t *Table) {
+			t.PartitionKeys = []string{"a", "b"}
+			t.Properties["table.auto-partition.enabled"] = "true"
+			t.Properties["table.auto-partition.key"] = "id"
+		})), opts, Incompatible, "shop.orders", []string{`auto-partitioning: table.auto-partition.key="id" does not name one of the partition keys [a b]`}},
+		{"nested bucket key on a primary-key table", with(chain(columns(types.Field{Name: "id", Type: typ(types.BigInt, false)},
+			types.Field{Name: "tags", Type: tArrayString}), func(t *Table) { t.PrimaryKeys = []string{"id"}; t.BucketKeys = []string{"tags"} })), opts, Incompatible, "shop.orders",
+			[]string{`bucket key tags: bucketing: bucket key "tags" has type ARRAY<STRING>, which Fluss cannot hash`}},
+		{"bucket key that is not a column", with(func(t *Table) { t.BucketKeys = []string{"nope"} }), opts, Incompatible, "shop.orders",
+			[]string{`bucket key nope: bucketing: bucket key "nope" is not a column`}},
 		{"float partition key", with(chain(columns(types.Field{Name: "f", Type: typ(types.Float, true)}, types.Field{Name: "v", Type: tString}),
 			func(t *Table) { t.PartitionKeys = []string{"f"} })), opts, Incompatible, "shop.orders", []string{"partition key f: "}},
 		{"bad auto-partition option", with(func(t *Table) {
@@ -474,6 +534,34 @@ func TestResolveShapes(t *testing.T) {
 		{"primary key from the key column", with(chain(columns(types.Field{Name: "k", Type: typ(types.String, false)}, types.Field{Name: "v", Type: tString}),
 			props(PropKeyColumn, "k"), func(t *Table) { t.PrimaryKeys = []string{"k"} })),
 			catalogv1.TableKind_TABLE_KIND_PRIMARY_KEY, []string{"k"}, nil, []string{"k"}, nil},
+		{"composite primary key keeps primary-key order", with(chain(pkColumns("id", "k"), func(t *Table) { t.PrimaryKeys = []string{"k", "id"} })),
+			catalogv1.TableKind_TABLE_KIND_PRIMARY_KEY, []string{"k", "id"}, nil, []string{"k", "id"}, nil},
+		{"primary-key table keeps its own bucket key", with(chain(pkColumns("id", "k"), func(t *Table) {
+			t.PrimaryKeys = []string{"id", "k"}
+			t.BucketKeys = []string{"k"}
+		})), catalogv1.TableKind_TABLE_KIND_PRIMARY_KEY, []string{"id", "k"}, nil, []string{"k"}, nil},
+		{"auto-partitioned primary-key table", with(chain(pkColumns("id", "dt"), func(t *Table) {
+			t.PrimaryKeys = []string{"id", "dt"}
+			t.PartitionKeys = []string{"dt"}
+			t.Properties["table.auto-partition.enabled"] = "true"
+			t.Properties["table.auto-partition.time-unit"] = "DAY"
+			t.Properties["table.auto-partition.num-precreate"] = "2"
+			t.Properties[PropKvFormat] = "COMPACTED"
+		})), catalogv1.TableKind_TABLE_KIND_PRIMARY_KEY, []string{"id", "dt"}, []string{"dt"}, []string{"id"},
+			map[string]string{"table.auto-partition.enabled": "true", "table.auto-partition.time-unit": "DAY", "table.auto-partition.num-precreate": "2"}},
+		{"partitioned log table without auto-partitioning", with(func(t *Table) { t.PartitionKeys = []string{"item"} }),
+			catalogv1.TableKind_TABLE_KIND_LOG, nil, []string{"item"}, nil, nil},
+		{"partitioned bucket-keyed log table", with(func(t *Table) { t.PartitionKeys = []string{"item"}; t.BucketKeys = []string{"id"} }),
+			catalogv1.TableKind_TABLE_KIND_LOG, nil, []string{"item"}, []string{"id"}, nil},
+		{"auto-partition options of an unpartitioned table are not carried", with(func(t *Table) { t.Properties["table.auto-partition.enabled"] = "false" }),
+			catalogv1.TableKind_TABLE_KIND_LOG, nil, nil, nil, nil},
+		{"kv format read as Fluss reads it", with(chain(pkColumns("id"), func(t *Table) {
+			t.PrimaryKeys = []string{"id"}
+			t.Properties[PropKvFormat] = " compacted "
+		})), catalogv1.TableKind_TABLE_KIND_PRIMARY_KEY, []string{"id"}, nil, []string{"id"}, nil},
+		{"raw primary-key table keyed by its primary key", with(chain(columns(types.Field{Name: "k", Type: typ(types.Bytes, false)}, types.Field{Name: "v", Type: tBytes}),
+			props(PropValueFormat, "raw", PropKeyColumn, "k"), func(t *Table) { t.PrimaryKeys = []string{"k"} })),
+			catalogv1.TableKind_TABLE_KIND_PRIMARY_KEY, []string{"k"}, nil, []string{"k"}, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -495,5 +583,89 @@ func TestResolveShapes(t *testing.T) {
 	b, _ := Resolve(with(func(t *Table) { t.BucketKeys = []string{"id"} }), opts)
 	if a.GetMappingId() == b.GetMappingId() {
 		t.Error("adding a bucket key kept the mapping id")
+	}
+}
+
+// TestShapeMappingID: every shape field takes part in the mapping id.
+func TestShapeMappingID(t *testing.T) {
+	pk := func(mods ...func(*Table)) Table {
+		return with(chain(append([]func(*Table){pkColumns("id", "k", "dt"), func(t *Table) {
+			t.PrimaryKeys = []string{"id", "k", "dt"}
+			t.PartitionKeys = []string{"dt"}
+		}}, mods...)...))
+	}
+	changes := map[string]Table{
+		"reference":             pk(),
+		"log table":             with(pkColumns("id", "k", "dt")),
+		"primary key order":     pk(func(t *Table) { t.PrimaryKeys = []string{"k", "id", "dt"} }),
+		"primary key shrunk":    pk(func(t *Table) { t.PrimaryKeys = []string{"id", "dt"} }),
+		"not partitioned":       pk(func(t *Table) { t.PartitionKeys = nil }),
+		"explicit bucket key":   pk(func(t *Table) { t.BucketKeys = []string{"k"} }),
+		"auto-partitioning on":  pk(func(t *Table) { t.Properties["table.auto-partition.enabled"] = "true" }),
+		"auto-partitioning off": pk(func(t *Table) { t.Properties["table.auto-partition.enabled"] = "false" }),
+		"auto-partition unit": pk(func(t *Table) {
+			t.Properties["table.auto-partition.enabled"] = "true"
+			t.Properties["table.auto-partition.time-unit"] = "HOUR"
+		}),
+	}
+	seen := map[string]string{}
+	for name, tbl := range changes {
+		m, r := Resolve(tbl, opts)
+		if r != nil {
+			t.Fatalf("%s: refused: %v", name, r)
+		}
+		if prev, dup := seen[m.MappingId]; dup {
+			t.Errorf("%s: mapping id %s equals that of %s", name, m.MappingId, prev)
+		}
+		seen[m.MappingId] = name
+	}
+}
+
+// TestPrimaryKeyReasons pins the complete reasons of refused keyed tables:
+// each problem once, and no complaint about what is allowed.
+func TestPrimaryKeyReasons(t *testing.T) {
+	tests := []struct {
+		name  string
+		table Table
+		want  []string
+	}{
+		{"unhashable primary key is reported once", with(chain(columns(types.Field{Name: "id", Type: typ(types.BigInt, false)},
+			types.Field{Name: "tags", Type: types.DataType{Root: types.Array, Element: ptr(tString)}}),
+			func(t *Table) { t.PrimaryKeys = []string{"tags"} })), []string{
+			`primary-key table rows: compacted: column "tags" has type ARRAY<STRING> NOT NULL; nested types are not supported in compacted rows yet`,
+			`primary key tags: bucketing: bucket key "tags" has type ARRAY<STRING> NOT NULL, which Fluss cannot hash`,
+		}},
+		{"single primary key of the wrong type as key column", with(chain(pkColumns("id"), props(PropKeyColumn, "id"),
+			func(t *Table) { t.PrimaryKeys = []string{"id"} })), []string{
+			"kafka.key.column names column id of type BIGINT NOT NULL, want STRING or BYTES",
+		}},
+		{"indexed kv format", with(chain(pkColumns("id"), func(t *Table) {
+			t.PrimaryKeys = []string{"id"}
+			t.Properties[PropKvFormat] = "INDEXED"
+		})), []string{"table.kv.format is INDEXED: only COMPACTED KV rows are written"}},
+		{"primary key of the partition key only", with(chain(pkColumns("dt"), func(t *Table) {
+			t.PrimaryKeys = []string{"dt"}
+			t.PartitionKeys = []string{"dt"}
+		})), []string{"primary key dt holds only partition keys: no row could be told from another within a partition"}},
+		{"float partition key", with(chain(columns(types.Field{Name: "f", Type: typ(types.Float, true)}, types.Field{Name: "v", Type: tString}),
+			func(t *Table) { t.PartitionKeys = []string{"f"} })), []string{
+			`partition key f: partitioning: partition key "f" has type FLOAT: FLOAT and DOUBLE partition keys are named differently by different JVMs`,
+		}},
+		{"bad auto-partition unit", with(func(t *Table) {
+			t.PartitionKeys = []string{"item"}
+			t.Properties["table.auto-partition.enabled"] = "true"
+			t.Properties["table.auto-partition.time-unit"] = "WEEK"
+		}), []string{`auto-partitioning: table.auto-partition.time-unit="WEEK" is not one of YEAR, QUARTER, MONTH, DAY, HOUR`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, r := Resolve(tt.table, opts)
+			if r == nil {
+				t.Fatal("accepted, want refusal")
+			}
+			if got, want := strings.Join(r.Reasons, "\n"), strings.Join(tt.want, "\n"); got != want {
+				t.Errorf("reasons:\n%s\nwant:\n%s", got, want)
+			}
+		})
 	}
 }

@@ -97,6 +97,11 @@ func TestIntegrationTablesListedExactly(t *testing.T) {
 	f.NewTable(t, testenv.TableSpec{Database: db, Table: "keyed", BucketCount: 2, BucketKeys: []string{"id"},
 		Columns:          []testenv.Column{{Name: "id", Type: "INT"}, {Name: "v", Type: "STRING"}},
 		CustomProperties: enabled()})
+	f.NewTable(t, testenv.TableSpec{Database: db, Table: "pkparted", BucketCount: 2, PrimaryKey: []string{"id", "dt"}, PartitionKeys: []string{"dt"},
+		Columns: []testenv.Column{{Name: "id", Type: "INT", Nullable: testenv.NotNull()}, {Name: "dt", Type: "STRING", Nullable: testenv.NotNull()},
+			{Name: "v", Type: "STRING"}},
+		Properties:       map[string]string{"table.auto-partition.enabled": "true", "table.auto-partition.time-unit": "DAY"},
+		CustomProperties: enabled()})
 	// Still refused: a primary-key table whose rows Ferry cannot encode.
 	f.NewTable(t, testenv.TableSpec{Database: db, Table: "nested", BucketCount: 1, PrimaryKey: []string{"id"},
 		Columns:          []testenv.Column{{Name: "id", Type: "INT", Nullable: testenv.NotNull()}, {Name: "tags", Type: "ARRAY<STRING>"}},
@@ -116,7 +121,7 @@ func TestIntegrationTablesListedExactly(t *testing.T) {
 	for _, m := range topics {
 		names = append(names, m.Topic)
 	}
-	want := []string{db + ".keyed", db + ".orders", db + ".parted", db + ".pk", linesTopic}
+	want := []string{db + ".keyed", db + ".orders", db + ".parted", db + ".pk", db + ".pkparted", linesTopic}
 	slices.Sort(want)
 	if !slices.Equal(names, want) {
 		t.Fatalf("topics = %v, want exactly %v", names, want)
@@ -175,12 +180,24 @@ func TestIntegrationTablesListedExactly(t *testing.T) {
 		db + ".pk":     {catalogv1.TableKind_TABLE_KIND_PRIMARY_KEY, "id", "", "id"},
 		db + ".parted": {catalogv1.TableKind_TABLE_KIND_LOG, "", "dt", ""},
 		db + ".keyed":  {catalogv1.TableKind_TABLE_KIND_LOG, "", "", "id"},
+		// Partitioned: the bucket key is the primary key without the partition key.
+		db + ".pkparted": {catalogv1.TableKind_TABLE_KIND_PRIMARY_KEY, "id,dt", "dt", "id"},
 	} {
 		m := byName[topic]
 		if m.GetKind() != w.kind || strings.Join(m.GetPrimaryKeys(), ",") != w.pk || strings.Join(m.GetPartitionKeys(), ",") != w.parts ||
 			strings.Join(m.GetBucketKeys(), ",") != w.bucketKeys {
 			t.Errorf("%s: kind %s, primary key %v, partition keys %v, bucket keys %v; want %+v", topic, m.GetKind(), m.GetPrimaryKeys(),
 				m.GetPartitionKeys(), m.GetBucketKeys(), w)
+		}
+	}
+
+	if auto := byName[db+".pkparted"].GetAutoPartitionOptions(); auto["table.auto-partition.enabled"] != "true" ||
+		!strings.EqualFold(auto["table.auto-partition.time-unit"], "DAY") {
+		t.Errorf("pkparted: auto-partition options %v", auto)
+	}
+	for _, topic := range []string{db + ".pk", db + ".keyed"} { // not partitioned
+		if auto := byName[topic].GetAutoPartitionOptions(); len(auto) != 0 {
+			t.Errorf("%s: auto-partition options %v, want none", topic, auto)
 		}
 	}
 
