@@ -72,6 +72,10 @@ func (j *javaWriter) run(ctx context.Context, bootstrap, db, table string, rows,
 	}
 	r := result{Target: targetFluss, Producer: producerJava, Records: rows}
 	r.RecPerSec, r.MBPerSec = throughput(rows, bytes, time.Duration(ms*float64(time.Millisecond)))
+	// The writer JVM does what Ferry's services do for Kafka producers: its cost is theirs.
+	if u, ok := exitedUsage(producerJava, cmd.ProcessState); ok {
+		r.Procs = append(r.Procs, u)
+	}
 	return r, nil
 }
 

@@ -53,6 +53,9 @@ type config struct {
 	Timeout          time.Duration
 	RunTimeout       time.Duration
 	Keep             bool
+	// Overload > 0 runs the overload mode instead of the throughput table.
+	Overload       time.Duration
+	OverloadFactor int
 
 	ZooKeeperPort, CoordinatorPort, TabletPort int
 	ServicePortBase                            int
@@ -79,6 +82,8 @@ func (c *config) flags(fs *flag.FlagSet) {
 	fs.DurationVar(&c.Timeout, "timeout", 30*time.Minute, "bound for the whole run")
 	fs.DurationVar(&c.RunTimeout, "run-timeout", 10*time.Minute, "bound for each producer run")
 	fs.BoolVar(&c.Keep, "keep", false, "keep the run directory (payload file, broker and stack logs)")
+	fs.DurationVar(&c.Overload, "overload", 0, "instead of the throughput table: -overload-factor franz-go producers each offer one producer's calibrated rate through Ferry for this long; fails if a Ferry process dies or exceeds its RSS ceiling, or an acknowledged record is lost")
+	fs.IntVar(&c.OverloadFactor, "overload-factor", 3, "producers (each offering what one gets through) in the overload mode")
 	fs.IntVar(&c.ZooKeeperPort, "zk-port", 27181, "Ferry stack: ZooKeeper port")
 	fs.IntVar(&c.CoordinatorPort, "coordinator-port", 27122, "Ferry stack: Fluss coordinator port")
 	fs.IntVar(&c.TabletPort, "tablet-port", 27123, "Ferry stack: Fluss tablet server port")
@@ -122,6 +127,10 @@ func (c *config) Validate() error {
 		return fmt.Errorf("-timeout %v: must be positive", c.Timeout)
 	case c.RunTimeout <= 0 || c.RunTimeout > c.Timeout:
 		return fmt.Errorf("-run-timeout %v: must be positive and at most -timeout (%v)", c.RunTimeout, c.Timeout)
+	case c.Overload < 0 || c.Overload > time.Hour:
+		return fmt.Errorf("-overload %v: must be 0 (off) up to 1h", c.Overload)
+	case c.OverloadFactor < 1 || c.OverloadFactor > 32:
+		return fmt.Errorf("-overload-factor %d: must be 1..32", c.OverloadFactor)
 	}
 	if err := checkList("-targets", c.Targets, knownTargets); err != nil {
 		return err

@@ -76,8 +76,12 @@ func (p perfTest) run(ctx context.Context, target, bootstrap, topic string) (res
 		return result{}, fmt.Errorf("kafka-producer-perf-test against %s reported send errors:\n%s%s", target,
 			lastLines(stdout.String(), 10), lastLines(stderr.String(), 20))
 	}
-	return result{Target: target, Producer: producerPerfTest, Records: s.records, RecPerSec: s.recPerSec,
-		MBPerSec: s.mbPerSec, P50: s.p50, P99: s.p99, HasLatency: true}, nil
+	r := result{Target: target, Producer: producerPerfTest, Records: s.records, RecPerSec: s.recPerSec,
+		MBPerSec: s.mbPerSec, P50: s.p50, P99: s.p99, HasLatency: true}
+	if u, ok := exitedUsage("producer", cmd.ProcessState); ok {
+		r.Procs = append(r.Procs, u)
+	}
+	return r, nil
 }
 
 // perfSummary is one of the tool's summary lines, e.g.

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/ferrygw/ferry/e2e/stack"
 )
 
 // Targets and producers, as they appear in the table.
@@ -38,6 +40,10 @@ type result struct {
 	// and MaxRecPerSec are their range.
 	Rounds                     int
 	MinRecPerSec, MaxRecPerSec float64
+	// Procs is what each server process (and the Java writer) spent on the run, which handled
+	// Handled records (the measured ones and the warm-up).
+	Procs   []procUsage
+	Handled int64
 }
 
 // summarize returns the median round by records/s (the lower middle one for an even count),
@@ -139,4 +145,68 @@ func groupThousands(n int64) string {
 		return "-" + b.String()
 	}
 	return b.String()
+}
+
+// isFerry tells Ferry's own services from the Fluss servers and the rest.
+func isFerry(name string) bool {
+	switch {
+	case name == stack.Frontdoor, name == stack.Catalog, name == stack.Append, strings.HasPrefix(name, stack.Transcode):
+		return true
+	}
+	return false
+}
+
+// writeUsage prints, per result, each process's CPU seconds per million records handled and its
+// peak RSS, with Ferry's services summed ("ferry": CPU added up, RSS added up too, as the
+// processes run side by side).
+func writeUsage(w io.Writer, rs []result) error {
+	var names []string
+	for _, r := range rs {
+		for _, u := range r.Procs {
+			if !slices.Contains(names, u.Name) {
+				names = append(names, u.Name)
+			}
+		}
+	}
+	if len(names) == 0 {
+		return nil
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprint(tw, "target\tproducer\tferry\t")
+	for _, n := range names {
+		fmt.Fprintf(tw, "%s\t", n)
+	}
+	fmt.Fprintln(tw)
+	for _, r := range rs {
+		if r.Handled <= 0 {
+			continue
+		}
+		cell := func(cpu time.Duration, rss int64) string {
+			return fmt.Sprintf("%.2f s/M %d MiB", cpu.Seconds()/(float64(r.Handled)/1e6), rss>>20)
+		}
+		var ferryCPU time.Duration
+		var ferryRSS int64
+		by := map[string]procUsage{}
+		for _, u := range r.Procs {
+			by[u.Name] = u
+			if isFerry(u.Name) {
+				ferryCPU += u.CPU
+				ferryRSS += u.PeakRSS
+			}
+		}
+		total := "-"
+		if ferryCPU > 0 {
+			total = cell(ferryCPU, ferryRSS)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t", r.Target, r.Producer, total)
+		for _, n := range names {
+			if u, ok := by[n]; ok {
+				fmt.Fprintf(tw, "%s\t", cell(u.CPU, u.PeakRSS))
+			} else {
+				fmt.Fprint(tw, "-\t")
+			}
+		}
+		fmt.Fprintln(tw)
+	}
+	return tw.Flush()
 }

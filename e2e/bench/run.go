@@ -29,6 +29,12 @@ func run(ctx context.Context, cfg *config, log *slog.Logger, out io.Writer) (err
 		return err
 	}
 	load0 := loadAvg()
+	if cfg.Overload > 0 {
+		fmt.Fprintf(out, "machine: %d CPUs, load average %s at start\n", runtime.NumCPU(), load0)
+		err := overloadPhase(ctx, cfg, root, makePayloads(cfg.Records), log, out)
+		fmt.Fprintf(out, "load average %s at end\n", loadAvg())
+		return err
+	}
 	if cfg.runs(targetKafka) || (cfg.runs(targetFerry) && cfg.uses(producerPerfTest)) {
 		if err := installJars(ctx, root, log); err != nil {
 			return err
@@ -56,6 +62,7 @@ func run(ctx context.Context, cfg *config, log *slog.Logger, out io.Writer) (err
 
 	log.Info("generating records", "records", cfg.Records)
 	p := makePayloads(cfg.Records)
+
 	payloadFile := filepath.Join(dir, "records.jsonl")
 	if err := p.writeFile(payloadFile); err != nil {
 		return err
@@ -85,6 +92,10 @@ func run(ctx context.Context, cfg *config, log *slog.Logger, out io.Writer) (err
 		cfg.warmupRecords(), cfg.Rounds)
 	fmt.Fprintf(out, "machine: %d CPUs, load average %s at start, %s at end\n\n", runtime.NumCPU(), load0, load1)
 	if err := writeTable(out, results); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "\nCPU seconds per million records handled (measured and warm-up) and peak RSS, per process, median round:\n\n")
+	if err := writeUsage(out, results); err != nil {
 		return err
 	}
 	if cfg.runs(targetFluss) {
@@ -137,7 +148,7 @@ func kafkaPhase(ctx context.Context, cfg *config, root, dir string, pt perfTest,
 	rounds := map[string][]result{}
 	for round := 1; round <= cfg.Rounds; round++ {
 		for _, prod := range prods {
-			r, err := produce(ctx, cfg, prod, targetKafka, b.addr, topicOf(prod), pt, p, round, log)
+			r, err := produce(ctx, cfg, prod, targetKafka, b.addr, topicOf(prod), pt, p, round, b.watch(), log)
 			if err != nil {
 				return nil, err
 			}
@@ -182,11 +193,17 @@ func kafkaRecordCount(ctx context.Context, bootstrap, topic string) (int64, erro
 	return n, nil
 }
 
-// produce runs one producer against one target, bounded by -run-timeout.
-func produce(ctx context.Context, cfg *config, producer, target, bootstrap, topic string, pt perfTest, p payloads, round int, log *slog.Logger) (result, error) {
+// produce runs one producer against one target, bounded by -run-timeout, and records what the
+// watched server processes spent on it.
+func produce(ctx context.Context, cfg *config, producer, target, bootstrap, topic string, pt perfTest, p payloads, round int,
+	watch []watched, log *slog.Logger) (result, error) {
 	ctx, cancel := context.WithTimeout(ctx, cfg.RunTimeout)
 	defer cancel()
 	log.Info("producing", "producer", producer, "target", target, "topic", topic, "records", cfg.Records, "round", round)
+	w, werr := startWindow(watch)
+	if werr != nil {
+		log.Warn("per-process usage incomplete", "err", werr)
+	}
 	var r result
 	var err error
 	switch producer {
@@ -200,8 +217,43 @@ func produce(ctx context.Context, cfg *config, producer, target, bootstrap, topi
 	if err != nil {
 		return result{}, err
 	}
+	if err := r.addUsage(w, cfg); err != nil {
+		return result{}, err
+	}
 	log.Info("done", "producer", producer, "target", target, "records/s", int64(r.RecPerSec), "MB/s", fmt.Sprintf("%.2f", r.MBPerSec))
 	return r, nil
+}
+
+// addUsage closes w and puts the servers' usage before the producer's own.
+func (r *result) addUsage(w *procWindow, cfg *config) error {
+	usage, err := w.end()
+	if err != nil {
+		return err
+	}
+	r.Procs, r.Handled = append(usage, r.Procs...), cfg.Records+cfg.warmupRecords()
+	return nil
+}
+
+// watch is the broker's JVM, from the pid file kafka-broker.sh writes.
+func (b *refBroker) watch() []watched {
+	raw, err := os.ReadFile(filepath.Join(b.dir, "broker.pid"))
+	if err != nil {
+		return nil
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(raw)))
+	if err != nil {
+		return nil
+	}
+	return []watched{{name: "kafka-broker", pid: pid}}
+}
+
+// stackWatch is every process of the stack: the Fluss servers and Ferry's services.
+func stackWatch(st *stack.Stack) []watched {
+	var out []watched
+	for _, p := range st.Processes() {
+		out = append(out, watched{name: p.Name, pid: p.Pid()})
+	}
+	return out
 }
 
 // refBroker is the reference Kafka broker, run by e2e/kafkabroker/kafka-broker.sh on fixed ports
@@ -242,19 +294,7 @@ func (b *refBroker) stop() error {
 // flussPhase starts the Ferry stack (with its own Fluss), creates the tables, runs the producers
 // through Ferry and the Java writer directly, and checks every table's row count.
 func flussPhase(ctx context.Context, cfg *config, root, dir string, pt perfTest, p payloads, log *slog.Logger) (_ []result, err error) {
-	sc := stack.DefaultConfig()
-	sc.Name, sc.Root = "bench", root
-	sc.ZooKeeperPort, sc.CoordinatorPort, sc.TabletPort = cfg.ZooKeeperPort, cfg.CoordinatorPort, cfg.TabletPort
-	base := cfg.ServicePortBase
-	sc.CatalogPort, sc.TranscodePorts, sc.AppendPort, sc.FrontdoorPort = base+1, []int{base + 2, base + 12}, base+3, base+4
-	sc.KafkaPort = cfg.FerryKafkaPort
-	// No metrics endpoints: the defaults would collide with a developer's stack.
-	sc.CatalogMetricsPort, sc.TranscodeMetricsPorts, sc.AppendMetricsPort, sc.FrontdoorMetricsPort = 0, nil, 0, 0
-	sc.LogLevel, sc.Java, sc.ServerHeap, sc.Keep = cfg.LogLevel, cfg.Java, cfg.ServerHeap, cfg.Keep
-	sc.PprofPortOffset = cfg.PprofPortOffset
-	sc.FlussOnly = !cfg.runs(targetFerry)
-	log.Info("starting the Ferry stack", "fluss", sc.FlussBootstrap(), "kafka", sc.KafkaAddr(), "services", !sc.FlussOnly)
-	st, err := stack.Start(ctx, sc, log)
+	st, sc, err := startBenchStack(ctx, cfg, root, !cfg.runs(targetFerry), log)
 	if err != nil {
 		return nil, err
 	}
@@ -334,12 +374,19 @@ func flussPhase(ctx context.Context, cfg *config, root, dir string, pt perfTest,
 			var err error
 			switch {
 			case t.kafka:
-				r, err = produce(ctx, cfg, t.producer, targetFerry, sc.KafkaAddr(), db+"."+t.name, pt, p, round, log)
+				r, err = produce(ctx, cfg, t.producer, targetFerry, sc.KafkaAddr(), db+"."+t.name, pt, p, round, stackWatch(st), log)
 			case t.producer == producerJava:
 				rctx, cancel := context.WithTimeout(ctx, cfg.RunTimeout)
 				log.Info("appending", "producer", producerJava, "rows", cfg.Records, "warmup", cfg.warmupRecords(), "round", round)
+				w, werr := startWindow(stackWatch(st))
+				if werr != nil {
+					log.Warn("per-process usage incomplete", "err", werr)
+				}
 				r, err = jw.run(rctx, sc.FlussBootstrap(), db, t.name, cfg.Records, p.bytes, "java_writer_warmup", cfg.warmupRecords())
 				cancel()
+				if err == nil {
+					err = r.addUsage(w, cfg)
+				}
 				if err == nil {
 					log.Info("done", "producer", producerJava, "target", targetFluss, "rows/s", int64(r.RecPerSec))
 				}
@@ -371,6 +418,24 @@ func flussPhase(ctx context.Context, cfg *config, root, dir string, pt perfTest,
 		log.Info("verified", "table", db+"."+t.name, "rows", n)
 	}
 	return results, nil
+}
+
+// startBenchStack starts Fluss and, unless flussOnly, Ferry's services on the bench's ports.
+func startBenchStack(ctx context.Context, cfg *config, root string, flussOnly bool, log *slog.Logger) (*stack.Stack, stack.Config, error) {
+	sc := stack.DefaultConfig()
+	sc.Name, sc.Root = "bench", root
+	sc.ZooKeeperPort, sc.CoordinatorPort, sc.TabletPort = cfg.ZooKeeperPort, cfg.CoordinatorPort, cfg.TabletPort
+	base := cfg.ServicePortBase
+	sc.CatalogPort, sc.TranscodePorts, sc.AppendPort, sc.FrontdoorPort = base+1, []int{base + 2, base + 12}, base+3, base+4
+	sc.KafkaPort = cfg.FerryKafkaPort
+	// No metrics endpoints: the defaults would collide with a developer's stack.
+	sc.CatalogMetricsPort, sc.TranscodeMetricsPorts, sc.AppendMetricsPort, sc.FrontdoorMetricsPort = 0, nil, 0, 0
+	sc.LogLevel, sc.Java, sc.ServerHeap, sc.Keep = cfg.LogLevel, cfg.Java, cfg.ServerHeap, cfg.Keep
+	sc.PprofPortOffset = cfg.PprofPortOffset
+	sc.FlussOnly = flussOnly
+	log.Info("starting the Ferry stack", "fluss", sc.FlussBootstrap(), "kafka", sc.KafkaAddr(), "services", !sc.FlussOnly)
+	st, err := stack.Start(ctx, sc, log)
+	return st, sc, err
 }
 
 // loadAvg is the 1/5/15-minute load average, for the report ("?" where /proc is missing).
