@@ -11,11 +11,9 @@ import (
 	"net"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -35,9 +33,9 @@ import (
 // privateStack starts a Fluss cluster of its own (not the test runner's, which these tests
 // break) and appendsvc, built from this tree, pointed at it; both stop when the test ends.
 // Fluss gets ports below the ephemeral range (32768-60999 here): a client socket lingering in
-// TIME_WAIT on one of them would make the start fail. extra more such ports are returned free
-// for tablet servers the test starts itself.
-func privateStack(t *testing.T, name string, extra int) (*stack.Stack, *testenv.Helper, appendv1.AppendServiceClient, []int) {
+// TIME_WAIT on one of them would make the start fail. extra more tablet servers run on more such
+// ports ("tablet-1", ...).
+func privateStack(t *testing.T, name string, extra int) (*stack.Stack, *testenv.Helper, appendv1.AppendServiceClient) {
 	t.Helper()
 	testenv.SkipFaults(t)
 	root, err := stack.FindRoot(".")
@@ -64,6 +62,7 @@ func privateStack(t *testing.T, name string, extra int) (*stack.Stack, *testenv.
 		cfg = stack.TestConfig()
 		cfg.Name, cfg.Root = name, root
 		cfg.ZooKeeperPort, cfg.CoordinatorPort, cfg.TabletPort = ports[0], ports[1], ports[2]
+		cfg.ExtraTabletPorts = ports[3:]
 		cfg.FlussOnly, cfg.Services, cfg.AppendPort, cfg.AppendMetricsPort = false, []string{stack.Append}, appendPort, 0
 		cfg.ServerHeap = "512m"
 		cfg.StopGrace = 20 * time.Second
@@ -103,7 +102,7 @@ func privateStack(t *testing.T, name string, extra int) (*stack.Stack, *testenv.
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { conn.Close() })
-	return st, h, appendv1.NewAppendServiceClient(conn), ports[3:]
+	return st, h, appendv1.NewAppendServiceClient(conn)
 }
 
 // lowFreePorts returns n consecutive loopback ports between 20000 and 28000 that are free now:
@@ -206,49 +205,20 @@ func (w testWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// tabletProc is the running tablet server: the stack's own at first, then
-// the one restart started (which the test owns and stops).
-type tabletProc struct {
-	p    *stack.Process
-	argv []string
-	dir  string
-}
-
-func stackTablet(t *testing.T, st *stack.Stack) *tabletProc {
-	t.Helper()
-	for _, p := range st.Processes() {
-		if p.Name == "tablet" {
-			// The exact command line the stack used, so the restarted server
-			// has the same configuration, id and data directory.
-			raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", p.Pid()))
-			if err != nil {
-				t.Fatal(err)
-			}
-			argv := strings.Split(strings.TrimRight(string(raw), "\x00"), "\x00")
-			return &tabletProc{p: p, argv: argv, dir: st.Dir()}
-		}
-	}
-	t.Fatal("the stack has no tablet process")
-	return nil
-}
-
-// restart stops the tablet server (SIGTERM, or SIGKILL when kill), waits
-// down, and starts it again with the same command line, data and log.
-// The new process is tp.p afterwards; the caller stops it.
-func (tp *tabletProc) restart(addr string, down time.Duration, kill bool) error {
+// restartTablet stops a tablet server (SIGTERM with the stack's grace, or SIGKILL), leaves it
+// down for a while and starts it again with its id and data directory.
+func restartTablet(ctx context.Context, st *stack.Stack, name string, down time.Duration, kill bool) error {
+	var err error
 	if kill {
-		_ = syscall.Kill(-tp.p.Pid(), syscall.SIGKILL)
-		<-tp.p.Done()
-	} else if err := tp.p.Stop(20 * time.Second); err != nil {
-		return err
+		err = st.Kill(name)
+	} else if p := st.Service(name); p != nil {
+		err = p.Stop(st.Config().StopGrace)
 	}
-	time.Sleep(down)
-	p, err := stack.StartProcess("tablet", tp.argv, os.Environ(), tp.dir, tp.p.LogPath)
 	if err != nil {
 		return err
 	}
-	tp.p = p
-	return waitListening(p, addr)
+	time.Sleep(down)
+	return st.Restart(ctx, name)
 }
 
 // TestRealTabletRestart keeps appending through appendsvc while the only
@@ -271,14 +241,12 @@ func (tp *tabletProc) restart(addr string, down time.Duration, kill bool) error 
 // idempotent writer ids Fluss cannot tell a retry from a new batch.
 func TestRealTabletRestart(t *testing.T) {
 	began := time.Now()
-	st, h, client, _ := privateStack(t, "faults", 0)
+	st, h, client := privateStack(t, "faults", 0)
 	t.Logf("private Fluss and appendsvc ready after %v", time.Since(began).Round(time.Millisecond))
 	ld := startLoad(t, client, h, 3, nil)
 	ld.drain(3 * time.Second)
-	tp := stackTablet(t, st)
-	// Runs before the stack's own cleanup (LIFO): the restarted tablet
-	// server is not the stack's to stop.
-	t.Cleanup(func() { _ = tp.p.Stop(20 * time.Second) })
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
 	var crashedAt time.Time
 	for _, kill := range []bool{false, true} {
 		mode := "SIGTERM"
@@ -286,7 +254,7 @@ func TestRealTabletRestart(t *testing.T) {
 			mode = "SIGKILL"
 			crashedAt = time.Now()
 		}
-		ld.whileRunning(t, mode, func() error { return tp.restart(st.Config().TabletAddr(), 5*time.Second, kill) })
+		ld.whileRunning(t, mode, func() error { return restartTablet(ctx, st, "tablet", 5*time.Second, kill) })
 		ld.drain(2 * time.Second)
 	}
 	ld.finish(t)
@@ -302,123 +270,23 @@ func TestRealTabletRestart(t *testing.T) {
 // must be in the table, exactly once, at its offset: no loss is tolerated.
 func TestRealLeaderMove(t *testing.T) {
 	began := time.Now()
-	st, h, client, extra := privateStack(t, "leadermove", 1)
-	tablet0, tablet1 := st.Config().TabletPort, extra[0]
-	t0 := stackTablet(t, st)
-	t1, err := t0.clone(1, tablet1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = t1.p.Stop(20 * time.Second) })
-	t.Cleanup(func() { _ = t0.p.Stop(20 * time.Second) })
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	st, h, client := privateStack(t, "leadermove", 1)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	for {
-		servers, err := h.WaitReady(ctx, time.Minute)
-		if err != nil {
-			t.Fatal(err)
-		}
-		tablets := 0
-		for _, s := range servers {
-			if s.Type == "TABLET_SERVER" {
-				tablets++
-			}
-		}
-		if tablets == 2 {
-			break
-		}
-		if ctx.Err() != nil {
-			t.Fatalf("second tablet server never registered: %+v", servers)
-		}
-		time.Sleep(500 * time.Millisecond)
-	}
 	t.Logf("private Fluss with two tablet servers ready after %v", time.Since(began).Round(time.Millisecond))
 	ld := startLoad(t, client, h, 4, map[string]string{"table.replication.factor": "2"})
 	ld.drain(3 * time.Second)
-	addr := func(port int) string { return net.JoinHostPort(st.Config().Host, strconv.Itoa(port)) }
 	// Tablet 0's graceful shutdown hands its leaderships to tablet 1, so
 	// appends must go on while it is down.
-	if n := ld.whileRunning(t, "SIGTERM tablet 0", func() error { return t0.restart(addr(tablet0), 5*time.Second, false) }); n == 0 {
+	if n := ld.whileRunning(t, "SIGTERM tablet 0", func() error { return restartTablet(ctx, st, "tablet", 5*time.Second, false) }); n == 0 {
 		t.Errorf("no append succeeded while tablet 0 was down: leaders did not move, or the client did not follow")
 	}
 	ld.drain(5 * time.Second) // let tablet 0 catch up and rejoin the ISR
-	ld.whileRunning(t, "SIGKILL tablet 1", func() error { return t1.restart(addr(tablet1), 5*time.Second, true) })
+	ld.whileRunning(t, "SIGKILL tablet 1", func() error { return restartTablet(ctx, st, "tablet-1", 5*time.Second, true) })
 	ld.drain(2 * time.Second)
 	ld.finish(t)
 	verifyStored(t, h, ld.db, "load", ld.jobs, ld.got, loadRowsPerJob, time.Time{})
 	t.Logf("whole test took %v", time.Since(began).Round(time.Millisecond))
-}
-
-// clone starts another tablet server like tp, with its own id, port and
-// data directory (the stack runs only one).
-func (tp *tabletProc) clone(id, port int) (*tabletProc, error) {
-	confDir := ""
-	for i, a := range tp.argv {
-		if a == "--configDir" && i+1 < len(tp.argv) {
-			confDir = tp.argv[i+1]
-		}
-	}
-	if confDir == "" {
-		return nil, fmt.Errorf("no --configDir in %q", tp.argv)
-	}
-	raw, err := os.ReadFile(filepath.Join(confDir, "server.yaml"))
-	if err != nil {
-		return nil, err
-	}
-	base := filepath.Join(tp.dir, fmt.Sprintf("tablet%d", id))
-	dataDir := filepath.Join(base, "data")
-	newConf := filepath.Join(base, "conf")
-	for _, d := range []string{dataDir, newConf} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			return nil, err
-		}
-	}
-	var lines []string
-	for _, l := range strings.Split(strings.TrimRight(string(raw), "\n"), "\n") {
-		key, _, _ := strings.Cut(l, ":")
-		switch strings.TrimSpace(key) {
-		case "bind.listeners":
-			host := strings.TrimPrefix(strings.TrimSpace(strings.SplitN(l, ":", 2)[1]), "FLUSS://")
-			host, _, _ = strings.Cut(host, ":")
-			l = fmt.Sprintf("bind.listeners: FLUSS://%s:%d", host, port)
-		case "data.dir":
-			l = "data.dir: " + dataDir
-		case "tablet-server.id":
-			l = fmt.Sprintf("tablet-server.id: %d", id)
-		}
-		lines = append(lines, l)
-	}
-	if err := os.WriteFile(filepath.Join(newConf, "server.yaml"), []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
-		return nil, err
-	}
-	argv := slices.Clone(tp.argv)
-	for i := range argv {
-		if argv[i] == confDir {
-			argv[i] = newConf
-		}
-	}
-	logPath := filepath.Join(filepath.Dir(tp.p.LogPath), fmt.Sprintf("tablet%d.log", id))
-	p, err := stack.StartProcess(fmt.Sprintf("tablet%d", id), argv, os.Environ(), tp.dir, logPath)
-	if err != nil {
-		return nil, err
-	}
-	c := &tabletProc{p: p, argv: argv, dir: tp.dir}
-	return c, waitListening(p, net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
-}
-
-func waitListening(p *stack.Process, addr string) error {
-	deadline := time.Now().Add(2 * time.Minute)
-	for {
-		c, err := net.DialTimeout("tcp", addr, time.Second)
-		if err == nil {
-			c.Close()
-			return nil
-		}
-		if p.Exited() || time.Now().After(deadline) {
-			return fmt.Errorf("%s not listening on %s: %v\n%s", p.Name, addr, err, p.LogTail(30))
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
 }
 
 // loadRowsPerJob is the size of every load job; job j holds ids

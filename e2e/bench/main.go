@@ -24,6 +24,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"os"
 	"os/signal"
 	"slices"
@@ -56,6 +57,10 @@ type config struct {
 	// Overload > 0 runs the overload mode instead of the throughput table.
 	Overload       time.Duration
 	OverloadFactor int
+	// Tablets is the Fluss tablet servers; Replication the tables' replication factor.
+	Tablets, Replication int
+	// ServerOptions go into every Fluss server's server.yaml.
+	ServerOptions optionFlag
 
 	ZooKeeperPort, CoordinatorPort, TabletPort int
 	ServicePortBase                            int
@@ -83,6 +88,9 @@ func (c *config) flags(fs *flag.FlagSet) {
 	fs.DurationVar(&c.RunTimeout, "run-timeout", 10*time.Minute, "bound for each producer run")
 	fs.BoolVar(&c.Keep, "keep", false, "keep the run directory (payload file, broker and stack logs)")
 	fs.DurationVar(&c.Overload, "overload", 0, "instead of the throughput table: -overload-factor franz-go producers each offer one producer's calibrated rate through Ferry for this long; fails if a Ferry process dies or exceeds its RSS ceiling, or an acknowledged record is lost")
+	fs.IntVar(&c.Tablets, "tablets", 1, "Fluss tablet servers (the extra ones listen on -tablet-port+1, +2, ...)")
+	fs.Var(&c.ServerOptions, "fluss-server-option", "key=value added to every Fluss server's configuration (repeatable), e.g. log.replica.fetch.wait-max-time=20ms")
+	fs.IntVar(&c.Replication, "replication", 1, "Fluss tables' table.replication.factor (at most -tablets); the reference Kafka broker stays a single node")
 	fs.IntVar(&c.OverloadFactor, "overload-factor", 3, "producers (each offering what one gets through) in the overload mode")
 	fs.IntVar(&c.ZooKeeperPort, "zk-port", 27181, "Ferry stack: ZooKeeper port")
 	fs.IntVar(&c.CoordinatorPort, "coordinator-port", 27122, "Ferry stack: Fluss coordinator port")
@@ -131,6 +139,10 @@ func (c *config) Validate() error {
 		return fmt.Errorf("-overload %v: must be 0 (off) up to 1h", c.Overload)
 	case c.OverloadFactor < 1 || c.OverloadFactor > 32:
 		return fmt.Errorf("-overload-factor %d: must be 1..32", c.OverloadFactor)
+	case c.Tablets < 1 || c.Tablets > 5:
+		return fmt.Errorf("-tablets %d: must be 1..5", c.Tablets)
+	case c.Replication < 1 || c.Replication > c.Tablets:
+		return fmt.Errorf("-replication %d: must be 1..-tablets (%d)", c.Replication, c.Tablets)
 	}
 	if err := checkList("-targets", c.Targets, knownTargets); err != nil {
 		return err
@@ -172,6 +184,29 @@ func checkList(flagName, list string, known []string) error {
 	return nil
 }
 
+// optionFlag collects repeated key=value flags.
+type optionFlag map[string]string
+
+func (o *optionFlag) String() string {
+	var kv []string
+	for _, k := range slices.Sorted(maps.Keys(*o)) {
+		kv = append(kv, k+"="+(*o)[k])
+	}
+	return strings.Join(kv, ",")
+}
+
+func (o *optionFlag) Set(s string) error {
+	k, v, ok := strings.Cut(s, "=")
+	if !ok || k == "" {
+		return fmt.Errorf("%q: want key=value", s)
+	}
+	if *o == nil {
+		*o = optionFlag{}
+	}
+	(*o)[k] = v
+	return nil
+}
+
 type flagPort struct {
 	flag string
 	port int
@@ -179,13 +214,26 @@ type flagPort struct {
 
 func (c *config) ports() []flagPort {
 	b := c.ServicePortBase
-	return []flagPort{
+	ps := []flagPort{
 		{"-zk-port", c.ZooKeeperPort}, {"-coordinator-port", c.CoordinatorPort}, {"-tablet-port", c.TabletPort},
 		{"-service-port-base (+1 catalogsvc)", b + 1}, {"-service-port-base (+2 transcodesvc)", b + 2},
 		{"-service-port-base (+12 transcodesvc-2)", b + 12}, {"-service-port-base (+3 appendsvc)", b + 3},
 		{"-service-port-base (+4 frontdoor)", b + 4}, {"-ferry-kafka-port", c.FerryKafkaPort},
 		{"-kafka-port", c.KafkaPort}, {"-kafka-controller-port", c.KafkaControllerPort},
 	}
+	for i := 1; i < c.Tablets; i++ {
+		ps = append(ps, flagPort{fmt.Sprintf("-tablet-port (+%d, tablet server %d)", i, i+1), c.TabletPort + i})
+	}
+	return ps
+}
+
+// extraTabletPorts are the ports of the tablet servers beyond the first.
+func (c *config) extraTabletPorts() []int {
+	var ps []int
+	for i := 1; i < c.Tablets; i++ {
+		ps = append(ps, c.TabletPort+i)
+	}
+	return ps
 }
 
 func (c *config) runs(target string) bool {

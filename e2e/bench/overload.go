@@ -68,7 +68,7 @@ func overloadPhase(ctx context.Context, cfg *config, root string, p payloads, lo
 		return err
 	}
 	spec := testenv.TableSpec{Database: db, Table: "overload", Columns: benchColumns(), BucketCount: cfg.Partitions,
-		Properties:       map[string]string{"table.log.arrow.compression.type": cfg.ArrowCompression},
+		Properties:       tableProperties(cfg),
 		CustomProperties: map[string]string{"kafka.enabled": "true"}}
 	if _, err := helper.CreateTable(ctx, spec); err != nil {
 		return err

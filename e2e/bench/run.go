@@ -86,8 +86,10 @@ func run(ctx context.Context, cfg *config, log *slog.Logger, out io.Writer) (err
 	}
 	load1 := loadAvg()
 	fmt.Fprintf(out, "\n%d records per producer, %.0f bytes on average (JSON, 10 columns), %d partitions/buckets, "+
-		"acks=all, idempotence off, compression %s, linger.ms %d, batch.size %d, %d requests in flight, Fluss Arrow %s\n",
-		cfg.Records, p.avgSize(), cfg.Partitions, cfg.Compression, cfg.LingerMS, cfg.BatchSize, cfg.MaxInFlight, cfg.ArrowCompression)
+		"acks=all, idempotence off, compression %s, linger.ms %d, batch.size %d, %d requests in flight, Fluss Arrow %s, "+
+		"%d Fluss tablet server(s), replication factor %d, Fluss server options {%s}\n",
+		cfg.Records, p.avgSize(), cfg.Partitions, cfg.Compression, cfg.LingerMS, cfg.BatchSize, cfg.MaxInFlight, cfg.ArrowCompression,
+		cfg.Tablets, cfg.Replication, cfg.ServerOptions.String())
 	fmt.Fprintf(out, "each producer first sent %d warm-up records in the same process (not measured); %d round(s), median shown\n",
 		cfg.warmupRecords(), cfg.Rounds)
 	fmt.Fprintf(out, "machine: %d CPUs, load average %s at start, %s at end\n\n", runtime.NumCPU(), load0, load1)
@@ -344,8 +346,7 @@ func flussPhase(ctx context.Context, cfg *config, root, dir string, pt perfTest,
 	var names []string
 	for _, t := range tables {
 		spec := testenv.TableSpec{Database: db, Table: t.name, Columns: benchColumns(), BucketCount: cfg.Partitions,
-			Properties: map[string]string{"table.log.arrow.compression.type": cfg.ArrowCompression},
-			Comment:    "ferry e2e/bench"}
+			Properties: tableProperties(cfg), Comment: "ferry e2e/bench"}
 		if t.kafka {
 			// JSON is the default value format (docs/mapping.md); opting in is all it takes.
 			spec.CustomProperties = map[string]string{"kafka.enabled": "true"}
@@ -420,6 +421,12 @@ func flussPhase(ctx context.Context, cfg *config, root, dir string, pt perfTest,
 	return results, nil
 }
 
+// tableProperties are the Fluss options of every bench table.
+func tableProperties(cfg *config) map[string]string {
+	return map[string]string{"table.log.arrow.compression.type": cfg.ArrowCompression,
+		"table.replication.factor": strconv.Itoa(cfg.Replication)}
+}
+
 // startBenchStack starts Fluss and, unless flussOnly, Ferry's services on the bench's ports.
 func startBenchStack(ctx context.Context, cfg *config, root string, flussOnly bool, log *slog.Logger) (*stack.Stack, stack.Config, error) {
 	sc := stack.DefaultConfig()
@@ -433,6 +440,8 @@ func startBenchStack(ctx context.Context, cfg *config, root string, flussOnly bo
 	sc.LogLevel, sc.Java, sc.ServerHeap, sc.Keep = cfg.LogLevel, cfg.Java, cfg.ServerHeap, cfg.Keep
 	sc.PprofPortOffset = cfg.PprofPortOffset
 	sc.FlussOnly = flussOnly
+	sc.ExtraTabletPorts = cfg.extraTabletPorts()
+	sc.FlussServerOptions = cfg.ServerOptions
 	log.Info("starting the Ferry stack", "fluss", sc.FlussBootstrap(), "kafka", sc.KafkaAddr(), "services", !sc.FlussOnly)
 	st, err := stack.Start(ctx, sc, log)
 	return st, sc, err

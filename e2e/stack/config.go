@@ -75,6 +75,12 @@ type Config struct {
 	FlussSASL               *FlussSASL
 	CoordinatorInternalPort int
 	TabletInternalPort      int
+	// ExtraTabletPorts start one more tablet server per port (ids 1, 2, ...; processes
+	// "tablet-1", ...), e.g. for tables with a replication factor above 1. Not with FlussSASL.
+	ExtraTabletPorts []int
+	// FlussServerOptions are added to every coordinator and tablet server's server.yaml
+	// (e.g. log.replica.fetch.wait-max-time).
+	FlussServerOptions map[string]string
 
 	// FlussOnly skips the Ferry services.
 	FlussOnly bool
@@ -189,6 +195,9 @@ func TestConfig() Config {
 }
 
 var namePattern = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,31}$`)
+
+// optionKey is a Fluss configuration option name.
+var optionKey = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]*$`)
 var heapPattern = regexp.MustCompile(`^[1-9][0-9]*[kmgKMG]?$`)
 
 // Validate reports the first bad field by name. It does not touch the network: port
@@ -213,6 +222,14 @@ func (c Config) Validate() error {
 		if err := checkHostPort(c.ExternalFluss); err != nil {
 			return fmt.Errorf("stack config: ExternalFluss %q: %v", c.ExternalFluss, err)
 		}
+	}
+	for k, v := range c.FlussServerOptions {
+		if !optionKey.MatchString(k) || strings.ContainsAny(v, "\n\r") {
+			return fmt.Errorf("stack config: FlussServerOptions: %q: want a dotted option name and a one-line value", k)
+		}
+	}
+	if len(c.ExtraTabletPorts) > 0 && (c.FlussSASL != nil || c.ExternalFluss != "") {
+		return errors.New("stack config: ExtraTabletPorts need the stack's own Fluss cluster without FlussSASL")
 	}
 	if sasl := c.FlussSASL; sasl != nil {
 		if sasl.User == "" || sasl.Password == "" {
@@ -315,6 +332,9 @@ func (c Config) namedPorts() []namedPort {
 		if c.FlussSASL != nil {
 			ps = append(ps, namedPort{"CoordinatorInternalPort", c.CoordinatorInternalPort},
 				namedPort{"TabletInternalPort", c.TabletInternalPort})
+		}
+		for i, p := range c.ExtraTabletPorts {
+			ps = append(ps, namedPort{fmt.Sprintf("ExtraTabletPorts[%d]", i), p})
 		}
 	}
 	if c.FlussOnly {

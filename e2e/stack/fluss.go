@@ -3,12 +3,15 @@ package stack
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -67,6 +70,9 @@ func writeFlussConfig(c Config, l flussLayout) error {
 			"default.bucket.number: 1",
 			"default.replication.factor: 1",
 		)
+		for _, k := range slices.Sorted(maps.Keys(c.FlussServerOptions)) {
+			lines = append(lines, k+": "+c.FlussServerOptions[k])
+		}
 		return strings.Join(append(lines, extra...), "\n") + "\n"
 	}
 	log4j := strings.Join([]string{
@@ -84,6 +90,15 @@ func writeFlussConfig(c Config, l flussLayout) error {
 		l.path("tablet", "conf", "server.yaml"):      server(c.TabletPort, c.TabletInternalPort, l.path("tablet", "data"), "tablet-server.id: 0"),
 		l.path("log4j2.properties"):                  log4j,
 	}
+	for i, port := range c.ExtraTabletPorts {
+		dir := extraTablet(i)
+		for _, d := range []string{"conf", "data"} {
+			if err := os.MkdirAll(l.path(dir, d), 0o755); err != nil {
+				return err
+			}
+		}
+		files[l.path(dir, "conf", "server.yaml")] = server(port, 0, l.path(dir, "data"), fmt.Sprintf("tablet-server.id: %d", i+1))
+	}
 	for name, content := range files {
 		if err := os.WriteFile(name, []byte(content), 0o644); err != nil {
 			return err
@@ -91,6 +106,9 @@ func writeFlussConfig(c Config, l flussLayout) error {
 	}
 	return nil
 }
+
+// extraTablet is the process name (and directory) of the i-th extra tablet server.
+func extraTablet(i int) string { return fmt.Sprintf("tablet-%d", i+1) }
 
 // jaasPlain is the JAAS line of Fluss's PLAIN login module for users (sorted, so the file is
 // the same on every run). Config.Validate keeps quotes out of names and passwords.
@@ -174,16 +192,35 @@ func waitPort(ctx context.Context, p *Process, addr string) error {
 	}
 }
 
-// waitFlussReady runs `flusshelper wait-ready`: the coordinator answers metadata calls and a
-// tablet server has registered, which is what tests and services need.
+// waitFlussReady runs `flusshelper wait-ready` until the coordinator answers metadata calls and
+// every tablet server of c has registered, which is what tests and services need.
 func waitFlussReady(ctx context.Context, c Config) error {
+	want := 1 + len(c.ExtraTabletPorts)
+	for {
+		n, err := flussTablets(ctx, c)
+		if err != nil {
+			return err
+		}
+		if n >= want {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("Fluss at %s: %d of %d tablet servers registered", c.FlussBootstrap(), n, want)
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+// flussTablets is the number of tablet servers wait-ready reports, once it reports one.
+func flussTablets(ctx context.Context, c Config) (int, error) {
 	deadline, ok := ctx.Deadline()
 	timeout := time.Minute
 	if ok {
 		timeout = time.Until(deadline)
 	}
 	if timeout < time.Second {
-		return errors.New("no time left to wait for Fluss")
+		return 0, errors.New("no time left to wait for Fluss")
 	}
 	args := []string{"wait-ready", "--bootstrap", c.FlussBootstrap(),
 		"--timeout", strconv.FormatInt(timeout.Milliseconds(), 10) + "ms"}
@@ -201,9 +238,23 @@ func waitFlussReady(ctx context.Context, c Config) error {
 	cmd.Stdout = &out
 	cmd.Stderr = &stderr
 	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("Fluss at %s not ready: %v: %s", c.FlussBootstrap(), err, strings.TrimSpace(stderr.String()))
+		return 0, fmt.Errorf("Fluss at %s not ready: %v: %s", c.FlussBootstrap(), err, strings.TrimSpace(stderr.String()))
 	}
-	return nil
+	var r struct {
+		Servers []struct {
+			Type string `json:"type"`
+		} `json:"servers"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &r); err != nil {
+		return 0, fmt.Errorf("flusshelper wait-ready: bad output %q: %w", out.String(), err)
+	}
+	n := 0
+	for _, s := range r.Servers {
+		if s.Type == "TABLET_SERVER" {
+			n++
+		}
+	}
+	return n, nil
 }
 
 func indent(s string) string {

@@ -141,6 +141,10 @@ func (s *Stack) startFluss(ctx context.Context, logs string) error {
 		{"coordinator", javaCommand(c, l, c.ServerHeap, coordinatorMain, "--configDir", l.path("coordinator", "conf")), c.FlussBootstrap()},
 		{"tablet", javaCommand(c, l, c.ServerHeap, tabletMain, "--configDir", l.path("tablet", "conf")), c.TabletAddr()},
 	}
+	for i, port := range c.ExtraTabletPorts {
+		name := extraTablet(i)
+		steps = append(steps, flussStep{name, javaCommand(c, l, c.ServerHeap, tabletMain, "--configDir", l.path(name, "conf")), c.addr(port)})
+	}
 	start := time.Now()
 	var started []*Process
 	for _, st := range steps {
