@@ -9,19 +9,20 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
-	"github.com/ferrygw/ferry/frontdoor/internal/acl"
-	"github.com/ferrygw/ferry/frontdoor/internal/certprincipal"
-	"github.com/ferrygw/ferry/frontdoor/internal/oauthbearer"
-	"github.com/ferrygw/ferry/frontdoor/internal/reload"
-	"github.com/ferrygw/ferry/frontdoor/internal/saslscram"
 	"net"
 	"os"
 	"strconv"
 	"time"
 
+	"github.com/ferrygw/ferry/frontdoor/internal/acl"
 	"github.com/ferrygw/ferry/frontdoor/internal/backends"
+	"github.com/ferrygw/ferry/frontdoor/internal/certprincipal"
+	"github.com/ferrygw/ferry/frontdoor/internal/idempotence"
 	"github.com/ferrygw/ferry/frontdoor/internal/kafka"
+	"github.com/ferrygw/ferry/frontdoor/internal/oauthbearer"
+	"github.com/ferrygw/ferry/frontdoor/internal/reload"
 	"github.com/ferrygw/ferry/frontdoor/internal/saslplain"
+	"github.com/ferrygw/ferry/frontdoor/internal/saslscram"
 	"github.com/ferrygw/ferry/frontdoor/internal/streampool"
 	catalogv1 "github.com/ferrygw/ferry/services/api/gen/ferry/catalog/v1"
 	"github.com/ferrygw/ferry/services/runtime"
@@ -166,7 +167,7 @@ func Declare(s *runtime.Settings) *Config {
 		Default: 30 * time.Second, Validate: runtime.PositiveDuration, Usage: "how long a topic mapping is cached"})
 	s.DurationVar(&c.HeartbeatLease, runtime.Spec[time.Duration]{Flag: "broker-lease", Env: "FERRY_BROKER_LEASE",
 		Default: 15 * time.Second, Validate: runtime.PositiveDuration, Usage: "registration lease with catalogsvc; renewed every third of it"})
-	id := kafka.DefaultIdempotenceConfig()
+	id := idempotence.DefaultConfig()
 	s.BoolVar(&c.DisableIdempotence, runtime.Spec[bool]{Flag: "disable-idempotence", Env: "FERRY_DISABLE_IDEMPOTENCE",
 		Usage: "do not serve InitProducerId: idempotent producers (the Java and franz-go default) fail or fall back"})
 	s.DurationVar(&c.ProducerIdleExpiry, runtime.Spec[time.Duration]{Flag: "producer-idle-expiry", Env: "FERRY_PRODUCER_IDLE_EXPIRY",
@@ -202,7 +203,7 @@ func positive(n int) error {
 
 // Validate checks what single settings cannot: combinations.
 func (c *Config) Validate() error {
-	if err := (kafka.IdempotenceConfig{ProducerIdleExpiry: c.ProducerIdleExpiry, MaxProducers: c.MaxProducers}).Validate(); err != nil {
+	if err := (idempotence.Config{ProducerIdleExpiry: c.ProducerIdleExpiry, MaxProducers: c.MaxProducers}).Validate(); err != nil {
 		return &runtime.SettingError{Env: "FERRY_PRODUCER_IDLE_EXPIRY", Flag: "producer-idle-expiry", Value: c.ProducerIdleExpiry.String(), Err: err}
 	}
 	if (c.TLSCertFile == "") != (c.TLSKeyFile == "") {
@@ -379,7 +380,7 @@ func Setup(ctx context.Context, app *runtime.App, c *Config) error {
 	deps := kafka.Deps{
 		Catalog: catalog, Transcoder: tc, Appender: ap, Produce: pcfg,
 		TracerProvider: app.Telemetry.TracerProvider, MeterProvider: app.Telemetry.MeterProvider, Logger: log, Listener: ln,
-		Idempotence:        kafka.IdempotenceConfig{ProducerIdleExpiry: c.ProducerIdleExpiry, MaxProducers: c.MaxProducers},
+		Idempotence:        idempotence.Config{ProducerIdleExpiry: c.ProducerIdleExpiry, MaxProducers: c.MaxProducers},
 		DisableIdempotence: c.DisableIdempotence,
 		StateDir:           c.StateDir,
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/ferrygw/ferry/frontdoor/internal/idempotence"
 	"github.com/ferrygw/ferry/services/recordbatch"
 	"github.com/twmb/franz-go/pkg/kerr"
 )
@@ -31,12 +32,12 @@ func checkBatch(b []byte, maxBytes int) (recordbatch.Header, *recordbatch.Error)
 
 // producerOf reads the producer fields of a header checkBatch accepted.
 // The last sequence wraps past MaxInt32 as Kafka's does.
-func producerOf(h *recordbatch.Header) batchIdentity {
-	id := batchIdentity{producerID: h.ProducerID, epoch: h.ProducerEpoch, firstSeq: h.BaseSequence}
-	if delta := h.LastOffsetDelta; id.firstSeq > math.MaxInt32-delta {
-		id.lastSeq = delta - (math.MaxInt32 - id.firstSeq) - 1
+func producerOf(h *recordbatch.Header) idempotence.Batch {
+	id := idempotence.Batch{ProducerID: h.ProducerID, Epoch: h.ProducerEpoch, FirstSeq: h.BaseSequence}
+	if delta := h.LastOffsetDelta; id.FirstSeq > math.MaxInt32-delta {
+		id.LastSeq = delta - (math.MaxInt32 - id.FirstSeq) - 1
 	} else {
-		id.lastSeq = id.firstSeq + delta
+		id.LastSeq = id.FirstSeq + delta
 	}
 	return id
 }

@@ -2,10 +2,13 @@ package kafka
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/ferrygw/ferry/services/recordbatch"
 )
 
 // BenchmarkProduce measures Produce requests through frontdoor (decode,
@@ -125,8 +128,19 @@ func BenchmarkCheckBatch(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		h, bad := checkBatch(batch, 1<<20)
-		if bad != nil || producerOf(&h).lastSeq != 100 {
+		if bad != nil || producerOf(&h).LastSeq != 100 {
 			b.Fatal(bad)
 		}
+	}
+}
+
+func TestProducerOfWrapsLastSequence(t *testing.T) {
+	h, err := recordbatch.ParseHeader(idemBatch(1, 0, math.MaxInt32-1, "a", "b", "c"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// MaxInt32-1, MaxInt32, 0.
+	if b := producerOf(&h); b.FirstSeq != math.MaxInt32-1 || b.LastSeq != 0 {
+		t.Fatalf("sequences %d..%d, want %d..0 (wrapped)", b.FirstSeq, b.LastSeq, math.MaxInt32-1)
 	}
 }

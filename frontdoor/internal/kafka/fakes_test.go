@@ -178,7 +178,7 @@ func newHarness(t testing.TB, o harnessOpts) *harness {
 // new server reads them back from the state dir.
 func (h *harness) restartFrontdoor(t testing.TB) {
 	t.Helper()
-	if err := h.srv.producers.stopPersistingWith(false); err != nil {
+	if err := h.srv.producers.Abandon(); err != nil {
 		t.Fatal(err)
 	}
 	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

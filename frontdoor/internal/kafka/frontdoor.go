@@ -7,6 +7,7 @@ import (
 	"net"
 
 	"github.com/ferrygw/ferry/frontdoor/internal/backends"
+	"github.com/ferrygw/ferry/frontdoor/internal/idempotence"
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
 	"go.opentelemetry.io/otel/trace/noop"
@@ -19,10 +20,10 @@ type Deps struct {
 	Appender   *backends.Appender
 	Produce    ProduceConfig
 	// Idempotence tunes idempotent produce; its zero value means
-	// DefaultIdempotenceConfig. DisableIdempotence leaves InitProducerId
+	// idempotence.DefaultConfig. DisableIdempotence leaves InitProducerId
 	// unserved (and unadvertised), so clients with idempotence fail fast
 	// and batches with a producer id are refused.
-	Idempotence        IdempotenceConfig
+	Idempotence        idempotence.Config
 	DisableIdempotence bool
 	// StateDir, when set, keeps anchors of the idempotent producer state in
 	// this directory so that it can be rebuilt from the Fluss log after a
@@ -66,27 +67,25 @@ func NewFrontdoor(cfg Config, d Deps) (*Server, error) {
 		d.Logger = slog.New(slog.DiscardHandler)
 	}
 	tracer := d.TracerProvider.Tracer("github.com/ferrygw/ferry/frontdoor/internal/kafka")
-	var states *ProducerStates
+	var states *idempotence.States
 	if !d.DisableIdempotence {
-		if d.Idempotence == (IdempotenceConfig{}) {
-			d.Idempotence = DefaultIdempotenceConfig()
+		if d.Idempotence == (idempotence.Config{}) {
+			d.Idempotence = idempotence.DefaultConfig()
 		}
 		var err error
-		if states, err = NewProducerStates(d.Idempotence, d.Appender.InitWriter); err != nil {
+		if states, err = idempotence.New(d.Idempotence, d.Appender.InitWriter); err != nil {
 			return nil, err
 		}
 		if d.StateDir != "" {
-			store, err := openAnchorStore(d.StateDir, d.Logger)
-			if err != nil {
+			if err := states.Persist(d.StateDir, d.Appender, d.Logger); err != nil {
 				return nil, err
 			}
-			states.persist(store, d.Appender, d.Logger)
 		}
 	}
 	ok := false
 	defer func() {
 		if !ok && states != nil {
-			_ = states.stopPersisting()
+			_ = states.StopPersisting()
 		}
 	}()
 	metrics, err := newServerMetrics(d.MeterProvider)

@@ -140,7 +140,7 @@ func TestKgoIdempotentStateLost(t *testing.T) {
 	if h.srv.ProducerCount() != 1 {
 		t.Fatalf("%d producers with state, want 1", h.srv.ProducerCount())
 	}
-	h.srv.producers.forgetAll()
+	h.srv.producers.ForgetAll()
 	send(50, 100)
 	wantExactlyOnce(t, map[int32][]string{0: h.ap.Log(100, 0)}, 100)
 }

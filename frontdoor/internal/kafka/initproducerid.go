@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/ferrygw/ferry/frontdoor/internal/backends"
+	"github.com/ferrygw/ferry/frontdoor/internal/idempotence"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -25,7 +26,7 @@ const (
 const initProducerIDTimeout = 30 * time.Second
 
 type initProducerIDHandler struct {
-	states *ProducerStates
+	states *idempotence.States
 }
 
 func (h *initProducerIDHandler) api() API {

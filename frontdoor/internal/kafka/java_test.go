@@ -177,7 +177,7 @@ func TestJavaIdempotentStateLost(t *testing.T) {
 	if h.srv.ProducerCount() != 1 {
 		t.Errorf("%d producers with state, want 1", h.srv.ProducerCount())
 	}
-	h.srv.producers.forgetAll()
+	h.srv.producers.ForgetAll()
 	if n := h.srv.ProducerCount(); n != 0 {
 		t.Fatalf("%d producers with state after forgetting", n)
 	}

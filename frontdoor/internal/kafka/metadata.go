@@ -2,8 +2,8 @@ package kafka
 
 import (
 	"context"
-	"github.com/ferrygw/ferry/frontdoor/internal/acl"
 
+	"github.com/ferrygw/ferry/frontdoor/internal/acl"
 	"github.com/ferrygw/ferry/frontdoor/internal/backends"
 	catalogv1 "github.com/ferrygw/ferry/services/api/gen/ferry/catalog/v1"
 	"github.com/twmb/franz-go/pkg/kerr"

@@ -4,10 +4,11 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
-	"github.com/ferrygw/ferry/frontdoor/internal/acl"
 	"sync/atomic"
 	"time"
 
+	"github.com/ferrygw/ferry/frontdoor/internal/acl"
+	"github.com/ferrygw/ferry/frontdoor/internal/idempotence"
 	"github.com/ferrygw/ferry/services/recordbatch"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -90,7 +91,7 @@ func newServerMetrics(mp metric.MeterProvider) (*serverMetrics, error) {
 }
 
 // observe registers the gauges that read the server's state.
-func (m *serverMetrics) observe(budget *byteBudget, producers *ProducerStates) (metric.Registration, error) {
+func (m *serverMetrics) observe(budget *byteBudget, producers *idempotence.States) (metric.Registration, error) {
 	return m.meter.RegisterCallback(func(_ context.Context, o metric.Observer) error {
 		o.ObserveInt64(m.inflightBytes, budget.held())
 		if producers != nil {

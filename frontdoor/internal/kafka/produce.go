@@ -4,13 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/ferrygw/ferry/frontdoor/internal/acl"
 	"log/slog"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/ferrygw/ferry/frontdoor/internal/acl"
 	"github.com/ferrygw/ferry/frontdoor/internal/backends"
+	"github.com/ferrygw/ferry/frontdoor/internal/idempotence"
 	appendv1 "github.com/ferrygw/ferry/services/api/gen/ferry/append/v1"
 	"github.com/ferrygw/ferry/services/recordbatch"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -70,7 +71,7 @@ type producer struct {
 	tc      *backends.Transcoder
 	ap      *backends.Appender
 	seq     *Sequencer
-	idem    *ProducerStates // nil: idempotent produce refused
+	idem    *idempotence.States // nil: idempotent produce refused
 	tracer  trace.Tracer
 	metrics *serverMetrics
 }
@@ -264,9 +265,9 @@ func (p *producer) producePartition(ctx context.Context, w *partWork, t backends
 		return
 	}
 	id := producerOf(&h)
-	if id.producerID >= 0 && p.idem == nil {
+	if id.ProducerID >= 0 && p.idem == nil {
 		setErr(out, kerr.ClusterAuthorizationFailed.Code,
-			fmt.Sprintf("idempotent produce (producer id %d) is disabled in this ferry; disable idempotence in the producer", id.producerID))
+			fmt.Sprintf("idempotent produce (producer id %d) is disabled in this ferry; disable idempotence in the producer", id.ProducerID))
 		return
 	}
 
@@ -300,40 +301,41 @@ func (p *producer) producePartition(ctx context.Context, w *partWork, t backends
 	}
 	writerID, batchSeq := int64(-1), int32(-1)
 	var pieceSeqs []int32
-	var targets []pieceTarget
+	var targets []idempotence.Target
 	if pieces := batch.GetPieces(); len(pieces) > 0 {
-		targets = make([]pieceTarget, len(pieces))
+		targets = make([]idempotence.Target, len(pieces))
 		for i, pc := range pieces {
-			targets[i] = pieceTarget{pc.GetPartitionName(), pc.GetBucket()}
+			targets[i] = idempotence.Target{Partition: pc.GetPartitionName(), Bucket: pc.GetBucket()}
 		}
 	}
-	var entry *seqEntry
+	var admitted *idempotence.Verdict
 	resend := false
-	if id.producerID >= 0 {
+	if id.ProducerID >= 0 {
 		// Sequence rules are applied here, in the partition's order.
-		v := p.idem.admit(ctx, partitionKey{w.topic, out.Partition}, tableRef{m.GetTableId(), m.GetDatabase(), m.GetTable()}, id, targets)
-		span.SetAttributes(attribute.Int64("ferry.producer_id", id.producerID), attribute.Int("ferry.producer_epoch", int(id.epoch)),
-			attribute.Int("ferry.base_sequence", int(id.firstSeq)))
+		v := p.idem.Admit(ctx, w.topic, out.Partition, idempotence.Table{ID: m.GetTableId(), Database: m.GetDatabase(), Table: m.GetTable()}, id, targets)
+		span.SetAttributes(attribute.Int64("ferry.producer_id", id.ProducerID), attribute.Int("ferry.producer_epoch", int(id.Epoch)),
+			attribute.Int("ferry.base_sequence", int(id.FirstSeq)))
 		switch {
-		case v.code != 0:
-			setErr(out, v.code, v.msg)
-			if v.code == kerr.UnknownProducerID.Code {
+		case v.Code != 0:
+			setErr(out, v.Code, v.Msg)
+			if v.Code == kerr.UnknownProducerID.Code {
 				// The Java client retries UNKNOWN_PRODUCER_ID forever when
 				// the log start offset is unknown (-1); with 0 it bumps its
 				// epoch and starts the partition over at sequence 0.
 				out.LogStartOffset = 0
 			}
 			return
-		case v.answered:
+		case v.Answered:
 			// A retry of a batch Fluss already acknowledged: the original
 			// offset, as a Kafka broker answers the last five batches.
 			span.SetAttributes(attribute.Bool("ferry.duplicate", true))
-			out.BaseOffset = v.baseOffset
+			out.BaseOffset = v.BaseOffset
 			return
 		}
-		writerID, batchSeq, pieceSeqs, entry, resend = v.writer, v.flussSeq, v.pieceSeqs, v.entry, v.resend
+		admitted = &v
+		writerID, batchSeq, pieceSeqs, resend = v.Writer, v.FlussSeq, v.PieceSeqs, v.Resend
 		span.SetAttributes(attribute.Int64("fluss.writer_id", writerID), attribute.Int("fluss.batch_sequence", int(batchSeq)),
-			attribute.Bool("ferry.resend", v.resend))
+			attribute.Bool("ferry.resend", v.Resend))
 	}
 	// appendsvc looks the table up by its path; the id tells it whether the
 	// path still names the table this mapping was made for.
@@ -369,8 +371,8 @@ func (p *producer) producePartition(ctx context.Context, w *partWork, t backends
 	w.ticket.Release()
 	ar, err := pending.Wait(ctx)
 	if err != nil {
-		if entry != nil {
-			p.idem.finish(entry, outcomeUnknown, -1)
+		if admitted != nil {
+			p.idem.Finish(*admitted, idempotence.Unknown, -1)
 		}
 		setErr(out, kerr.RequestTimedOut.Code, "append did not finish in time: "+err.Error())
 		return
@@ -386,12 +388,12 @@ func (p *producer) producePartition(ctx context.Context, w *partWork, t backends
 			// An appendsvc older than this frontdoor sends only the Fluss
 			// code, which says nothing about whether the batch is stored.
 			kcode, possiblyStored = kerr.UnknownServerError.Code, true
-			if entry != nil {
+			if admitted != nil {
 				kcode = kerr.RequestTimedOut.Code
 			}
 		}
-		if entry != nil {
-			p.idem.finish(entry, failedOutcome(possiblyStored, ar.GetRetriable(), resend), -1)
+		if admitted != nil {
+			p.idem.Finish(*admitted, idempotence.FailedOutcome(possiblyStored, ar.GetRetriable(), resend), -1)
 		}
 		msg := ar.GetErrorMessage()
 		if fc := ar.GetErrorCode(); fc != 0 {
@@ -400,22 +402,10 @@ func (p *producer) producePartition(ctx context.Context, w *partWork, t backends
 		setErr(out, kcode, msg)
 		return
 	}
-	if entry != nil {
-		p.idem.finish(entry, outcomeStored, ar.GetBaseOffset())
+	if admitted != nil {
+		p.idem.Finish(*admitted, idempotence.Stored, ar.GetBaseOffset())
 	}
 	out.BaseOffset = ar.GetBaseOffset()
-}
-
-// failedOutcome is what a failed append means for an idempotent batch. A
-// resend follows an attempt whose outcome was unknown, so a transient
-// refusal of the resend does not prove that attempt stored nothing; a
-// definite refusal (a sequence gap, a corrupt batch) does, as Fluss would
-// have answered a stored copy's resend as its duplicate.
-func failedOutcome(possiblyStored, retriable, resend bool) outcome {
-	if possiblyStored || (resend && retriable) {
-		return outcomeUnknown
-	}
-	return outcomeRejected
 }
 
 func setErr(op *kmsg.ProduceResponseTopicPartition, code int16, msg string) {

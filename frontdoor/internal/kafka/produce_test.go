@@ -197,29 +197,6 @@ func TestIdempotentProduceRefusedNotStored(t *testing.T) {
 	}
 }
 
-// TestFailedOutcome: only a certain refusal frees an idempotent batch's
-// sequence; a transient refusal of a resend leaves the earlier attempt's
-// outcome open.
-func TestFailedOutcome(t *testing.T) {
-	for _, tc := range []struct {
-		possiblyStored, retriable, resend bool
-		want                              outcome
-	}{
-		{false, false, false, outcomeRejected},
-		{false, true, false, outcomeRejected},
-		{false, false, true, outcomeRejected},
-		{false, true, true, outcomeUnknown},
-		{true, false, false, outcomeUnknown},
-		{true, true, false, outcomeUnknown},
-		{true, false, true, outcomeUnknown},
-		{true, true, true, outcomeUnknown},
-	} {
-		if got := failedOutcome(tc.possiblyStored, tc.retriable, tc.resend); got != tc.want {
-			t.Errorf("possibly stored %v retriable %v resend %v: %d, want %d", tc.possiblyStored, tc.retriable, tc.resend, got, tc.want)
-		}
-	}
-}
-
 // TestProduceSendsTablePath checks that every append names the table by
 // id and by path as the catalog mapped the topic: appendsvc looks tables up
 // by path and refuses requests without one.

@@ -6,13 +6,14 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
-	"github.com/ferrygw/ferry/frontdoor/internal/acl"
 	"log/slog"
 	"net"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/ferrygw/ferry/frontdoor/internal/acl"
+	"github.com/ferrygw/ferry/frontdoor/internal/idempotence"
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
 	"go.opentelemetry.io/otel/trace/noop"
@@ -107,7 +108,7 @@ type Server struct {
 	work *byteBudget
 	// producers is the idempotent producer state (NewFrontdoor), nil when
 	// idempotence is disabled; kept here for ProducerCount and its gauge.
-	producers *ProducerStates
+	producers *idempotence.States
 	meters    metric.MeterProvider
 	metrics   *serverMetrics
 	gauges    metric.Registration
@@ -145,7 +146,7 @@ func WithMeterProvider(mp metric.MeterProvider) Option { return func(s *Server) 
 
 // withProducerStates hands the server the idempotent producer state for
 // ProducerCount and the producers gauge.
-func withProducerStates(ps *ProducerStates) Option { return func(s *Server) { s.producers = ps } }
+func withProducerStates(ps *idempotence.States) Option { return func(s *Server) { s.producers = ps } }
 
 // withMetrics shares instruments already built for the handlers.
 func withMetrics(m *serverMetrics) Option { return func(s *Server) { s.metrics = m } }
@@ -370,7 +371,7 @@ func (s *Server) stopProducers() error {
 	if s.producers == nil {
 		return nil
 	}
-	return s.producers.stopPersisting()
+	return s.producers.StopPersisting()
 }
 
 // ProducerCount reports the idempotent producers with state (0 when

@@ -1,4 +1,4 @@
-package kafka
+package idempotence
 
 import (
 	"context"
@@ -31,14 +31,14 @@ var errAnchorUnusable = errors.New("idempotence: the log does not continue the a
 
 // persist makes ps keep anchors in store and rebuild lost state through
 // wlog. Call before the first admit; stopPersisting ends it.
-func (ps *ProducerStates) persist(store *anchorStore, wlog WriterLog, log *slog.Logger) {
+func (ps *States) persist(store *anchorStore, wlog WriterLog, log *slog.Logger) {
 	ps.store, ps.wlog, ps.log = store, wlog, log
 	ps.dirty = map[*partState]struct{}{}
 	ps.stop, ps.loopDone = make(chan struct{}), make(chan struct{})
 	go ps.anchorLoop()
 }
 
-func (ps *ProducerStates) anchorLoop() {
+func (ps *States) anchorLoop() {
 	defer close(ps.loopDone)
 	t := time.NewTicker(anchorEvery)
 	defer t.Stop()
@@ -55,11 +55,11 @@ func (ps *ProducerStates) anchorLoop() {
 }
 
 // stopPersisting writes the anchors that moved and closes the store.
-func (ps *ProducerStates) stopPersisting() error { return ps.stopPersistingWith(true) }
+func (ps *States) stopPersisting() error { return ps.stopPersistingWith(true) }
 
 // stopPersistingWith(false) closes the store without writing what moved
 // since the last tick, as a crash leaves it (tests).
-func (ps *ProducerStates) stopPersistingWith(flush bool) error {
+func (ps *States) stopPersistingWith(flush bool) error {
 	if ps.store == nil {
 		return nil
 	}
@@ -78,7 +78,7 @@ func (ps *ProducerStates) stopPersistingWith(flush bool) error {
 // flushAnchors moves the anchors of states with newly acknowledged batches
 // to the oldest of their last five batches, once that one is acknowledged,
 // and drops the anchors of producers idle past the expiry.
-func (ps *ProducerStates) flushAnchors() error {
+func (ps *States) flushAnchors() error {
 	if ps.store == nil {
 		return nil
 	}
@@ -132,7 +132,7 @@ func (ps *ProducerStates) flushAnchors() error {
 
 // anchorNew writes the anchor of a new partition state on writer and
 // returns the state; or nil and the answer for the batch.
-func (ps *ProducerStates) anchorNew(ctx context.Context, key partitionKey, tbl tableRef, b batchIdentity, writer int64) (*partState, verdict) {
+func (ps *States) anchorNew(ctx context.Context, key partitionKey, tbl tableRef, b batchIdentity, writer int64) (*partState, verdict) {
 	ak := anchorKey{b.producerID, key.topic, key.partition}
 	off, err := ps.wlog.LatestOffset(ctx, tbl.bucket(key.partition))
 	if status.Code(err) == codes.Unimplemented {
@@ -157,7 +157,7 @@ func (ps *ProducerStates) anchorNew(ctx context.Context, key partitionKey, tbl t
 // rebuild reads the writer's batches from the anchor on and returns the
 // state they make: every batch the lost process got stored, with its
 // offset, and the sequences after the last one.
-func (ps *ProducerStates) rebuild(ctx context.Context, tbl tableRef, ak anchorKey, a anchor) (*partState, error) {
+func (ps *States) rebuild(ctx context.Context, tbl tableRef, ak anchorKey, a anchor) (*partState, error) {
 	st := &partState{epoch: a.Epoch, writer: a.Writer, nextKafka: a.KafkaSeq, nextFluss: a.FlussSeq, ak: ak, table: tbl, saved: a.Offset}
 	from := a.Offset
 	found := 0

@@ -1,4 +1,4 @@
-package kafka
+package idempotence
 
 import (
 	"context"
@@ -11,7 +11,7 @@ import (
 // Routed batches (tables that place rows themselves) get a writer per
 // Kafka partition and a Fluss sequence per bucket.
 func TestProducerStatesRouted(t *testing.T) {
-	ps, _ := newStates(t, DefaultIdempotenceConfig())
+	ps, _ := newStates(t, DefaultConfig())
 	ctx := context.Background()
 	a, b, c := pieceTarget{"p1", 0}, pieceTarget{"p1", 1}, pieceTarget{"p2", 0}
 	batch := func(first, count int32) batchIdentity {

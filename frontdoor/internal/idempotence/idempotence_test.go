@@ -1,4 +1,4 @@
-package kafka
+package idempotence
 
 import (
 	"context"
@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ferrygw/ferry/services/recordbatch"
 	"github.com/twmb/franz-go/pkg/kerr"
 )
 
@@ -29,10 +28,10 @@ func (a *seqAlloc) alloc(context.Context) (int64, error) {
 	return 100 + a.next.Add(1) - 1, nil
 }
 
-func newStates(t *testing.T, cfg IdempotenceConfig) (*ProducerStates, *seqAlloc) {
+func newStates(t *testing.T, cfg Config) (*States, *seqAlloc) {
 	t.Helper()
 	a := &seqAlloc{}
-	ps, err := NewProducerStates(cfg, a.alloc)
+	ps, err := New(cfg, a.alloc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +118,7 @@ func TestProducerStatesSequenceRules(t *testing.T) {
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			ps, _ := newStates(t, DefaultIdempotenceConfig())
+			ps, _ := newStates(t, DefaultConfig())
 			ctx := context.Background()
 			for i, s := range tc.steps {
 				v := ps.admit(ctx, partitionKey{"t", s.partition}, tableRef{}, batchIdentity{producerID: 7, epoch: s.epoch, firstSeq: s.first, lastSeq: s.first + s.count - 1}, nil)
@@ -150,7 +149,7 @@ func TestProducerStatesSequenceRules(t *testing.T) {
 // TestProducerStatesNewProducerIsWriterOfEpochZero: InitProducerId's id is
 // the Fluss writer of epoch 0, so no second allocation happens.
 func TestProducerStatesNewProducerIsWriterOfEpochZero(t *testing.T) {
-	ps, a := newStates(t, DefaultIdempotenceConfig())
+	ps, a := newStates(t, DefaultConfig())
 	ctx := context.Background()
 	id, err := ps.NewProducer(ctx)
 	if err != nil || id != 100 {
@@ -172,7 +171,7 @@ func TestProducerStatesNewProducerIsWriterOfEpochZero(t *testing.T) {
 }
 
 func TestProducerStatesAllocationFailure(t *testing.T) {
-	ps, a := newStates(t, DefaultIdempotenceConfig())
+	ps, a := newStates(t, DefaultConfig())
 	a.fail.Store(true)
 	v := ps.admit(context.Background(), partitionKey{"t", 0}, tableRef{}, batchIdentity{producerID: 9, firstSeq: 0, lastSeq: 0}, nil)
 	if v.code != kerr.RequestTimedOut.Code {
@@ -188,7 +187,7 @@ func TestProducerStatesAllocationFailure(t *testing.T) {
 // TestProducerStatesOneAllocationPerEpoch: partitions starting together
 // share one writer allocation.
 func TestProducerStatesOneAllocationPerEpoch(t *testing.T) {
-	ps, a := newStates(t, DefaultIdempotenceConfig())
+	ps, a := newStates(t, DefaultConfig())
 	var wg sync.WaitGroup
 	writers := make([]int64, 16)
 	for i := range writers {
@@ -211,7 +210,7 @@ func TestProducerStatesOneAllocationPerEpoch(t *testing.T) {
 }
 
 func TestProducerStatesExpiry(t *testing.T) {
-	cfg := IdempotenceConfig{ProducerIdleExpiry: time.Hour, MaxProducers: 10}
+	cfg := Config{ProducerIdleExpiry: time.Hour, MaxProducers: 10}
 	ps, _ := newStates(t, cfg)
 	now := time.Unix(1000, 0)
 	ps.now = func() time.Time { return now }
@@ -235,7 +234,7 @@ func TestProducerStatesExpiry(t *testing.T) {
 }
 
 func TestProducerStatesMaxProducers(t *testing.T) {
-	ps, _ := newStates(t, IdempotenceConfig{ProducerIdleExpiry: time.Hour, MaxProducers: 2})
+	ps, _ := newStates(t, Config{ProducerIdleExpiry: time.Hour, MaxProducers: 2})
 	ctx := context.Background()
 	for id := int64(1); id <= 3; id++ {
 		v := ps.admit(ctx, partitionKey{"t", 0}, tableRef{}, batchIdentity{producerID: id, firstSeq: 0, lastSeq: 0}, nil)
@@ -247,7 +246,7 @@ func TestProducerStatesMaxProducers(t *testing.T) {
 }
 
 func TestProducerStatesSequenceWraps(t *testing.T) {
-	ps, _ := newStates(t, DefaultIdempotenceConfig())
+	ps, _ := newStates(t, DefaultConfig())
 	ctx := context.Background()
 	k := partitionKey{"t", 0}
 	v := ps.admit(ctx, k, tableRef{}, batchIdentity{producerID: 1, firstSeq: 0, lastSeq: 0}, nil)
@@ -257,15 +256,8 @@ func TestProducerStatesSequenceWraps(t *testing.T) {
 	st := ps.producers[1].parts[k]
 	st.nextKafka, st.nextFluss = math.MaxInt32-1, math.MaxInt32
 	ps.mu.Unlock()
-	h, err := recordbatch.ParseHeader(idemBatch(1, 0, math.MaxInt32-1, "a", "b", "c"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := producerOf(&h)
-	// MaxInt32-1, MaxInt32, 0.
-	if b.lastSeq != 0 {
-		t.Fatalf("last sequence %d, want 0 (wrapped)", b.lastSeq)
-	}
+	// Three records from MaxInt32-1: MaxInt32-1, MaxInt32, 0.
+	b := batchIdentity{producerID: 1, firstSeq: math.MaxInt32 - 1, lastSeq: 0}
 	v = ps.admit(ctx, k, tableRef{}, b, nil)
 	if v.code != 0 || v.flussSeq != math.MaxInt32 {
 		t.Fatalf("%+v", v)
@@ -279,19 +271,19 @@ func TestProducerStatesSequenceWraps(t *testing.T) {
 
 func TestIdempotenceConfigValidate(t *testing.T) {
 	for _, tc := range []struct {
-		cfg   IdempotenceConfig
+		cfg   Config
 		field string
 	}{
-		{IdempotenceConfig{ProducerIdleExpiry: 0, MaxProducers: 1}, "ProducerIdleExpiry"},
-		{IdempotenceConfig{ProducerIdleExpiry: 8 * 24 * time.Hour, MaxProducers: 1}, "ProducerIdleExpiry"},
-		{IdempotenceConfig{ProducerIdleExpiry: time.Hour}, "MaxProducers"},
+		{Config{ProducerIdleExpiry: 0, MaxProducers: 1}, "ProducerIdleExpiry"},
+		{Config{ProducerIdleExpiry: 8 * 24 * time.Hour, MaxProducers: 1}, "ProducerIdleExpiry"},
+		{Config{ProducerIdleExpiry: time.Hour}, "MaxProducers"},
 	} {
 		err := tc.cfg.Validate()
 		if err == nil || !strings.Contains(err.Error(), tc.field) {
 			t.Errorf("%+v: %v, want an error naming %s", tc.cfg, err, tc.field)
 		}
 	}
-	if err := DefaultIdempotenceConfig().Validate(); err != nil {
+	if err := DefaultConfig().Validate(); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -299,7 +291,7 @@ func TestIdempotenceConfigValidate(t *testing.T) {
 // BenchmarkProducerStatesAdmit is the per-batch cost of the sequence
 // rules on the produce path: admit a new batch and record its offset.
 func BenchmarkProducerStatesAdmit(b *testing.B) {
-	ps, err := NewProducerStates(DefaultIdempotenceConfig(), func(context.Context) (int64, error) { return 1, nil })
+	ps, err := New(DefaultConfig(), func(context.Context) (int64, error) { return 1, nil })
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -319,5 +311,28 @@ func BenchmarkProducerStatesAdmit(b *testing.B) {
 		}
 		seqs[p] += 10
 		ps.finish(v.entry, outcomeStored, int64(i))
+	}
+}
+
+// TestFailedOutcome: only a certain refusal frees an idempotent batch's
+// sequence; a transient refusal of a resend leaves the earlier attempt's
+// outcome open.
+func TestFailedOutcome(t *testing.T) {
+	for _, tc := range []struct {
+		possiblyStored, retriable, resend bool
+		want                              outcome
+	}{
+		{false, false, false, outcomeRejected},
+		{false, true, false, outcomeRejected},
+		{false, false, true, outcomeRejected},
+		{false, true, true, outcomeUnknown},
+		{true, false, false, outcomeUnknown},
+		{true, true, false, outcomeUnknown},
+		{true, false, true, outcomeUnknown},
+		{true, true, true, outcomeUnknown},
+	} {
+		if got := FailedOutcome(tc.possiblyStored, tc.retriable, tc.resend); got != tc.want {
+			t.Errorf("possibly stored %v retriable %v resend %v: %d, want %d", tc.possiblyStored, tc.retriable, tc.resend, got, tc.want)
+		}
 	}
 }

@@ -1,4 +1,4 @@
-package kafka
+package idempotence
 
 import (
 	"context"
@@ -49,8 +49,8 @@ import (
 // in memory only (no anchors): after a restart the producer is told
 // UNKNOWN_PRODUCER_ID and starts a new epoch.
 
-// IdempotenceConfig tunes the producer state.
-type IdempotenceConfig struct {
+// Config tunes the producer state.
+type Config struct {
 	// ProducerIdleExpiry drops a producer's state after this long without a
 	// batch (Kafka's producer.id.expiration.ms). It must stay below the
 	// Fluss tablet servers' server.writer-id.expiration-time (7 days by
@@ -61,13 +61,13 @@ type IdempotenceConfig struct {
 	MaxProducers int
 }
 
-// DefaultIdempotenceConfig mirrors Kafka's defaults.
-func DefaultIdempotenceConfig() IdempotenceConfig {
-	return IdempotenceConfig{ProducerIdleExpiry: 24 * time.Hour, MaxProducers: 100_000}
+// DefaultConfig mirrors Kafka's defaults.
+func DefaultConfig() Config {
+	return Config{ProducerIdleExpiry: 24 * time.Hour, MaxProducers: 100_000}
 }
 
 // Validate names the first bad field.
-func (c IdempotenceConfig) Validate() error {
+func (c Config) Validate() error {
 	switch {
 	case c.ProducerIdleExpiry <= 0:
 		return fmt.Errorf("idempotence config: ProducerIdleExpiry %s must be positive", c.ProducerIdleExpiry)
@@ -94,10 +94,10 @@ type batchIdentity struct {
 	lastSeq    int32 // firstSeq + lastOffsetDelta, wrapping past MaxInt32
 }
 
-// ProducerStates is the idempotence state of every producer writing to
+// States is the idempotence state of every producer writing to
 // partitions this frontdoor serves.
-type ProducerStates struct {
-	cfg   IdempotenceConfig
+type States struct {
+	cfg   Config
 	alloc WriterAllocator
 	now   func() time.Time
 
@@ -206,20 +206,20 @@ type verdict struct {
 	resend    bool // a retry of an earlier batch whose outcome is unknown
 }
 
-// NewProducerStates returns empty state; alloc hands out writer ids.
-func NewProducerStates(cfg IdempotenceConfig, alloc WriterAllocator) (*ProducerStates, error) {
+// New returns empty state; alloc hands out writer ids.
+func New(cfg Config, alloc WriterAllocator) (*States, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
 	if alloc == nil {
 		return nil, errors.New("idempotence: nil WriterAllocator")
 	}
-	return &ProducerStates{cfg: cfg, alloc: alloc, now: time.Now, producers: map[int64]*producerState{}, inits: map[writerKey]*writerInit{}}, nil
+	return &States{cfg: cfg, alloc: alloc, now: time.Now, producers: map[int64]*producerState{}, inits: map[writerKey]*writerInit{}}, nil
 }
 
 // NewProducer allocates a producer id for InitProducerId: a fresh Fluss
 // writer id, which is also the writer of the producer's epoch 0.
-func (ps *ProducerStates) NewProducer(ctx context.Context) (int64, error) {
+func (ps *States) NewProducer(ctx context.Context) (int64, error) {
 	id, err := ps.alloc(ctx)
 	if err != nil {
 		return 0, err
@@ -238,7 +238,7 @@ func (ps *ProducerStates) NewProducer(ctx context.Context) (int64, error) {
 
 // producerLocked returns the producer's state, creating it (and evicting
 // the longest idle producer beyond MaxProducers).
-func (ps *ProducerStates) producerLocked(id int64) *producerState {
+func (ps *States) producerLocked(id int64) *producerState {
 	now := ps.now()
 	ps.sweepLocked(now)
 	p := ps.producers[id]
@@ -255,7 +255,7 @@ func (ps *ProducerStates) producerLocked(id int64) *producerState {
 
 // sweepLocked drops producers idle longer than the expiry, at most once a
 // tenth of the expiry (and at most once a minute).
-func (ps *ProducerStates) sweepLocked(now time.Time) {
+func (ps *States) sweepLocked(now time.Time) {
 	every := min(ps.cfg.ProducerIdleExpiry/10, time.Minute)
 	if now.Sub(ps.lastSweep) < every {
 		return
@@ -268,7 +268,7 @@ func (ps *ProducerStates) sweepLocked(now time.Time) {
 	}
 }
 
-func (ps *ProducerStates) evictOneLocked() {
+func (ps *States) evictOneLocked() {
 	var victim int64 = -1
 	var oldest time.Time
 	for id, p := range ps.producers {
@@ -282,7 +282,7 @@ func (ps *ProducerStates) evictOneLocked() {
 }
 
 // forgetAll drops every producer's state, as a restart does.
-func (ps *ProducerStates) forgetAll() {
+func (ps *States) forgetAll() {
 	ps.mu.Lock()
 	defer ps.mu.Unlock()
 	for id, p := range ps.producers {
@@ -293,7 +293,7 @@ func (ps *ProducerStates) forgetAll() {
 }
 
 // Len reports the producers with state.
-func (ps *ProducerStates) Len() int {
+func (ps *States) Len() int {
 	ps.mu.Lock()
 	defer ps.mu.Unlock()
 	return len(ps.producers)
@@ -306,7 +306,7 @@ func (ps *ProducerStates) Len() int {
 // state from the log first, which are the only things it waits for.
 // targets are the buckets of a routed batch's pieces, nil for a batch that
 // goes whole to the partition's bucket.
-func (ps *ProducerStates) admit(ctx context.Context, key partitionKey, tbl tableRef, b batchIdentity, targets []pieceTarget) verdict {
+func (ps *States) admit(ctx context.Context, key partitionKey, tbl tableRef, b batchIdentity, targets []pieceTarget) verdict {
 	for {
 		v, n := ps.decide(key, tbl, b, targets)
 		switch n.kind {
@@ -374,7 +374,7 @@ const (
 )
 
 // decide applies Kafka's sequence rules.
-func (ps *ProducerStates) decide(key partitionKey, tbl tableRef, b batchIdentity, targets []pieceTarget) (verdict, need) {
+func (ps *States) decide(key partitionKey, tbl tableRef, b batchIdentity, targets []pieceTarget) (verdict, need) {
 	ps.mu.Lock()
 	defer ps.mu.Unlock()
 	p := ps.producerLocked(b.producerID)
@@ -474,7 +474,7 @@ func (ps *ProducerStates) decide(key partitionKey, tbl tableRef, b batchIdentity
 
 // install makes st the state of (producer, key), unless the partition
 // already has state of the same or a newer epoch.
-func (ps *ProducerStates) install(producerID int64, key partitionKey, st *partState) {
+func (ps *States) install(producerID int64, key partitionKey, st *partState) {
 	ps.mu.Lock()
 	defer ps.mu.Unlock()
 	p := ps.producerLocked(producerID)
@@ -497,7 +497,7 @@ func nextSeq(s int32) int32 {
 	return s + 1
 }
 
-func (ps *ProducerStates) forgetUnusedWritersLocked(p *producerState) {
+func (ps *States) forgetUnusedWritersLocked(p *producerState) {
 	lowest := int16(math.MaxInt16)
 	for _, st := range p.parts {
 		lowest = min(lowest, st.epoch)
@@ -511,7 +511,7 @@ func (ps *ProducerStates) forgetUnusedWritersLocked(p *producerState) {
 
 // ensureWriter allocates the Fluss writer of (producer, epoch) once, also
 // when many partitions ask at the same time.
-func (ps *ProducerStates) ensureWriter(ctx context.Context, k writerKey) error {
+func (ps *States) ensureWriter(ctx context.Context, k writerKey) error {
 	ps.mu.Lock()
 	if p := ps.producers[k.producerID]; p != nil {
 		if _, ok := p.writers[k.epoch]; ok {
@@ -564,7 +564,7 @@ const (
 )
 
 // finish records the outcome of an admitted batch.
-func (ps *ProducerStates) finish(e *seqEntry, o outcome, baseOffset int64) {
+func (ps *States) finish(e *seqEntry, o outcome, baseOffset int64) {
 	ps.mu.Lock()
 	defer ps.mu.Unlock()
 	e.owner.inFlight--

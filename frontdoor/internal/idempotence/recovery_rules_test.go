@@ -1,41 +1,44 @@
-package kafka
+package idempotence
 
 import (
 	"context"
+	"log/slog"
 	"testing"
-	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
-	"go.opentelemetry.io/otel/propagation"
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/ferrygw/ferry/frontdoor/internal/backends"
 	"github.com/ferrygw/ferry/frontdoor/internal/fakebackends"
-	"github.com/ferrygw/ferry/frontdoor/internal/streampool"
 	appendv1 "github.com/ferrygw/ferry/services/api/gen/ferry/append/v1"
 )
 
-// persistentStates is ProducerStates with anchors in a fresh directory,
-// reading the log back from a fake appendsvc over gRPC.
-func persistentStates(t *testing.T) (*ProducerStates, *anchorStore, *fakebackends.Appender) {
+// persistentStates is States with anchors in a fresh directory, reading
+// the log back from a fake appendsvc.
+func persistentStates(t *testing.T) (*States, *anchorStore, *fakebackends.Appender) {
 	t.Helper()
 	fake := fakebackends.NewAppender()
-	addr, _ := grpcServe(t, func(s *grpc.Server) { appendv1.RegisterAppendServiceServer(s, fake) })
-	ap, err := backends.NewAppender(streampool.Config{Name: "append", MinBackoff: 10 * time.Millisecond, MaxBackoff: 100 * time.Millisecond},
-		[]streampool.Backend{{Addr: addr, Conn: grpcDial(t, addr)}}, propagation.TraceContext{}, testLogger(t))
+	ps, _ := newStates(t, DefaultConfig())
+	store, err := openAnchorStore(t.TempDir(), slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}
-	ps, _ := newStates(t, DefaultIdempotenceConfig())
-	store, err := openAnchorStore(t.TempDir(), testLogger(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ps.persist(store, ap, testLogger(t))
+	ps.persist(store, fakeLog{fake}, slog.New(slog.DiscardHandler))
 	t.Cleanup(func() { _ = ps.stopPersisting() })
 	return ps, store, fake
+}
+
+// fakeLog reads the fake appendsvc's log as frontdoor's gRPC client does,
+// without the network: the fake answers with the same gRPC status errors.
+type fakeLog struct{ f *fakebackends.Appender }
+
+func (l fakeLog) LatestOffset(ctx context.Context, b *appendv1.BucketRef) (int64, error) {
+	r, err := l.f.GetLatestOffset(ctx, &appendv1.GetLatestOffsetRequest{Bucket: b})
+	return r.GetOffset(), err
+}
+
+func (l fakeLog) ListWriterBatches(ctx context.Context, req *appendv1.ListWriterBatchesRequest) (*appendv1.ListWriterBatchesResponse, error) {
+	return l.f.ListWriterBatches(ctx, req)
 }
 
 // TestProducerStatesRebuild: what a frontdoor without state in memory makes
