@@ -4,6 +4,7 @@ go 1.26.0
 
 require (
 	github.com/apache/arrow-go/v18 v18.9.0
+	github.com/ferrygw/ferry/fetchsvc v0.0.0
 	github.com/ferrygw/ferry/services/api v0.0.0
 	github.com/ferrygw/ferry/services/fluss v0.0.0
 	github.com/ferrygw/ferry/services/recordbatch v0.0.0
@@ -58,6 +59,7 @@ require (
 )
 
 replace (
+	github.com/ferrygw/ferry/fetchsvc => ../fetchsvc
 	github.com/ferrygw/ferry/services/api => ../services/api
 	github.com/ferrygw/ferry/services/fluss => ../services/fluss
 	github.com/ferrygw/ferry/services/recordbatch => ../services/recordbatch

@@ -1,0 +1,89 @@
+package rebuild
+
+import (
+	"encoding/binary"
+	"errors"
+	"hash/crc32"
+	"math"
+)
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// Offsets of the record batch v2 header fields (services/recordbatch has
+// the same layout for reading).
+const (
+	offBatchLength = 8
+	offMagic       = 16
+	offCRC         = 17
+	offAttributes  = 21
+)
+
+// AppendBatch appends to dst one uncompressed Kafka record batch (magic 2)
+// holding recs at offsets baseOffset, baseOffset+1, ...: no producer id, no
+// transactional or control flag, CreateTime timestamps, CRC-32C over the
+// batch as the protocol defines it.
+func AppendBatch(dst []byte, baseOffset int64, recs []Record) ([]byte, error) {
+	if len(recs) == 0 {
+		return dst, errors.New("rebuild: a record batch needs at least one record")
+	}
+	if len(recs) > math.MaxInt32 {
+		return dst, errors.New("rebuild: too many records for one batch")
+	}
+	base, maxTS := recs[0].Timestamp, recs[0].Timestamp
+	for _, r := range recs[1:] {
+		maxTS = max(maxTS, r.Timestamp)
+	}
+	start := len(dst)
+	dst = binary.BigEndian.AppendUint64(dst, uint64(baseOffset))
+	dst = binary.BigEndian.AppendUint32(dst, 0) // batch length, below
+	dst = binary.BigEndian.AppendUint32(dst, 0) // partition leader epoch
+	dst = append(dst, 2)                        // magic
+	dst = binary.BigEndian.AppendUint32(dst, 0) // CRC, below
+	dst = binary.BigEndian.AppendUint16(dst, 0) // attributes
+	dst = binary.BigEndian.AppendUint32(dst, uint32(len(recs)-1))
+	dst = binary.BigEndian.AppendUint64(dst, uint64(base))
+	dst = binary.BigEndian.AppendUint64(dst, uint64(maxTS))
+	dst = binary.BigEndian.AppendUint64(dst, math.MaxUint64) // producer id -1
+	dst = binary.BigEndian.AppendUint16(dst, math.MaxUint16) // producer epoch -1
+	dst = binary.BigEndian.AppendUint32(dst, math.MaxUint32) // base sequence -1
+	dst = binary.BigEndian.AppendUint32(dst, uint32(len(recs)))
+	var body []byte
+	for i := range recs {
+		body = appendRecordBody(body[:0], &recs[i], base, int32(i))
+		dst = binary.AppendVarint(dst, int64(len(body)))
+		dst = append(dst, body...)
+	}
+	b := dst[start:]
+	if len(b) > math.MaxInt32 {
+		return dst[:start], errors.New("rebuild: record batch too large")
+	}
+	binary.BigEndian.PutUint32(b[offBatchLength:], uint32(len(b)-offBatchLength-4))
+	binary.BigEndian.PutUint32(b[offCRC:], crc32.Checksum(b[offAttributes:], castagnoli))
+	return dst, nil
+}
+
+// appendRecordBody is one record after its length: attributes, timestamp
+// and offset deltas, key, value, headers, with Kafka's zig-zag varints and
+// -1 lengths for null.
+func appendRecordBody(dst []byte, r *Record, baseTS int64, offsetDelta int32) []byte {
+	dst = append(dst, 0) // attributes
+	dst = binary.AppendVarint(dst, r.Timestamp-baseTS)
+	dst = binary.AppendVarint(dst, int64(offsetDelta))
+	dst = appendNullableBytes(dst, r.Key)
+	dst = appendNullableBytes(dst, r.Value)
+	dst = binary.AppendVarint(dst, int64(len(r.Headers)))
+	for _, h := range r.Headers {
+		dst = binary.AppendVarint(dst, int64(len(h.Key)))
+		dst = append(dst, h.Key...)
+		dst = appendNullableBytes(dst, h.Value)
+	}
+	return dst
+}
+
+func appendNullableBytes(dst, b []byte) []byte {
+	if b == nil {
+		return binary.AppendVarint(dst, -1)
+	}
+	dst = binary.AppendVarint(dst, int64(len(b)))
+	return append(dst, b...)
+}
