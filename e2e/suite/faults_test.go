@@ -382,37 +382,9 @@ func TestFaultKillIdempotentClients(t *testing.T) {
 				key := fmt.Sprintf("key-%d", i)
 				recs[i] = clients.Record{Key: &key, Value: fmt.Sprintf(`{"id": %d, "pad": "%080d"}`, i, i)}
 			}
-			base, err := appendedRecords(e.stack)
-			if err != nil {
-				t.Fatal(err)
-			}
 			// The fault goroutine is owned by this subtest, which waits for it before checking.
-			faultDone := make(chan error, 1)
 			var struckAt atomic.Int64
-			go func() {
-				for {
-					n, err := appendedRecords(e.stack)
-					if err != nil {
-						faultDone <- err
-						return
-					}
-					if n-base >= strikeAt {
-						struckAt.Store(int64(n - base))
-						break
-					}
-					if ctx.Err() != nil {
-						faultDone <- ctx.Err()
-						return
-					}
-					time.Sleep(5 * time.Millisecond)
-				}
-				if err := e.stack.Kill(stack.Append); err != nil {
-					faultDone <- err
-					return
-				}
-				time.Sleep(500 * time.Millisecond)
-				faultDone <- e.stack.Restart(ctx, stack.Append)
-			}()
+			faultDone := killAppendAfter(ctx, t, e.stack, strikeAt, func(n int64) { struckAt.Store(n) })
 			idem := true
 			res, err := c.Produce(ctx, clients.Options{Bootstrap: e.kafka, Topic: topic, Acks: "all", Idempotent: &idem, Timeout: 3 * time.Minute}, recs)
 			if ferr := <-faultDone; ferr != nil {
@@ -444,6 +416,43 @@ func TestFaultKillIdempotentClients(t *testing.T) {
 			}
 		})
 	}
+}
+
+// killAppendAfter SIGKILLs appendsvc once it has counted n more appended records (its /metrics)
+// than now, calls struck with how many that was, and starts it again half a second later. The
+// channel gets the fault's error or nil; the caller must receive from it before checking.
+func killAppendAfter(ctx context.Context, t *testing.T, s *stack.Stack, n float64, struck func(int64)) <-chan error {
+	t.Helper()
+	base, err := appendedRecords(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		for {
+			got, err := appendedRecords(s)
+			if err != nil {
+				done <- err
+				return
+			}
+			if got-base >= n {
+				struck(int64(got - base))
+				break
+			}
+			if ctx.Err() != nil {
+				done <- ctx.Err()
+				return
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		if err := s.Kill(stack.Append); err != nil {
+			done <- err
+			return
+		}
+		time.Sleep(500 * time.Millisecond)
+		done <- s.Restart(ctx, stack.Append)
+	}()
+	return done
 }
 
 // appendedRecords is appendsvc's count of records Fluss acknowledged, from its /metrics.

@@ -412,40 +412,14 @@ func TestFaultKillAppendDuringUpserts(t *testing.T) {
 		acked  int
 		failed []error
 	)
-	base, err := appendedRecords(e.stack)
-	if err != nil {
-		t.Fatal(err)
-	}
 	// Once appendsvc has counted strikeAt upserts it is killed, and started again half a second
 	// later, while the rest are in flight.
-	faultDone := make(chan error, 1)
 	var ackedAtKill atomic.Int64
-	go func() {
-		for {
-			n, err := appendedRecords(e.stack)
-			if err != nil {
-				faultDone <- err
-				return
-			}
-			if n-base >= strikeAt {
-				break
-			}
-			if ctx.Err() != nil {
-				faultDone <- ctx.Err()
-				return
-			}
-			time.Sleep(5 * time.Millisecond)
-		}
+	faultDone := killAppendAfter(ctx, t, e.stack, strikeAt, func(int64) {
 		mu.Lock()
 		ackedAtKill.Store(int64(acked))
 		mu.Unlock()
-		if err := e.stack.Kill(stack.Append); err != nil {
-			faultDone <- err
-			return
-		}
-		time.Sleep(500 * time.Millisecond)
-		faultDone <- e.stack.Restart(ctx, stack.Append)
-	}()
+	})
 	var ops []pkOp
 	start := time.Now()
 	for r := 1; r <= rounds; r++ {

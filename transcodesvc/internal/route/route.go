@@ -206,8 +206,7 @@ func (r *Router) Split(b *kafkabatch.Batch, partition int32, values, keys *conve
 	}
 	defer rec.Release()
 	var fails failures
-	var groups []group
-	index := map[target]int{}
+	var gs grouping
 	var name []byte
 	for i := range b.Records {
 		t, err := r.target(rec, i, partition, r.partitions, r.buckets, &name)
@@ -215,14 +214,9 @@ func (r *Router) Split(b *kafkabatch.Batch, partition int32, values, keys *conve
 			fails.add(i, err.Error())
 			continue
 		}
-		g, ok := index[t]
-		if !ok {
-			g = len(groups)
-			index[t] = g
-			groups = append(groups, group{target: t})
-		}
-		groups[g].rows = append(groups[g].rows, int32(i))
+		gs.add(t, i)
 	}
+	groups := gs.groups
 	r.checkPartitions(groups, &fails)
 	if err := fails.failure(r.topic, len(b.Records)); err != nil {
 		return nil, err
@@ -311,9 +305,8 @@ func (r *Router) splitKV(b *kafkabatch.Batch, values, keys *convert.Converter) (
 		return nil, fails.failure(r.topic, len(b.Records))
 	}
 
-	var groups []group
-	builders := []*kvbatch.Builder{}
-	index := map[target]int{}
+	var gs grouping
+	var builders []*kvbatch.Builder
 	var name, kvKey, row, a, bk []byte
 	for i := range b.Records {
 		var t target
@@ -349,14 +342,10 @@ func (r *Router) splitKV(b *kafkabatch.Batch, values, keys *convert.Converter) (
 			fails.add(i, err.Error())
 			continue
 		}
-		g, ok := index[t]
-		if !ok {
-			g = len(groups)
-			index[t] = g
-			groups = append(groups, group{target: t})
+		g, added := gs.add(t, i)
+		if added {
 			builders = append(builders, kvbatch.NewBuilder())
 		}
-		groups[g].rows = append(groups[g].rows, int32(i))
 		if row == nil {
 			err = builders[g].AppendDelete(kvKey)
 		} else {
@@ -366,6 +355,7 @@ func (r *Router) splitKV(b *kafkabatch.Batch, values, keys *convert.Converter) (
 			fails.add(i, err.Error())
 		}
 	}
+	groups := gs.groups
 	r.checkPartitions(groups, &fails)
 	if err := fails.failure(r.topic, len(b.Records)); err != nil {
 		return nil, err
@@ -395,6 +385,28 @@ type target struct {
 type group struct {
 	target
 	rows []int32 // batch indexes, in order
+}
+
+// grouping collects rows by target, groups in the order of their first row.
+type grouping struct {
+	index  map[target]int
+	groups []group
+}
+
+// add puts row into t's group and returns the group's index, and whether
+// the row started it.
+func (gs *grouping) add(t target, row int) (int, bool) {
+	g, ok := gs.index[t]
+	if !ok {
+		if gs.index == nil {
+			gs.index = map[target]int{}
+		}
+		g = len(gs.groups)
+		gs.index[t] = g
+		gs.groups = append(gs.groups, group{target: t})
+	}
+	gs.groups[g].rows = append(gs.groups[g].rows, int32(row))
+	return g, !ok
 }
 
 // target computes the partition name and bucket of row of rec.
