@@ -30,6 +30,13 @@ import (
 // its own kcat process (one message per run keeps the mapping exact). Headers (-H) apply to a whole
 // invocation, so consecutive records with equal headers share one. kcat -P has no way to set a
 // record's timestamp: such records are refused rather than silently sent with the current time.
+//
+// Empty and null values (checked with kcat 1.7.1 against Kafka 4.4.0): kcat skips an empty input
+// message, so a record with a null key and an empty value cannot be sent. After a key delimiter an
+// empty value is sent as an empty value and an empty key as an empty key, unless -Z is given: then
+// both become NULL. So an invocation with a tombstone runs with -Z ("key\x1f" is a tombstone with
+// that key, a bare "\x1f" one with a null key) and holds no record with an empty key or value
+// (those go to invocations without -Z), and a tombstone with an empty (non-null) key cannot be sent.
 const (
 	kcatMsgDelim = "\x1e" // ASCII record separator between messages
 	kcatKeyDelim = "\x1f" // ASCII unit separator between key and value
@@ -83,9 +90,18 @@ func produceKcat(ctx context.Context, o protocol.Options, recs []protocol.Record
 	ds := make([]protocol.Delivery, len(recs))
 	for i := 0; i < len(recs); {
 		// The group [i, j): one kcat invocation.
+		// A record kcat cannot send gets its own error; the others are still sent.
+		if err := kcatRefuse(recs[i]); err != nil {
+			ds[i] = protocol.Delivery{Index: i, Error: err.Error()}
+			i++
+			continue
+		}
 		j := i + 1
 		if o.Partition != nil {
-			for j < len(recs) && slices.Equal(recs[j].Headers, recs[i].Headers) {
+			tombstones, empties := recs[i].Tombstone, kcatEmpty(recs[i])
+			for j < len(recs) && kcatRefuse(recs[j]) == nil && slices.Equal(recs[j].Headers, recs[i].Headers) &&
+				!(tombstones && kcatEmpty(recs[j])) && !(empties && recs[j].Tombstone) {
+				tombstones, empties = tombstones || recs[j].Tombstone, empties || kcatEmpty(recs[j])
 				j++
 			}
 		}
@@ -104,35 +120,32 @@ func produceKcat(ctx context.Context, o protocol.Options, recs []protocol.Record
 func kcatGroup(ctx context.Context, bin string, base []string, recs []protocol.Record, from, to int, ds []protocol.Delivery, log *slog.Logger) error {
 	args := slices.Clone(base)
 	for _, h := range recs[from].Headers {
-		if strings.Contains(h.Key, "=") {
-			return fmt.Errorf("kcat: header name %q contains '=', which kcat -H cannot express", h.Key)
-		}
 		args = append(args, "-H", h.Key+"="+h.Value)
 	}
 	args = append(args, "-D", `\x1e`, "-K", `\x1f`)
-	// -Z sends an empty value as NULL: the group's tombstones are its empty values.
-	if slices.ContainsFunc(recs[from:to], func(r protocol.Record) bool { return r.Tombstone }) {
+	// -Z sends an empty value or key after the key delimiter as NULL: the group's tombstones are
+	// its empty values. produceKcat keeps records with empty keys or values out of such groups.
+	z := slices.ContainsFunc(recs[from:to], func(r protocol.Record) bool { return r.Tombstone })
+	if z {
 		args = append(args, "-Z")
 	}
 	var in bytes.Buffer
 	for k := from; k < to; k++ {
 		r := recs[k]
-		if r.TimestampMs != nil {
-			return errors.New("kcat: kcat -P cannot set a record timestamp")
-		}
-		if strings.Contains(r.Value, kcatMsgDelim) || (r.Key != nil && strings.ContainsAny(*r.Key, kcatMsgDelim+kcatKeyDelim)) {
-			return errors.New("kcat: record contains the 0x1e/0x1f bytes used as kcat delimiters")
-		}
-		if r.Value == "" && !r.Tombstone {
-			// kcat skips empty input messages entirely; there would be no delivery report.
-			return errors.New("kcat: kcat -P drops empty messages")
-		}
-		// No key delimiter at all means a null key; an empty key before it means an empty key.
-		if r.Key != nil {
-			in.WriteString(*r.Key)
+		if r.Tombstone {
+			// -Z: an empty key before the delimiter is a null key, an empty value after it a null value.
+			if r.Key != nil {
+				in.WriteString(*r.Key)
+			}
 			in.WriteString(kcatKeyDelim)
+		} else {
+			// No key delimiter at all means a null key; an empty key before it means an empty key.
+			if r.Key != nil {
+				in.WriteString(*r.Key)
+				in.WriteString(kcatKeyDelim)
+			}
+			in.WriteString(r.Value)
 		}
-		in.WriteString(r.Value)
 		in.WriteString(kcatMsgDelim)
 	}
 	cmd := exec.CommandContext(ctx, bin, args...)
@@ -179,6 +192,33 @@ func kcatGroup(ctx context.Context, bin string, base []string, recs []protocol.R
 		return errors.New(msg)
 	}
 	return nil
+}
+
+// kcatRefuse says why kcat cannot send a record as it is, or returns nil when it can.
+func kcatRefuse(r protocol.Record) error {
+	for _, h := range r.Headers {
+		if strings.Contains(h.Key, "=") {
+			return fmt.Errorf("kcat: header name %q contains '=', which kcat -H cannot express", h.Key)
+		}
+	}
+	switch {
+	case r.TimestampMs != nil:
+		return errors.New("kcat: kcat -P cannot set a record timestamp")
+	case (!r.Tombstone && strings.Contains(r.Value, kcatMsgDelim)) || (r.Key != nil && strings.ContainsAny(*r.Key, kcatMsgDelim+kcatKeyDelim)):
+		return errors.New("kcat: record contains the 0x1e/0x1f bytes used as kcat delimiters")
+	case r.Tombstone && r.Key != nil && *r.Key == "":
+		return errors.New("kcat: a tombstone with an empty (non-null) key cannot be sent: kcat -Z, which sends the null value, also turns an empty key into a null one")
+	case !r.Tombstone && r.Value == "" && r.Key == nil:
+		// kcat skips empty input messages entirely; there would be no delivery report.
+		return errors.New("kcat: kcat -P drops empty messages (an empty value needs a non-null key)")
+	}
+	return nil
+}
+
+// kcatEmpty reports whether a record (not a tombstone) has an empty key or value, which kcat -Z
+// would send as null.
+func kcatEmpty(r protocol.Record) bool {
+	return !r.Tombstone && (r.Value == "" || (r.Key != nil && *r.Key == ""))
 }
 
 func lastLine(s string) string {
