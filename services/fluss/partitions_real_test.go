@@ -253,6 +253,20 @@ func TestRealAutoPartitionedDayTable(t *testing.T) {
 			t.Fatalf("create partition %q: %v", tc.name, err)
 		}
 		t.Logf("partition %q (%v) created with id %d", tc.name, tc.want, created[tc.name])
+		// The partition takes writes, and the test ends (dropping the table) only once its
+		// buckets are led: a CI run saw Fluss 0.9.1's coordinator, still assigning a partition
+		// of a table being dropped, lose the CreateTable of the next test (its buckets never got
+		// leaders).
+		sub := takeRows(t, rec, []int{0})
+		records, err := logbatch.Build(sub, logbatch.DefaultOptions(int16(info.SchemaID)))
+		sub.Release()
+		if err != nil {
+			t.Fatal(err)
+		}
+		pid := created[tc.name]
+		if r := produceUntilLed(t, c, info.TableID, []BucketBatch{{PartitionID: &pid, Bucket: 0, Records: records}}); r[0].Err != nil {
+			t.Errorf("write to partition %q: %v", tc.name, r[0].Err)
+		}
 	}
 }
 
