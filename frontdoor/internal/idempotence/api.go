@@ -9,6 +9,8 @@ package idempotence
 import (
 	"context"
 	"log/slog"
+
+	appendv1 "github.com/ferrygw/ferry/services/api/gen/ferry/append/v1"
 )
 
 // partitionKey is one Kafka partition of a topic.
@@ -22,6 +24,10 @@ type partitionKey struct {
 type Table struct {
 	ID              int64
 	Database, Table string
+}
+
+func (t Table) bucket(partition int32) *appendv1.BucketRef {
+	return &appendv1.BucketRef{TableId: t.ID, Database: t.Database, Table: t.Table, BucketId: partition}
 }
 
 // Batch is what a record batch header says about its producer.
@@ -72,17 +78,7 @@ const (
 // Answered). targets are the buckets of a routed batch's pieces, nil for a
 // batch that goes whole to the partition's bucket.
 func (ps *States) Admit(ctx context.Context, topic string, partition int32, tbl Table, b Batch, targets []Target) Verdict {
-	var pts []pieceTarget
-	if targets != nil {
-		pts = make([]pieceTarget, len(targets))
-		for i, t := range targets {
-			pts[i] = pieceTarget{t.Partition, t.Bucket}
-		}
-	}
-	v := ps.admit(ctx, partitionKey{topic, partition}, tableRef{tbl.ID, tbl.Database, tbl.Table},
-		batchIdentity{producerID: b.ProducerID, epoch: b.Epoch, firstSeq: b.FirstSeq, lastSeq: b.LastSeq}, pts)
-	return Verdict{Code: v.code, Msg: v.msg, Answered: v.answered, BaseOffset: v.baseOffset, Writer: v.writer,
-		FlussSeq: v.flussSeq, PieceSeqs: v.pieceSeqs, Resend: v.resend, entry: v.entry}
+	return ps.admit(ctx, partitionKey{topic, partition}, tbl, b, targets)
 }
 
 // Finish records the outcome of a batch Admit let through.

@@ -11,8 +11,6 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
-
-	appendv1 "github.com/ferrygw/ferry/services/api/gen/ferry/append/v1"
 )
 
 // Idempotent produce: Kafka's per-partition producer state, kept by the
@@ -86,14 +84,6 @@ const recentBatches = 5
 // WriterAllocator returns a new cluster-unique Fluss writer id.
 type WriterAllocator func(ctx context.Context) (int64, error)
 
-// batchIdentity is what a record batch header says about its producer.
-type batchIdentity struct {
-	producerID int64
-	epoch      int16
-	firstSeq   int32
-	lastSeq    int32 // firstSeq + lastOffsetDelta, wrapping past MaxInt32
-}
-
 // States is the idempotence state of every producer writing to
 // partitions this frontdoor serves.
 type States struct {
@@ -149,23 +139,12 @@ type partState struct {
 	// routed: the writer is this partition's own, with the next Fluss
 	// sequence per bucket in nextPiece (nextFluss unused).
 	routed    bool
-	nextPiece map[pieceTarget]int32
+	nextPiece map[Target]int32
 	// With persisted anchors: the anchor's key, the table it was made for
 	// and the offset of the anchor last written.
 	ak    anchorKey
-	table tableRef
+	table Table
 	saved int64
-}
-
-// tableRef is the Fluss table a topic maps to (its buckets are the topic's
-// partitions); the anchor and the log read-back name it.
-type tableRef struct {
-	id              int64
-	database, table string
-}
-
-func (t tableRef) bucket(partition int32) *appendv1.BucketRef {
-	return &appendv1.BucketRef{TableId: t.id, Database: t.database, Table: t.table, BucketId: partition}
 }
 
 // seqEntry is one admitted batch.
@@ -179,31 +158,8 @@ type seqEntry struct {
 	baseOffset int64 // -1 until Fluss acknowledged it
 	sending    int   // submissions of this batch not finished yet
 	// Routed batches: the buckets of the pieces and the sequence of each.
-	targets   []pieceTarget
+	targets   []Target
 	pieceSeqs []int32
-}
-
-// pieceTarget is the Fluss bucket a piece of a routed batch goes to.
-type pieceTarget struct {
-	partition string // Fluss partition name, "" when not partitioned
-	bucket    int32
-}
-
-// verdict is what to do with a batch.
-type verdict struct {
-	// code != 0: answer the partition with this Kafka error.
-	code int16
-	msg  string
-	// answered: a duplicate of an acknowledged batch; answer baseOffset.
-	answered   bool
-	baseOffset int64
-	// Otherwise append with writer and flussSeq and report the outcome on
-	// entry (finish).
-	writer    int64
-	flussSeq  int32
-	pieceSeqs []int32 // routed batches: a sequence per piece
-	entry     *seqEntry
-	resend    bool // a retry of an earlier batch whose outcome is unknown
 }
 
 // New returns empty state; alloc hands out writer ids.
@@ -306,7 +262,7 @@ func (ps *States) Len() int {
 // state from the log first, which are the only things it waits for.
 // targets are the buckets of a routed batch's pieces, nil for a batch that
 // goes whole to the partition's bucket.
-func (ps *States) admit(ctx context.Context, key partitionKey, tbl tableRef, b batchIdentity, targets []pieceTarget) verdict {
+func (ps *States) admit(ctx context.Context, key partitionKey, tbl Table, b Batch, targets []Target) Verdict {
 	for {
 		v, n := ps.decide(key, tbl, b, targets)
 		switch n.kind {
@@ -315,34 +271,34 @@ func (ps *States) admit(ctx context.Context, key partitionKey, tbl tableRef, b b
 		case needRoutedWriter:
 			w, err := ps.alloc(ctx)
 			if err != nil {
-				return verdict{code: kerr.RequestTimedOut.Code, msg: "allocating a Fluss writer for the producer: " + err.Error()}
+				return Verdict{Code: kerr.RequestTimedOut.Code, Msg: "allocating a Fluss writer for the producer: " + err.Error()}
 			}
-			ps.install(b.producerID, key, &partState{epoch: b.epoch, writer: w, routed: true, nextPiece: map[pieceTarget]int32{}})
+			ps.install(b.ProducerID, key, &partState{epoch: b.Epoch, writer: w, routed: true, nextPiece: map[Target]int32{}})
 		case needWriter:
-			if err := ps.ensureWriter(ctx, writerKey{b.producerID, b.epoch}); err != nil {
-				return verdict{code: kerr.RequestTimedOut.Code, msg: "allocating a Fluss writer for the producer: " + err.Error()}
+			if err := ps.ensureWriter(ctx, writerKey{b.ProducerID, b.Epoch}); err != nil {
+				return Verdict{Code: kerr.RequestTimedOut.Code, Msg: "allocating a Fluss writer for the producer: " + err.Error()}
 			}
 		case needAnchor:
 			st, v := ps.anchorNew(ctx, key, tbl, b, n.writer)
 			if st == nil {
 				return v
 			}
-			ps.install(b.producerID, key, st)
+			ps.install(b.ProducerID, key, st)
 		case needRebuild:
 			st, err := ps.rebuild(ctx, tbl, n.anchorKey, n.anchor)
 			switch {
 			case errors.Is(err, errAnchorUnusable):
 				// The log does not say where the writer stands: forget the
 				// anchor and treat the batch as one without state.
-				ps.log.Warn("idempotence: anchor cannot be used, the producer starts over", "producer_id", b.producerID,
+				ps.log.Warn("idempotence: anchor cannot be used, the producer starts over", "producer_id", b.ProducerID,
 					"topic", key.topic, "partition", key.partition, "err", err)
 				if err := ps.store.remove(n.anchorKey); err != nil {
-					return verdict{code: kerr.KafkaStorageError.Code, msg: "idempotence state: " + err.Error()}
+					return Verdict{Code: kerr.KafkaStorageError.Code, Msg: "idempotence state: " + err.Error()}
 				}
 			case err != nil:
 				return verdictForLogError("rebuilding the producer's sequences from the log", err)
 			default:
-				ps.install(b.producerID, key, st)
+				ps.install(b.ProducerID, key, st)
 			}
 		}
 	}
@@ -374,10 +330,10 @@ const (
 )
 
 // decide applies Kafka's sequence rules.
-func (ps *States) decide(key partitionKey, tbl tableRef, b batchIdentity, targets []pieceTarget) (verdict, need) {
+func (ps *States) decide(key partitionKey, tbl Table, b Batch, targets []Target) (Verdict, need) {
 	ps.mu.Lock()
 	defer ps.mu.Unlock()
-	p := ps.producerLocked(b.producerID)
+	p := ps.producerLocked(b.ProducerID)
 	st := p.parts[key]
 	routed := targets != nil
 	if st != nil && st.routed != routed {
@@ -387,71 +343,71 @@ func (ps *States) decide(key partitionKey, tbl tableRef, b batchIdentity, target
 		st = nil
 	}
 	if st == nil && ps.store != nil && !routed {
-		ak := anchorKey{b.producerID, key.topic, key.partition}
+		ak := anchorKey{b.ProducerID, key.topic, key.partition}
 		// An anchor of another table id is of a dropped table: not ours.
-		if a, ok := ps.store.get(ak); ok && a.TableID == tbl.id {
+		if a, ok := ps.store.get(ak); ok && a.TableID == tbl.ID {
 			switch {
-			case a.Epoch == b.epoch:
-				return verdict{}, need{kind: needRebuild, anchorKey: ak, anchor: a}
-			case a.Epoch > b.epoch:
-				return verdict{code: kerr.InvalidProducerEpoch.Code, msg: fmt.Sprintf(
-					"producer %d: epoch %d is older than the partition's current epoch %d", b.producerID, b.epoch, a.Epoch)}, need{}
+			case a.Epoch == b.Epoch:
+				return Verdict{}, need{kind: needRebuild, anchorKey: ak, anchor: a}
+			case a.Epoch > b.Epoch:
+				return Verdict{Code: kerr.InvalidProducerEpoch.Code, Msg: fmt.Sprintf(
+					"producer %d: epoch %d is older than the partition's current epoch %d", b.ProducerID, b.Epoch, a.Epoch)}, need{}
 			}
 		}
 	}
 	switch {
-	case st == nil || b.epoch > st.epoch:
-		if b.firstSeq != 0 {
+	case st == nil || b.Epoch > st.epoch:
+		if b.FirstSeq != 0 {
 			if st == nil {
-				return verdict{code: kerr.UnknownProducerID.Code, msg: fmt.Sprintf(
+				return Verdict{Code: kerr.UnknownProducerID.Code, Msg: fmt.Sprintf(
 					"no state for producer %d on this partition (expired, or the frontdoor restarted); sequence %d cannot be continued",
-					b.producerID, b.firstSeq)}, need{}
+					b.ProducerID, b.FirstSeq)}, need{}
 			}
-			return verdict{code: kerr.OutOfOrderSequenceNumber.Code, msg: fmt.Sprintf(
-				"producer %d: new epoch %d must start at sequence 0, got %d", b.producerID, b.epoch, b.firstSeq)}, need{}
+			return Verdict{Code: kerr.OutOfOrderSequenceNumber.Code, Msg: fmt.Sprintf(
+				"producer %d: new epoch %d must start at sequence 0, got %d", b.ProducerID, b.Epoch, b.FirstSeq)}, need{}
 		}
 		if routed {
-			return verdict{}, need{kind: needRoutedWriter}
+			return Verdict{}, need{kind: needRoutedWriter}
 		}
-		w, ok := p.writers[b.epoch]
+		w, ok := p.writers[b.Epoch]
 		if !ok {
-			return verdict{}, need{kind: needWriter}
+			return Verdict{}, need{kind: needWriter}
 		}
 		if ps.store != nil {
-			return verdict{}, need{kind: needAnchor, writer: w}
+			return Verdict{}, need{kind: needAnchor, writer: w}
 		}
-		st = &partState{epoch: b.epoch, writer: w}
+		st = &partState{epoch: b.Epoch, writer: w}
 		p.parts[key] = st
 		// An older epoch's writer is not used again by this partition;
 		// once no partition uses it, forget it (a new writer would be
 		// allocated should that epoch come back, which is refused anyway).
 		ps.forgetUnusedWritersLocked(p)
-	case b.epoch < st.epoch:
-		return verdict{code: kerr.InvalidProducerEpoch.Code, msg: fmt.Sprintf(
-			"producer %d: epoch %d is older than the partition's current epoch %d", b.producerID, b.epoch, st.epoch)}, need{}
+	case b.Epoch < st.epoch:
+		return Verdict{Code: kerr.InvalidProducerEpoch.Code, Msg: fmt.Sprintf(
+			"producer %d: epoch %d is older than the partition's current epoch %d", b.ProducerID, b.Epoch, st.epoch)}, need{}
 	}
 	for _, e := range st.recent {
-		if e.firstSeq == b.firstSeq && e.lastSeq == b.lastSeq {
+		if e.firstSeq == b.FirstSeq && e.lastSeq == b.LastSeq {
 			if e.baseOffset >= 0 {
-				return verdict{answered: true, baseOffset: e.baseOffset}, need{}
+				return Verdict{Answered: true, BaseOffset: e.baseOffset}, need{}
 			}
 			if !slices.Equal(e.targets, targets) {
 				// Only a changed table (bucket count, partition rules) splits
 				// the same batch differently; its pieces cannot be matched.
-				return verdict{code: kerr.UnknownServerError.Code, msg: fmt.Sprintf(
-					"producer %d: the retried batch at sequence %d now splits into other buckets than its first attempt", b.producerID, b.firstSeq)}, need{}
+				return Verdict{Code: kerr.UnknownServerError.Code, Msg: fmt.Sprintf(
+					"producer %d: the retried batch at sequence %d now splits into other buckets than its first attempt", b.ProducerID, b.FirstSeq)}, need{}
 			}
 			p.inFlight++
 			e.sending++
-			return verdict{writer: e.writer, flussSeq: e.flussSeq, pieceSeqs: e.pieceSeqs, entry: e, resend: true}, need{}
+			return Verdict{Writer: e.writer, FlussSeq: e.flussSeq, PieceSeqs: e.pieceSeqs, entry: e, Resend: true}, need{}
 		}
 	}
-	if b.firstSeq != st.nextKafka {
-		return verdict{code: kerr.OutOfOrderSequenceNumber.Code, msg: fmt.Sprintf(
-			"producer %d epoch %d: sequence %d, expected %d", b.producerID, b.epoch, b.firstSeq, st.nextKafka)}, need{}
+	if b.FirstSeq != st.nextKafka {
+		return Verdict{Code: kerr.OutOfOrderSequenceNumber.Code, Msg: fmt.Sprintf(
+			"producer %d epoch %d: sequence %d, expected %d", b.ProducerID, b.Epoch, b.FirstSeq, st.nextKafka)}, need{}
 	}
-	e := &seqEntry{owner: p, part: st, firstSeq: b.firstSeq, lastSeq: b.lastSeq, writer: st.writer, flussSeq: st.nextFluss, baseOffset: -1, sending: 1}
-	st.nextKafka = nextSeq(b.lastSeq)
+	e := &seqEntry{owner: p, part: st, firstSeq: b.FirstSeq, lastSeq: b.LastSeq, writer: st.writer, flussSeq: st.nextFluss, baseOffset: -1, sending: 1}
+	st.nextKafka = nextSeq(b.LastSeq)
 	if routed {
 		e.flussSeq = -1
 		e.targets = targets
@@ -469,7 +425,7 @@ func (ps *States) decide(key partitionKey, tbl tableRef, b batchIdentity, target
 	}
 	st.recent = append(st.recent, e)
 	p.inFlight++
-	return verdict{writer: e.writer, flussSeq: e.flussSeq, pieceSeqs: e.pieceSeqs, entry: e}, need{}
+	return Verdict{Writer: e.writer, FlussSeq: e.flussSeq, PieceSeqs: e.pieceSeqs, entry: e}, need{}
 }
 
 // install makes st the state of (producer, key), unless the partition

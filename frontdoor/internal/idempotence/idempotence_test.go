@@ -121,24 +121,24 @@ func TestProducerStatesSequenceRules(t *testing.T) {
 			ps, _ := newStates(t, DefaultConfig())
 			ctx := context.Background()
 			for i, s := range tc.steps {
-				v := ps.admit(ctx, partitionKey{"t", s.partition}, tableRef{}, batchIdentity{producerID: 7, epoch: s.epoch, firstSeq: s.first, lastSeq: s.first + s.count - 1}, nil)
-				if v.code != s.code {
-					t.Fatalf("step %d: code %v (%s), want %v", i, kerr.ErrorForCode(v.code), v.msg, kerr.ErrorForCode(s.code))
+				v := ps.admit(ctx, partitionKey{"t", s.partition}, Table{}, Batch{ProducerID: 7, Epoch: s.epoch, FirstSeq: s.first, LastSeq: s.first + s.count - 1}, nil)
+				if v.Code != s.code {
+					t.Fatalf("step %d: code %v (%s), want %v", i, kerr.ErrorForCode(v.Code), v.Msg, kerr.ErrorForCode(s.code))
 				}
 				if s.code != 0 {
 					continue
 				}
 				if s.answered >= 0 {
-					if !v.answered || v.baseOffset != s.answered {
-						t.Fatalf("step %d: answered=%v offset %d, want answered at %d", i, v.answered, v.baseOffset, s.answered)
+					if !v.Answered || v.BaseOffset != s.answered {
+						t.Fatalf("step %d: answered=%v offset %d, want answered at %d", i, v.Answered, v.BaseOffset, s.answered)
 					}
 					continue
 				}
-				if v.answered || v.entry == nil {
+				if v.Answered || v.entry == nil {
 					t.Fatalf("step %d: %+v, want an append", i, v)
 				}
-				if v.writer != s.writer || v.flussSeq != s.flussSeq || v.resend != s.resend {
-					t.Fatalf("step %d: writer %d seq %d resend %v, want writer %d seq %d resend %v", i, v.writer, v.flussSeq, v.resend, s.writer, s.flussSeq, s.resend)
+				if v.Writer != s.writer || v.FlussSeq != s.flussSeq || v.Resend != s.resend {
+					t.Fatalf("step %d: writer %d seq %d resend %v, want writer %d seq %d resend %v", i, v.Writer, v.FlussSeq, v.Resend, s.writer, s.flussSeq, s.resend)
 				}
 				ps.finish(v.entry, s.outcome, s.offset)
 			}
@@ -155,31 +155,31 @@ func TestProducerStatesNewProducerIsWriterOfEpochZero(t *testing.T) {
 	if err != nil || id != 100 {
 		t.Fatalf("NewProducer = %d, %v", id, err)
 	}
-	v := ps.admit(ctx, partitionKey{"t", 0}, tableRef{}, batchIdentity{producerID: id, firstSeq: 0, lastSeq: 0}, nil)
-	if v.code != 0 || v.writer != id || v.flussSeq != 0 {
-		t.Fatalf("verdict %+v, want writer %d seq 0", v, id)
+	v := ps.admit(ctx, partitionKey{"t", 0}, Table{}, Batch{ProducerID: id, FirstSeq: 0, LastSeq: 0}, nil)
+	if v.Code != 0 || v.Writer != id || v.FlussSeq != 0 {
+		t.Fatalf("Verdict %+v, want writer %d seq 0", v, id)
 	}
 	if n := a.calls.Load(); n != 1 {
 		t.Fatalf("%d allocations, want 1", n)
 	}
 	// A producer id this process never handed out (another frontdoor's, or
 	// one from before a restart) gets a fresh writer, never its own id.
-	v = ps.admit(ctx, partitionKey{"t", 0}, tableRef{}, batchIdentity{producerID: 55, firstSeq: 0, lastSeq: 4}, nil)
-	if v.code != 0 || v.writer == 55 || v.writer != 101 {
-		t.Fatalf("verdict %+v, want fresh writer 101", v)
+	v = ps.admit(ctx, partitionKey{"t", 0}, Table{}, Batch{ProducerID: 55, FirstSeq: 0, LastSeq: 4}, nil)
+	if v.Code != 0 || v.Writer == 55 || v.Writer != 101 {
+		t.Fatalf("Verdict %+v, want fresh writer 101", v)
 	}
 }
 
 func TestProducerStatesAllocationFailure(t *testing.T) {
 	ps, a := newStates(t, DefaultConfig())
 	a.fail.Store(true)
-	v := ps.admit(context.Background(), partitionKey{"t", 0}, tableRef{}, batchIdentity{producerID: 9, firstSeq: 0, lastSeq: 0}, nil)
-	if v.code != kerr.RequestTimedOut.Code {
-		t.Fatalf("code %v, want REQUEST_TIMED_OUT (retriable)", kerr.ErrorForCode(v.code))
+	v := ps.admit(context.Background(), partitionKey{"t", 0}, Table{}, Batch{ProducerID: 9, FirstSeq: 0, LastSeq: 0}, nil)
+	if v.Code != kerr.RequestTimedOut.Code {
+		t.Fatalf("code %v, want REQUEST_TIMED_OUT (retriable)", kerr.ErrorForCode(v.Code))
 	}
 	a.fail.Store(false)
-	v = ps.admit(context.Background(), partitionKey{"t", 0}, tableRef{}, batchIdentity{producerID: 9, firstSeq: 0, lastSeq: 0}, nil)
-	if v.code != 0 || v.flussSeq != 0 {
+	v = ps.admit(context.Background(), partitionKey{"t", 0}, Table{}, Batch{ProducerID: 9, FirstSeq: 0, LastSeq: 0}, nil)
+	if v.Code != 0 || v.FlussSeq != 0 {
 		t.Fatalf("after recovery: %+v", v)
 	}
 }
@@ -194,8 +194,8 @@ func TestProducerStatesOneAllocationPerEpoch(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			v := ps.admit(context.Background(), partitionKey{"t", int32(i)}, tableRef{}, batchIdentity{producerID: 3, firstSeq: 0, lastSeq: 0}, nil)
-			writers[i] = v.writer
+			v := ps.admit(context.Background(), partitionKey{"t", int32(i)}, Table{}, Batch{ProducerID: 3, FirstSeq: 0, LastSeq: 0}, nil)
+			writers[i] = v.Writer
 		}()
 	}
 	wg.Wait()
@@ -216,20 +216,20 @@ func TestProducerStatesExpiry(t *testing.T) {
 	ps.now = func() time.Time { return now }
 	ctx := context.Background()
 	k := partitionKey{"t", 0}
-	v := ps.admit(ctx, k, tableRef{}, batchIdentity{producerID: 1, firstSeq: 0, lastSeq: 0}, nil)
+	v := ps.admit(ctx, k, Table{}, Batch{ProducerID: 1, FirstSeq: 0, LastSeq: 0}, nil)
 	ps.finish(v.entry, outcomeStored, 0)
 	// A producer with a batch in flight is never dropped.
-	v2 := ps.admit(ctx, partitionKey{"t", 1}, tableRef{}, batchIdentity{producerID: 2, firstSeq: 0, lastSeq: 0}, nil)
+	v2 := ps.admit(ctx, partitionKey{"t", 1}, Table{}, Batch{ProducerID: 2, FirstSeq: 0, LastSeq: 0}, nil)
 	now = now.Add(2 * time.Hour)
-	if v := ps.admit(ctx, k, tableRef{}, batchIdentity{producerID: 3, firstSeq: 0, lastSeq: 0}, nil); v.code != 0 {
-		t.Fatal(v.msg)
+	if v := ps.admit(ctx, k, Table{}, Batch{ProducerID: 3, FirstSeq: 0, LastSeq: 0}, nil); v.Code != 0 {
+		t.Fatal(v.Msg)
 	}
-	if v := ps.admit(ctx, k, tableRef{}, batchIdentity{producerID: 1, firstSeq: 1, lastSeq: 1}, nil); v.code != kerr.UnknownProducerID.Code {
-		t.Fatalf("expired producer: %v, want UNKNOWN_PRODUCER_ID", kerr.ErrorForCode(v.code))
+	if v := ps.admit(ctx, k, Table{}, Batch{ProducerID: 1, FirstSeq: 1, LastSeq: 1}, nil); v.Code != kerr.UnknownProducerID.Code {
+		t.Fatalf("expired producer: %v, want UNKNOWN_PRODUCER_ID", kerr.ErrorForCode(v.Code))
 	}
 	ps.finish(v2.entry, outcomeStored, 0)
-	if v := ps.admit(ctx, partitionKey{"t", 1}, tableRef{}, batchIdentity{producerID: 2, firstSeq: 1, lastSeq: 1}, nil); v.code != 0 {
-		t.Fatalf("producer with a batch in flight lost its state: %s", v.msg)
+	if v := ps.admit(ctx, partitionKey{"t", 1}, Table{}, Batch{ProducerID: 2, FirstSeq: 1, LastSeq: 1}, nil); v.Code != 0 {
+		t.Fatalf("producer with a batch in flight lost its state: %s", v.Msg)
 	}
 }
 
@@ -237,7 +237,7 @@ func TestProducerStatesMaxProducers(t *testing.T) {
 	ps, _ := newStates(t, Config{ProducerIdleExpiry: time.Hour, MaxProducers: 2})
 	ctx := context.Background()
 	for id := int64(1); id <= 3; id++ {
-		v := ps.admit(ctx, partitionKey{"t", 0}, tableRef{}, batchIdentity{producerID: id, firstSeq: 0, lastSeq: 0}, nil)
+		v := ps.admit(ctx, partitionKey{"t", 0}, Table{}, Batch{ProducerID: id, FirstSeq: 0, LastSeq: 0}, nil)
 		ps.finish(v.entry, outcomeStored, id)
 	}
 	if n := ps.Len(); n != 2 {
@@ -249,7 +249,7 @@ func TestProducerStatesSequenceWraps(t *testing.T) {
 	ps, _ := newStates(t, DefaultConfig())
 	ctx := context.Background()
 	k := partitionKey{"t", 0}
-	v := ps.admit(ctx, k, tableRef{}, batchIdentity{producerID: 1, firstSeq: 0, lastSeq: 0}, nil)
+	v := ps.admit(ctx, k, Table{}, Batch{ProducerID: 1, FirstSeq: 0, LastSeq: 0}, nil)
 	ps.finish(v.entry, outcomeStored, 0)
 	// Jump the state to just below the wrap, as a long-lived producer.
 	ps.mu.Lock()
@@ -257,15 +257,15 @@ func TestProducerStatesSequenceWraps(t *testing.T) {
 	st.nextKafka, st.nextFluss = math.MaxInt32-1, math.MaxInt32
 	ps.mu.Unlock()
 	// Three records from MaxInt32-1: MaxInt32-1, MaxInt32, 0.
-	b := batchIdentity{producerID: 1, firstSeq: math.MaxInt32 - 1, lastSeq: 0}
-	v = ps.admit(ctx, k, tableRef{}, b, nil)
-	if v.code != 0 || v.flussSeq != math.MaxInt32 {
+	b := Batch{ProducerID: 1, FirstSeq: math.MaxInt32 - 1, LastSeq: 0}
+	v = ps.admit(ctx, k, Table{}, b, nil)
+	if v.Code != 0 || v.FlussSeq != math.MaxInt32 {
 		t.Fatalf("%+v", v)
 	}
 	ps.finish(v.entry, outcomeStored, 1)
-	v = ps.admit(ctx, k, tableRef{}, batchIdentity{producerID: 1, firstSeq: 1, lastSeq: 1}, nil)
-	if v.code != 0 || v.flussSeq != 0 {
-		t.Fatalf("after the wrap: %+v (%s)", v, v.msg)
+	v = ps.admit(ctx, k, Table{}, Batch{ProducerID: 1, FirstSeq: 1, LastSeq: 1}, nil)
+	if v.Code != 0 || v.FlussSeq != 0 {
+		t.Fatalf("after the wrap: %+v (%s)", v, v.Msg)
 	}
 }
 
@@ -305,9 +305,9 @@ func BenchmarkProducerStatesAdmit(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		p := i % len(keys)
-		v := ps.admit(ctx, keys[p], tableRef{}, batchIdentity{producerID: 1, firstSeq: seqs[p], lastSeq: seqs[p] + 9}, nil)
-		if v.code != 0 {
-			b.Fatal(v.msg)
+		v := ps.admit(ctx, keys[p], Table{}, Batch{ProducerID: 1, FirstSeq: seqs[p], LastSeq: seqs[p] + 9}, nil)
+		if v.Code != 0 {
+			b.Fatal(v.Msg)
 		}
 		seqs[p] += 10
 		ps.finish(v.entry, outcomeStored, int64(i))

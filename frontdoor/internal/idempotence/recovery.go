@@ -98,7 +98,7 @@ func (ps *States) flushAnchors() error {
 		if e.baseOffset < 0 || e.baseOffset <= st.saved {
 			continue
 		}
-		moves[st.ak] = anchor{Epoch: st.epoch, Writer: st.writer, TableID: st.table.id,
+		moves[st.ak] = anchor{Epoch: st.epoch, Writer: st.writer, TableID: st.table.ID,
 			FlussSeq: e.flussSeq, KafkaSeq: e.firstSeq, Offset: e.baseOffset, Time: now.UnixMilli()}
 		done = append(done, moved{st, e.baseOffset})
 	}
@@ -132,8 +132,8 @@ func (ps *States) flushAnchors() error {
 
 // anchorNew writes the anchor of a new partition state on writer and
 // returns the state; or nil and the answer for the batch.
-func (ps *States) anchorNew(ctx context.Context, key partitionKey, tbl tableRef, b batchIdentity, writer int64) (*partState, verdict) {
-	ak := anchorKey{b.producerID, key.topic, key.partition}
+func (ps *States) anchorNew(ctx context.Context, key partitionKey, tbl Table, b Batch, writer int64) (*partState, Verdict) {
+	ak := anchorKey{b.ProducerID, key.topic, key.partition}
 	off, err := ps.wlog.LatestOffset(ctx, tbl.bucket(key.partition))
 	if status.Code(err) == codes.Unimplemented {
 		// An appendsvc older than the read-back: produce goes on, with
@@ -141,23 +141,23 @@ func (ps *States) anchorNew(ctx context.Context, key partitionKey, tbl tableRef,
 		ps.warnUnimplemented.Do(func() {
 			ps.log.Warn("idempotence: appendsvc cannot read logs back; producer state is kept in memory only", "err", err)
 		})
-		return &partState{epoch: b.epoch, writer: writer, ak: ak, table: tbl}, verdict{}
+		return &partState{epoch: b.Epoch, writer: writer, ak: ak, table: tbl}, Verdict{}
 	}
 	if err != nil {
 		return nil, verdictForLogError("reading the partition's end offset", err)
 	}
-	a := anchor{Epoch: b.epoch, Writer: writer, TableID: tbl.id, Offset: off, Time: ps.now().UnixMilli()}
+	a := anchor{Epoch: b.Epoch, Writer: writer, TableID: tbl.ID, Offset: off, Time: ps.now().UnixMilli()}
 	if err := ps.store.put(ak, a); err != nil {
 		ps.log.Error("idempotence: writing an anchor failed", "err", err)
-		return nil, verdict{code: kerr.KafkaStorageError.Code, msg: "idempotence state: " + err.Error()}
+		return nil, Verdict{Code: kerr.KafkaStorageError.Code, Msg: "idempotence state: " + err.Error()}
 	}
-	return &partState{epoch: b.epoch, writer: writer, ak: ak, table: tbl, saved: off}, verdict{}
+	return &partState{epoch: b.Epoch, writer: writer, ak: ak, table: tbl, saved: off}, Verdict{}
 }
 
 // rebuild reads the writer's batches from the anchor on and returns the
 // state they make: every batch the lost process got stored, with its
 // offset, and the sequences after the last one.
-func (ps *States) rebuild(ctx context.Context, tbl tableRef, ak anchorKey, a anchor) (*partState, error) {
+func (ps *States) rebuild(ctx context.Context, tbl Table, ak anchorKey, a anchor) (*partState, error) {
 	st := &partState{epoch: a.Epoch, writer: a.Writer, nextKafka: a.KafkaSeq, nextFluss: a.FlussSeq, ak: ak, table: tbl, saved: a.Offset}
 	from := a.Offset
 	found := 0
@@ -214,9 +214,9 @@ func addSeq(s, n int32) int32 {
 // verdictForLogError answers a batch whose state could not be read or
 // anchored: a missing table as Kafka does (the client refreshes its
 // metadata), anything else as retriable.
-func verdictForLogError(what string, err error) verdict {
+func verdictForLogError(what string, err error) Verdict {
 	if status.Code(err) == codes.NotFound {
-		return verdict{code: kerr.UnknownTopicOrPartition.Code, msg: what + ": " + err.Error()}
+		return Verdict{Code: kerr.UnknownTopicOrPartition.Code, Msg: what + ": " + err.Error()}
 	}
-	return verdict{code: kerr.RequestTimedOut.Code, msg: what + ": " + err.Error()}
+	return Verdict{Code: kerr.RequestTimedOut.Code, Msg: what + ": " + err.Error()}
 }

@@ -45,10 +45,10 @@ func (l fakeLog) ListWriterBatches(ctx context.Context, req *appendv1.ListWriter
 // of an anchor and the log.
 func TestProducerStatesRebuild(t *testing.T) {
 	ctx := context.Background()
-	tbl := tableRef{id: 100, database: "db", table: "orders"}
+	tbl := Table{ID: 100, Database: "db", Table: "orders"}
 	const w = 500 // the lost process's writer
-	batch := func(epoch int16, first, count int32) batchIdentity {
-		return batchIdentity{producerID: 7, epoch: epoch, firstSeq: first, lastSeq: first + count - 1}
+	batch := func(epoch int16, first, count int32) Batch {
+		return Batch{ProducerID: 7, Epoch: epoch, FirstSeq: first, LastSeq: first + count - 1}
 	}
 
 	t.Run("retries are answered from the log, the next batch continues it", func(t *testing.T) {
@@ -60,15 +60,15 @@ func TestProducerStatesRebuild(t *testing.T) {
 		fake.Seed(100, 0, 900, 0, "other")     // another writer
 		fake.Seed(100, 0, w, 1, "d", "e")      // offset 5, Kafka 3-4
 		k := partitionKey{"t", 0}
-		if v := ps.admit(ctx, k, tbl, batch(0, 3, 2), nil); !v.answered || v.baseOffset != 5 {
+		if v := ps.admit(ctx, k, tbl, batch(0, 3, 2), nil); !v.Answered || v.BaseOffset != 5 {
 			t.Fatalf("retry of the last batch: %+v", v)
 		}
-		if v := ps.admit(ctx, k, tbl, batch(0, 0, 3), nil); !v.answered || v.baseOffset != 1 {
+		if v := ps.admit(ctx, k, tbl, batch(0, 0, 3), nil); !v.Answered || v.BaseOffset != 1 {
 			t.Fatalf("retry of the first batch: %+v", v)
 		}
 		v := ps.admit(ctx, k, tbl, batch(0, 5, 1), nil)
-		if v.code != 0 || v.answered || v.writer != w || v.flussSeq != 2 {
-			t.Fatalf("next batch: %+v (%s)", v, v.msg)
+		if v.Code != 0 || v.Answered || v.Writer != w || v.FlussSeq != 2 {
+			t.Fatalf("next batch: %+v (%s)", v, v.Msg)
 		}
 		// The anchor moves to the oldest of the last five once that one is
 		// acknowledged: after three more batches, still the first one.
@@ -79,7 +79,7 @@ func TestProducerStatesRebuild(t *testing.T) {
 		}
 		for seq := int32(3); seq <= 5; seq++ {
 			v := ps.admit(ctx, k, tbl, batch(0, seq+3, 1), nil)
-			if v.flussSeq != seq {
+			if v.FlussSeq != seq {
 				t.Fatalf("batch %d: %+v", seq, v)
 			}
 			ps.finish(v.entry, outcomeStored, fake.Seed(100, 0, w, seq, "g"))
@@ -94,8 +94,8 @@ func TestProducerStatesRebuild(t *testing.T) {
 		ps, store, _ := persistentStates(t)
 		must(t, store.put(anchorKey{7, "t", 1}, anchor{Writer: w, TableID: 100, Offset: 0}))
 		v := ps.admit(ctx, partitionKey{"t", 1}, tbl, batch(0, 0, 4), nil)
-		if v.code != 0 || v.answered || v.writer != w || v.flussSeq != 0 {
-			t.Fatalf("%+v (%s)", v, v.msg)
+		if v.Code != 0 || v.Answered || v.Writer != w || v.FlussSeq != 0 {
+			t.Fatalf("%+v (%s)", v, v.Msg)
 		}
 	})
 
@@ -104,28 +104,28 @@ func TestProducerStatesRebuild(t *testing.T) {
 		fake.Seed(100, 2, -1, -1, "x", "y")
 		v := ps.admit(ctx, partitionKey{"t", 2}, tbl, batch(0, 0, 1), nil)
 		a, ok := store.get(anchorKey{7, "t", 2})
-		if v.code != 0 || !ok || a.Writer != v.writer || a.Offset != 2 || a.TableID != 100 || a.FlussSeq != 0 {
-			t.Fatalf("verdict %+v, anchor %+v %v", v, a, ok)
+		if v.Code != 0 || !ok || a.Writer != v.Writer || a.Offset != 2 || a.TableID != 100 || a.FlussSeq != 0 {
+			t.Fatalf("Verdict %+v, anchor %+v %v", v, a, ok)
 		}
 		// A new epoch replaces it, on a new writer.
 		ps.finish(v.entry, outcomeStored, 2)
 		v2 := ps.admit(ctx, partitionKey{"t", 2}, tbl, batch(1, 0, 1), nil)
-		if a, _ := store.get(anchorKey{7, "t", 2}); v2.code != 0 || a.Epoch != 1 || a.Writer != v2.writer || v2.writer == v.writer {
-			t.Fatalf("new epoch: verdict %+v, anchor %+v", v2, a)
+		if a, _ := store.get(anchorKey{7, "t", 2}); v2.Code != 0 || a.Epoch != 1 || a.Writer != v2.Writer || v2.Writer == v.Writer {
+			t.Fatalf("new epoch: Verdict %+v, anchor %+v", v2, a)
 		}
 	})
 
 	t.Run("without the end offset no state starts, unless appendsvc cannot tell", func(t *testing.T) {
 		ps, store, fake := persistentStates(t)
 		fake.LatestFail = func(*appendv1.GetLatestOffsetRequest) error { return status.Error(codes.Unavailable, "down") }
-		if v := ps.admit(ctx, partitionKey{"t", 4}, tbl, batch(0, 0, 1), nil); v.code != kerr.RequestTimedOut.Code {
-			t.Fatalf("%v (%s), want REQUEST_TIMED_OUT", kerr.ErrorForCode(v.code), v.msg)
+		if v := ps.admit(ctx, partitionKey{"t", 4}, tbl, batch(0, 0, 1), nil); v.Code != kerr.RequestTimedOut.Code {
+			t.Fatalf("%v (%s), want REQUEST_TIMED_OUT", kerr.ErrorForCode(v.Code), v.Msg)
 		}
 		// An appendsvc without the read-back: in memory only, as before.
 		fake.LatestFail = func(*appendv1.GetLatestOffsetRequest) error { return status.Error(codes.Unimplemented, "old") }
 		v := ps.admit(ctx, partitionKey{"t", 4}, tbl, batch(0, 0, 1), nil)
-		if _, ok := store.get(anchorKey{7, "t", 4}); v.code != 0 || v.flussSeq != 0 || ok {
-			t.Fatalf("verdict %+v (%s), anchor written: %v", v, v.msg, ok)
+		if _, ok := store.get(anchorKey{7, "t", 4}); v.Code != 0 || v.FlussSeq != 0 || ok {
+			t.Fatalf("Verdict %+v (%s), anchor written: %v", v, v.Msg, ok)
 		}
 	})
 
@@ -134,7 +134,7 @@ func TestProducerStatesRebuild(t *testing.T) {
 		anchor     anchor
 		seed       bool // writer w's batch 0 at offset 0
 		fail       error
-		b          batchIdentity
+		b          Batch
 		code       int16
 		keepAnchor bool
 	}{
@@ -158,8 +158,8 @@ func TestProducerStatesRebuild(t *testing.T) {
 			ak := anchorKey{7, "t", 3}
 			must(t, store.put(ak, tc.anchor))
 			v := ps.admit(ctx, partitionKey{"t", 3}, tbl, tc.b, nil)
-			if v.code != tc.code {
-				t.Fatalf("%v (%s), want %v", kerr.ErrorForCode(v.code), v.msg, kerr.ErrorForCode(tc.code))
+			if v.Code != tc.code {
+				t.Fatalf("%v (%s), want %v", kerr.ErrorForCode(v.Code), v.Msg, kerr.ErrorForCode(tc.code))
 			}
 			if _, ok := store.get(ak); ok != tc.keepAnchor {
 				t.Fatalf("anchor kept: %v, want %v", ok, tc.keepAnchor)
