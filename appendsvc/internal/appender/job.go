@@ -342,15 +342,7 @@ func (s *Service) produce(streamCtx context.Context, group []*job) {
 	if streamCtx.Err() != nil {
 		return // nobody to answer
 	}
-	if lastErr == nil || (outOfTime && fluss.IsRetriable(lastErr)) || errors.Is(lastErr, context.DeadlineExceeded) {
-		// Out of time: the outcome of an attempt in flight is unknown, so
-		// the caller may retry, as Kafka clients do on a timeout.
-		msg := "request timed out before Fluss acknowledged the batch"
-		if lastErr != nil {
-			msg += ": " + lastErr.Error()
-		}
-		lastErr = &jobError{code: fluss.CodeRequestTimeOut, retriable: true, msg: msg}
-	}
+	lastErr = timeoutError(lastErr, outOfTime, "the batch")
 	// An idempotent batch goes alone and is resent with its sequence, so
 	// Fluss's last answer settles it (a stored copy makes the resend
 	// succeed as a duplicate); other batches may also be stored by an
@@ -361,6 +353,21 @@ func (s *Service) produce(streamCtx context.Context, group []*job) {
 	}
 	s.log.Warn("append failed", "table", first.table.Path.String(), "table_id", first.table.ID, "bucket", first.req.GetBucketId(),
 		"jobs", len(group), "code", fluss.ErrorCode(group[0].resp.GetErrorCode()).String(), "err", lastErr)
+}
+
+// timeoutError is the error a job that ran out of time (or got no answer at
+// all) ends with: a retriable REQUEST_TIME_OUT, since the outcome of an
+// attempt in flight is unknown and the caller may retry, as Kafka clients do
+// on a timeout. Any other lastErr is returned as it is.
+func timeoutError(lastErr error, outOfTime bool, what string) error {
+	if lastErr != nil && !(outOfTime && fluss.IsRetriable(lastErr)) && !errors.Is(lastErr, context.DeadlineExceeded) {
+		return lastErr
+	}
+	msg := "request timed out before Fluss acknowledged " + what
+	if lastErr != nil {
+		msg += ": " + lastErr.Error()
+	}
+	return &jobError{code: fluss.CodeRequestTimeOut, retriable: true, msg: msg}
 }
 
 // produceOnce is one ProduceLog call under its own span, child of the first

@@ -2,7 +2,6 @@ package appender
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -35,6 +34,12 @@ type routedPiece struct {
 	mayStored bool // an attempt may have stored it
 }
 
+// bucketOf names a piece's bucket: partition name and bucket id.
+type bucketOf struct {
+	partition string
+	bucket    int32
+}
+
 // routedKey is the queue of a Kafka partition's routed jobs: jobs of one
 // Kafka partition are written in order, whatever buckets they touch.
 func routedKey(req *appendv1.AppendRequest) bucketKey {
@@ -57,7 +62,7 @@ func (s *Service) buildRouted(j *job) error {
 	idempotent := req.GetWriterId() >= 0
 	kv := len(req.GetPieces()[0].GetKvRecords()) > 0
 	total := int64(0)
-	seen := map[[2]any]bool{}
+	seen := map[bucketOf]bool{}
 	for i, p := range req.GetPieces() {
 		switch {
 		case p.GetBucketId() < 0:
@@ -69,7 +74,7 @@ func (s *Service) buildRouted(j *job) error {
 		case idempotent && p.GetBatchSequence() < 0, !idempotent && p.GetBatchSequence() != -1:
 			return invalid(fluss.CodeInvalidConfig, "piece %d: batch_sequence %d with writer_id %d", i, p.GetBatchSequence(), req.GetWriterId())
 		}
-		key := [2]any{p.GetPartitionName(), p.GetBucketId()}
+		key := bucketOf{p.GetPartitionName(), p.GetBucketId()}
 		if seen[key] {
 			return invalid(fluss.CodeInvalidConfig, "piece %d: partition %q bucket %d appears twice", i, p.GetPartitionName(), p.GetBucketId())
 		}
@@ -175,13 +180,7 @@ func (s *Service) produceRouted(streamCtx context.Context, j *job) {
 			lastErr = p.err
 		}
 	}
-	if lastErr == nil || (outOfTime && fluss.IsRetriable(lastErr)) || errors.Is(lastErr, context.DeadlineExceeded) {
-		msg := "request timed out before Fluss acknowledged every piece of the batch"
-		if lastErr != nil {
-			msg += ": " + lastErr.Error()
-		}
-		lastErr = &jobError{code: fluss.CodeRequestTimeOut, retriable: true, msg: msg}
-	}
+	lastErr = timeoutError(lastErr, outOfTime, "every piece of the batch")
 	j.resp = j.fail(lastErr, possiblyStored)
 	s.log.Warn("append failed", "table", j.table.Path.String(), "table_id", j.table.ID, "kafka_partition", j.req.GetBucketId(),
 		"pieces", len(j.pieces), "code", fluss.ErrorCode(j.resp.GetErrorCode()).String(), "possibly_stored", possiblyStored, "err", lastErr)
