@@ -83,15 +83,7 @@ func register(ctx context.Context, app *runtime.App, cfg *config) error {
 		}
 		opts = append(opts, fluss.WithSASLPlain(cfg.Fluss.SASLUsername, password))
 	}
-	client, err := fluss.Dial(dctx, cfg.Fluss.Bootstrap, opts...)
-	if err == nil {
-		// The handshake alone passes on a SASL listener without a login;
-		// a metadata call proves this service may use the cluster.
-		_, err = client.ListDatabases(dctx)
-		if err != nil {
-			client.Close()
-		}
-	}
+	client, err := fluss.DialAuthorized(dctx, cfg.Fluss.Bootstrap, opts...)
 	if fluss.IsAuthentication(err) {
 		return cfg.Fluss.LoginError(err)
 	}

@@ -66,7 +66,7 @@ func startFrontdoor(t *testing.T) string {
 	cmd := exec.Command(bin)
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"),
 		"FERRY_KAFKA_LISTEN=" + addr, "FERRY_LISTEN=127.0.0.1:0", "FERRY_SASL_USERS_FILE=" + users,
-		"FERRY_CATALOG_ADDR=" + nowhere, "FERRY_TRANSCODE_ADDR=" + nowhere, "FERRY_APPEND_ADDR=" + nowhere,
+		"FERRY_CATALOG_ADDR=" + nowhere, "FERRY_TRANSCODE_ADDR=" + nowhere, "FERRY_APPEND_ADDR=" + nowhere, "FERRY_FETCH_ADDR=" + nowhere,
 		"FERRY_LOG_LEVEL=error", "FERRY_SHUTDOWN_TIMEOUT=2s", "FERRY_GRPC_PLAINTEXT=true"}
 	logPath := filepath.Join(dir, "frontdoor.log")
 	logf, err := os.Create(logPath)

@@ -117,7 +117,7 @@ func TestChartValueSets(t *testing.T) {
 			}
 		}
 	}
-	if monitors != 4 {
+	if monitors != 5 {
 		t.Errorf("%d ServiceMonitors, want one per service", monitors)
 	}
 	if d := find[*appsv1.Deployment](full, "ferry-appendsvc"); d == nil || d.Spec.Template.Spec.Containers[0].Image != "registry.example.com/ferry/appendsvc:1.2.3" {

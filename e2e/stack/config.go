@@ -20,6 +20,7 @@ const (
 	Catalog   = "catalogsvc"
 	Transcode = "transcodesvc"
 	Append    = "appendsvc"
+	Fetch     = "fetchsvc"
 	Frontdoor = "frontdoor"
 )
 
@@ -47,8 +48,9 @@ const (
 	EnvFlussSASLPasswordFile = "FERRY_FLUSS_SASL_PASSWORD_FILE"
 )
 
-// ServiceNames lists the Ferry services in start order: frontdoor needs the other three.
-var ServiceNames = []string{Catalog, Transcode, Append, Frontdoor}
+// ServiceNames lists the Ferry services in start order: frontdoor needs catalogsvc,
+// transcodesvc and appendsvc, and serves consumers when fetchsvc runs too.
+var ServiceNames = []string{Catalog, Transcode, Append, Fetch, Frontdoor}
 
 // Config is everything a stack run needs. DefaultConfig is what `make up` runs; TestConfig moves
 // every port out of the way of a developer's stack so tests can run next to it.
@@ -91,6 +93,7 @@ type Config struct {
 	// TranscodePorts starts one transcodesvc per port (it is stateless and scaled out).
 	TranscodePorts []int
 	AppendPort     int
+	FetchPort      int
 	FrontdoorPort  int // frontdoor's gRPC (health) port
 	KafkaPort      int
 	// The metrics ports: each service serves Prometheus /metrics there (FERRY_METRICS_ADDR).
@@ -99,6 +102,7 @@ type Config struct {
 	CatalogMetricsPort    int
 	TranscodeMetricsPorts []int
 	AppendMetricsPort     int
+	FetchMetricsPort      int
 	FrontdoorMetricsPort  int
 	// AdvertisedAddr is what frontdoor tells Kafka clients; empty means Host:KafkaPort.
 	AdvertisedAddr string
@@ -165,6 +169,7 @@ func DefaultConfig() Config {
 		TranscodePorts:  []int{7102, 7112},
 		AppendPort:      7103,
 		FrontdoorPort:   7104,
+		FetchPort:       7105,
 		KafkaPort:       9092,
 		NodeID:          1, // as in deploy/compose.yaml
 		LogLevel:        "info",
@@ -179,6 +184,7 @@ func DefaultConfig() Config {
 		TranscodeMetricsPorts: []int{7202, 7212},
 		AppendMetricsPort:     7203,
 		FrontdoorMetricsPort:  7204,
+		FetchMetricsPort:      7205,
 	}
 }
 
@@ -360,6 +366,10 @@ func (c Config) namedPorts() []namedPort {
 		ps = append(ps, namedPort{"AppendPort", c.AppendPort})
 		metrics("AppendMetricsPort", c.AppendMetricsPort)
 	}
+	if c.wants(Fetch) {
+		ps = append(ps, namedPort{"FetchPort", c.FetchPort})
+		metrics("FetchMetricsPort", c.FetchMetricsPort)
+	}
 	if c.wants(Frontdoor) {
 		ps = append(ps, namedPort{"FrontdoorPort", c.FrontdoorPort}, namedPort{"KafkaPort", c.KafkaPort})
 		metrics("FrontdoorMetricsPort", c.FrontdoorMetricsPort)
@@ -503,6 +513,12 @@ func (c Config) ServiceSpecs() []ServiceSpec {
 		specs = append(specs, ServiceSpec{Name: Append, Package: Append, GRPCAddr: c.addr(c.AppendPort),
 			Env: env, Ports: ports(map[string]int{"grpc": c.AppendPort}, c.AppendMetricsPort)})
 	}
+	if c.wants(Fetch) {
+		env := common(c.FetchPort, c.FetchMetricsPort)
+		env["FERRY_FLUSS_BOOTSTRAP"] = c.FlussBootstrap()
+		specs = append(specs, ServiceSpec{Name: Fetch, Package: Fetch, GRPCAddr: c.addr(c.FetchPort),
+			Env: env, Ports: ports(map[string]int{"grpc": c.FetchPort}, c.FetchMetricsPort)})
+	}
 	if c.wants(Frontdoor) {
 		env := common(c.FrontdoorPort, c.FrontdoorMetricsPort)
 		env["FERRY_KAFKA_LISTEN"] = c.addr(c.KafkaPort)
@@ -511,6 +527,9 @@ func (c Config) ServiceSpecs() []ServiceSpec {
 		env["FERRY_CATALOG_ADDR"] = c.addr(c.CatalogPort)
 		env["FERRY_TRANSCODE_ADDR"] = strings.Join(transcodeAddrs, ",")
 		env["FERRY_APPEND_ADDR"] = c.addr(c.AppendPort)
+		if c.wants(Fetch) {
+			env["FERRY_FETCH_ADDR"] = c.addr(c.FetchPort)
+		}
 		specs = append(specs, ServiceSpec{Name: Frontdoor, Package: Frontdoor, GRPCAddr: c.addr(c.FrontdoorPort),
 			Env: env, Ports: ports(map[string]int{"grpc": c.FrontdoorPort, "kafka": c.KafkaPort}, c.FrontdoorMetricsPort)})
 	}

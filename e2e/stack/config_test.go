@@ -41,7 +41,7 @@ func TestConfigValidate(t *testing.T) {
 		{name: "metrics port clashes", mut: func(c *Config) { c.FrontdoorMetricsPort = c.KafkaPort }, wantErr: "FrontdoorMetricsPort 9092: already used by KafkaPort"},
 		{name: "transcode metrics port clashes", mut: func(c *Config) { c.TranscodeMetricsPorts = []int{7202, 7201} }, wantErr: "TranscodeMetricsPorts[1] 7201: already used by CatalogMetricsPort"},
 		{name: "metrics ports off", mut: func(c *Config) {
-			c.CatalogMetricsPort, c.TranscodeMetricsPorts, c.AppendMetricsPort, c.FrontdoorMetricsPort = 0, nil, 0, 0
+			c.CatalogMetricsPort, c.TranscodeMetricsPorts, c.AppendMetricsPort, c.FrontdoorMetricsPort, c.FetchMetricsPort = 0, nil, 0, 0, 0
 		}},
 		{name: "no transcode port", mut: func(c *Config) { c.TranscodePorts = nil }, wantErr: "TranscodePorts"},
 		{name: "unknown service", mut: func(c *Config) { c.Services = []string{"catalogsvc", "kafkasvc"} }, wantErr: `unknown service "kafkasvc"`},
@@ -87,9 +87,9 @@ func TestDefaultPorts(t *testing.T) {
 	want := map[string]int{
 		"ZooKeeperPort": 2181, "CoordinatorPort": 9123, "TabletPort": 9124,
 		"CatalogPort": 7101, "TranscodePorts[0]": 7102, "TranscodePorts[1]": 7112,
-		"AppendPort": 7103, "FrontdoorPort": 7104, "KafkaPort": 9092,
+		"AppendPort": 7103, "FrontdoorPort": 7104, "FetchPort": 7105, "KafkaPort": 9092,
 		"CatalogMetricsPort": 7201, "TranscodeMetricsPorts[0]": 7202, "TranscodeMetricsPorts[1]": 7212,
-		"AppendMetricsPort": 7203, "FrontdoorMetricsPort": 7204,
+		"AppendMetricsPort": 7203, "FrontdoorMetricsPort": 7204, "FetchMetricsPort": 7205,
 	}
 	for k, v := range got {
 		if v >= 32768 {
@@ -120,7 +120,7 @@ func TestServiceSpecs(t *testing.T) {
 		names = append(names, s.Name)
 		byName[s.Name] = s
 	}
-	if got := strings.Join(names, ","); got != "catalogsvc,transcodesvc,transcodesvc-2,appendsvc,frontdoor" {
+	if got := strings.Join(names, ","); got != "catalogsvc,transcodesvc,transcodesvc-2,appendsvc,fetchsvc,frontdoor" {
 		t.Fatalf("service order = %s", got)
 	}
 	for _, s := range specs {
@@ -148,7 +148,7 @@ func TestServiceSpecs(t *testing.T) {
 	if byName["transcodesvc-2"].Package != Transcode || byName["transcodesvc-2"].GRPCAddr != "127.0.0.1:7112" {
 		t.Errorf("second transcodesvc = %+v", byName["transcodesvc-2"])
 	}
-	for _, n := range []string{Catalog, Append} {
+	for _, n := range []string{Catalog, Append, Fetch} {
 		if got := byName[n].Env["FERRY_FLUSS_BOOTSTRAP"]; got != "127.0.0.1:9123" {
 			t.Errorf("%s FERRY_FLUSS_BOOTSTRAP = %q", n, got)
 		}
@@ -157,7 +157,7 @@ func TestServiceSpecs(t *testing.T) {
 	wantFD := map[string]string{
 		"FERRY_LISTEN": "127.0.0.1:7104", "FERRY_KAFKA_LISTEN": "127.0.0.1:9092", "FERRY_ADVERTISED_ADDR": "127.0.0.1:9092",
 		"FERRY_NODE_ID": "1", "FERRY_CATALOG_ADDR": "127.0.0.1:7101", "FERRY_TRANSCODE_ADDR": "127.0.0.1:7102,127.0.0.1:7112",
-		"FERRY_APPEND_ADDR": "127.0.0.1:7103", "OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:4317",
+		"FERRY_APPEND_ADDR": "127.0.0.1:7103", "FERRY_FETCH_ADDR": "127.0.0.1:7105", "OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:4317",
 	}
 	for k, v := range wantFD {
 		if fd[k] != v {

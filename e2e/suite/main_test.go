@@ -146,10 +146,10 @@ func startSuite(log *slog.Logger) (*suiteEnv, error) {
 	return e, nil
 }
 
-// servicesConfig is a stack of the four services (two transcodesvc) on free loopback ports, for
+// servicesConfig is a stack of the five services (two transcodesvc) on free loopback ports, for
 // the caller to point at a Fluss cluster (ExternalFluss, or Fluss ports of its own).
 func servicesConfig(name, root string) (stack.Config, error) {
-	ports, err := freePorts(11)
+	ports, err := freePorts(13)
 	if err != nil {
 		return stack.Config{}, err
 	}
@@ -165,6 +165,8 @@ func servicesConfig(name, root string) (stack.Config, error) {
 	cfg.TranscodeMetricsPorts = []int{ports[7], ports[8]}
 	cfg.AppendMetricsPort = ports[9]
 	cfg.FrontdoorMetricsPort = ports[10]
+	cfg.FetchPort = ports[11]
+	cfg.FetchMetricsPort = ports[12]
 	cfg.LogLevel = "debug"
 	cfg.StopGrace = 10 * time.Second
 	cfg.ReadyTimeout = 9 * time.Minute

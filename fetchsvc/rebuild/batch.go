@@ -3,6 +3,7 @@ package rebuild
 import (
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"hash/crc32"
 	"math"
 )
@@ -19,19 +20,29 @@ const (
 )
 
 // AppendBatch appends to dst one uncompressed Kafka record batch (magic 2)
-// holding recs at offsets baseOffset, baseOffset+1, ...: no producer id, no
-// transactional or control flag, CreateTime timestamps, CRC-32C over the
-// batch as the protocol defines it.
-func AppendBatch(dst []byte, baseOffset int64, recs []Record) ([]byte, error) {
-	if len(recs) == 0 {
-		return dst, errors.New("rebuild: a record batch needs at least one record")
+// spanning offsets baseOffset to baseOffset+lastOffsetDelta and holding
+// recs, each at baseOffset+OffsetDelta (deltas ascending, at most
+// lastOffsetDelta): no producer id, no transactional or control flag,
+// CreateTime timestamps, CRC-32C over the batch as the protocol defines it.
+// Offsets without a record are gaps, as in a compacted Kafka topic; a batch
+// without records only moves a consumer past its offsets.
+func AppendBatch(dst []byte, baseOffset int64, lastOffsetDelta int32, recs []Record) ([]byte, error) {
+	if lastOffsetDelta < 0 || len(recs) > int(lastOffsetDelta)+1 {
+		return dst, fmt.Errorf("rebuild: %d records cannot span %d offsets", len(recs), int64(lastOffsetDelta)+1)
 	}
-	if len(recs) > math.MaxInt32 {
-		return dst, errors.New("rebuild: too many records for one batch")
+	prev := int32(-1)
+	for i := range recs {
+		if d := recs[i].OffsetDelta; d <= prev || d > lastOffsetDelta {
+			return dst, fmt.Errorf("rebuild: record %d has offset delta %d after %d (last %d)", i, d, prev, lastOffsetDelta)
+		}
+		prev = recs[i].OffsetDelta
 	}
-	base, maxTS := recs[0].Timestamp, recs[0].Timestamp
-	for _, r := range recs[1:] {
-		maxTS = max(maxTS, r.Timestamp)
+	base, maxTS := int64(-1), int64(-1)
+	if len(recs) > 0 {
+		base, maxTS = recs[0].Timestamp, recs[0].Timestamp
+		for _, r := range recs[1:] {
+			maxTS = max(maxTS, r.Timestamp)
+		}
 	}
 	start := len(dst)
 	dst = binary.BigEndian.AppendUint64(dst, uint64(baseOffset))
@@ -40,7 +51,7 @@ func AppendBatch(dst []byte, baseOffset int64, recs []Record) ([]byte, error) {
 	dst = append(dst, 2)                        // magic
 	dst = binary.BigEndian.AppendUint32(dst, 0) // CRC, below
 	dst = binary.BigEndian.AppendUint16(dst, 0) // attributes
-	dst = binary.BigEndian.AppendUint32(dst, uint32(len(recs)-1))
+	dst = binary.BigEndian.AppendUint32(dst, uint32(lastOffsetDelta))
 	dst = binary.BigEndian.AppendUint64(dst, uint64(base))
 	dst = binary.BigEndian.AppendUint64(dst, uint64(maxTS))
 	dst = binary.BigEndian.AppendUint64(dst, math.MaxUint64) // producer id -1
@@ -49,7 +60,7 @@ func AppendBatch(dst []byte, baseOffset int64, recs []Record) ([]byte, error) {
 	dst = binary.BigEndian.AppendUint32(dst, uint32(len(recs)))
 	var body []byte
 	for i := range recs {
-		body = appendRecordBody(body[:0], &recs[i], base, int32(i))
+		body = appendRecordBody(body[:0], &recs[i], base)
 		dst = binary.AppendVarint(dst, int64(len(body)))
 		dst = append(dst, body...)
 	}
@@ -65,10 +76,10 @@ func AppendBatch(dst []byte, baseOffset int64, recs []Record) ([]byte, error) {
 // appendRecordBody is one record after its length: attributes, timestamp
 // and offset deltas, key, value, headers, with Kafka's zig-zag varints and
 // -1 lengths for null.
-func appendRecordBody(dst []byte, r *Record, baseTS int64, offsetDelta int32) []byte {
+func appendRecordBody(dst []byte, r *Record, baseTS int64) []byte {
 	dst = append(dst, 0) // attributes
 	dst = binary.AppendVarint(dst, r.Timestamp-baseTS)
-	dst = binary.AppendVarint(dst, int64(offsetDelta))
+	dst = binary.AppendVarint(dst, int64(r.OffsetDelta))
 	dst = appendNullableBytes(dst, r.Key)
 	dst = appendNullableBytes(dst, r.Value)
 	dst = binary.AppendVarint(dst, int64(len(r.Headers)))

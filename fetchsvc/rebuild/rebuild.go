@@ -26,6 +26,9 @@ type Record struct {
 	// Timestamp is in epoch milliseconds.
 	Timestamp int64
 	Headers   []Header
+	// OffsetDelta is the record's offset less its batch's base offset
+	// (AppendBatch); Rebuild leaves it alone.
+	OffsetDelta int32
 }
 
 // Header is one record header; a nil Value is a null one.

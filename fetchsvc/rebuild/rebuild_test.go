@@ -13,6 +13,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	catalogv1 "github.com/ferrygw/ferry/services/api/gen/ferry/catalog/v1"
 	"github.com/ferrygw/ferry/services/fluss/types"
@@ -252,23 +253,22 @@ func TestRebuildRecord(t *testing.T) {
 func TestAppendBatch(t *testing.T) {
 	recs := []Record{
 		{Key: []byte("k1"), Value: []byte(`{"id":1}`), Timestamp: 1000, Headers: []Header{{Key: "h", Value: []byte("v")}, {Key: "n"}}},
-		{Key: nil, Value: nil, Timestamp: 900},
-		{Key: []byte{}, Value: []byte("x"), Timestamp: 1500},
+		{Key: nil, Value: nil, Timestamp: 900, OffsetDelta: 1},
+		{Key: []byte{}, Value: []byte("x"), Timestamp: 1500, OffsetDelta: 3}, // offset 2 is a gap
 	}
-	b, err := AppendBatch([]byte("prefix"), 77, recs)
+	b, err := AppendBatch([]byte("prefix"), 77, 4, recs)
 	if err != nil {
 		t.Fatal(err)
 	}
 	b = b[len("prefix"):]
-	h, err := recordbatch.ParseHeader(b)
-	if err != nil {
+	// recordbatch.ParseHeader checks what a producer may send (no gaps), so
+	// the header is read with kmsg, as consumers do.
+	var h kmsg.RecordBatch
+	if err := h.ReadFrom(b); err != nil {
 		t.Fatal(err)
 	}
-	if err := h.VerifyCRC(b); err != nil {
-		t.Fatal(err)
-	}
-	if h.BaseOffset != 77 || h.RecordCount != 3 || h.LastOffsetDelta != 2 || h.BaseTimestamp != 1000 || h.MaxTimestamp != 1500 ||
-		h.ProducerID != -1 || h.Codec() != recordbatch.CodecNone {
+	if h.FirstOffset != 77 || h.NumRecords != 3 || h.LastOffsetDelta != 4 || h.FirstTimestamp != 1000 || h.MaxTimestamp != 1500 ||
+		h.ProducerID != -1 || h.Attributes != 0 || h.Magic != 2 || int(h.Length) != len(b)-12 {
 		t.Fatalf("header %+v", h)
 	}
 	if got := crc32.Checksum(b[offAttributes:], castagnoli); got != binary.BigEndian.Uint32(b[offCRC:]) {
@@ -299,7 +299,7 @@ func TestAppendBatch(t *testing.T) {
 		if d := varint(); d != want.Timestamp-1000 {
 			t.Errorf("record %d: timestamp delta %d", i, d)
 		}
-		if d := varint(); d != int64(i) {
+		if d := varint(); d != int64(want.OffsetDelta) {
 			t.Errorf("record %d: offset delta %d", i, d)
 		}
 		key, val := bytesField(), bytesField()
@@ -321,5 +321,32 @@ func TestAppendBatch(t *testing.T) {
 	}
 	if len(rest) != 0 {
 		t.Errorf("%d bytes after the last record", len(rest))
+	}
+}
+
+// TestAppendBatchEmptyAndRefusals: a batch of only gaps keeps its offsets
+// (a consumer moves past them); deltas out of order or beyond the batch
+// are refused.
+func TestAppendBatchEmptyAndRefusals(t *testing.T) {
+	b, err := AppendBatch(nil, 10, 2, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var h kmsg.RecordBatch
+	if err := h.ReadFrom(b); err != nil {
+		t.Fatal(err)
+	}
+	if len(b) != recordbatch.HeaderSize || h.FirstOffset != 10 || h.LastOffsetDelta != 2 || h.NumRecords != 0 ||
+		crc32.Checksum(b[offAttributes:], castagnoli) != binary.BigEndian.Uint32(b[offCRC:]) {
+		t.Fatalf("empty batch %x", b)
+	}
+	for name, recs := range map[string][]Record{
+		"repeated delta": {{OffsetDelta: 1}, {OffsetDelta: 1}},
+		"beyond last":    {{OffsetDelta: 3}},
+		"too many":       {{OffsetDelta: 0}, {OffsetDelta: 1}, {OffsetDelta: 2}, {OffsetDelta: 3}},
+	} {
+		if out, err := AppendBatch([]byte("x"), 0, 2, recs); err == nil || string(out) != "x" {
+			t.Errorf("%s: %q, %v; want an error and dst unchanged", name, out, err)
+		}
 	}
 }

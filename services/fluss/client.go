@@ -221,6 +221,21 @@ func Dial(ctx context.Context, bootstrap string, opts ...Option) (*Client, error
 	return c, nil
 }
 
+// DialAuthorized is Dial followed by a metadata call: on a SASL listener
+// the handshake passes without a login, so only a call proves that the
+// client may use the cluster (IsAuthentication tells a refused login).
+func DialAuthorized(ctx context.Context, bootstrap string, opts ...Option) (*Client, error) {
+	c, err := Dial(ctx, bootstrap, opts...)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := c.ListDatabases(ctx); err != nil {
+		c.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
 // Ping checks that the coordinator answers, over a live connection (dialing
 // one if needed). For readiness probes.
 func (c *Client) Ping(ctx context.Context) (err error) {

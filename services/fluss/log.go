@@ -288,6 +288,9 @@ type FetchResult struct {
 	PartitionID   *int64
 	Bucket        int32
 	HighWatermark int64
+	// LogStartOffset is the first offset the bucket's log still holds
+	// (locally or in remote storage); -1 when the server did not say.
+	LogStartOffset int64
 	// Records are the raw log batches, as stored (possibly several, the
 	// last possibly cut short by MaxBytes).
 	Records []byte
@@ -320,7 +323,7 @@ func (c *Client) FetchLog(ctx context.Context, tableID int64, buckets []FetchBuc
 	results := make([]FetchResult, len(buckets))
 	keys := make([]leaderKey, len(buckets))
 	for i, b := range buckets {
-		results[i] = FetchResult{PartitionID: b.PartitionID, Bucket: b.Bucket, HighWatermark: -1}
+		results[i] = FetchResult{PartitionID: b.PartitionID, Bucket: b.Bucket, HighWatermark: -1, LogStartOffset: -1}
 		keys[i] = leaderKey{b.PartitionID, b.Bucket}
 	}
 	groups, nodes, errs, err := c.groupByLeader(ctx, tableID, keys)
@@ -394,6 +397,9 @@ func (c *Client) fetchFromLeader(ctx context.Context, node ServerNode, tableID i
 			continue
 		}
 		results[i].HighWatermark = br.GetHighWatermark()
+		if br.LogStartOffset != nil {
+			results[i].LogStartOffset = br.GetLogStartOffset()
+		}
 		results[i].Records = br.GetRecords()
 	}
 }
@@ -408,18 +414,34 @@ const (
 	// OffsetLatest is the offset the next appended record will get (the
 	// high watermark for clients).
 	OffsetLatest OffsetSpec = 1
+	// offsetByTimestamp is the first offset whose batch was committed at
+	// or after a timestamp (OffsetsForTimestamp).
+	offsetByTimestamp OffsetSpec = 2
 )
 
 // ListOffsets returns, per bucket, the earliest or latest offset. Buckets are
 // asked of their leaders. partitionID is nil for non-partitioned tables. The
 // result maps bucket id to offset; buckets that failed are in the error
 // (errors.Join of per-bucket errors), next to the ones that succeeded.
-func (c *Client) ListOffsets(ctx context.Context, tableID int64, partitionID *int64, buckets []int32, spec OffsetSpec) (_ map[int32]int64, err error) {
-	ctx, end := c.startSpan(ctx, "ListOffsets", attribute.Int64("fluss.table_id", tableID))
-	defer end(&err)
+func (c *Client) ListOffsets(ctx context.Context, tableID int64, partitionID *int64, buckets []int32, spec OffsetSpec) (map[int32]int64, error) {
 	if spec != OffsetEarliest && spec != OffsetLatest {
 		return nil, fmt.Errorf("fluss: list offsets: offset spec %d is not earliest (0) or latest (1)", spec)
 	}
+	return c.listOffsets(ctx, tableID, partitionID, buckets, spec, nil)
+}
+
+// OffsetsForTimestamp returns, per bucket, the offset of the first batch
+// the leader committed (appended) at or after timestampMs, epoch
+// milliseconds: Fluss indexes its log by commit time, not by any column.
+// For a timestamp after the last batch it is the latest offset. Results and
+// errors are as for ListOffsets.
+func (c *Client) OffsetsForTimestamp(ctx context.Context, tableID int64, partitionID *int64, buckets []int32, timestampMs int64) (map[int32]int64, error) {
+	return c.listOffsets(ctx, tableID, partitionID, buckets, offsetByTimestamp, &timestampMs)
+}
+
+func (c *Client) listOffsets(ctx context.Context, tableID int64, partitionID *int64, buckets []int32, spec OffsetSpec, timestampMs *int64) (_ map[int32]int64, err error) {
+	ctx, end := c.startSpan(ctx, "ListOffsets", attribute.Int64("fluss.table_id", tableID), attribute.Int("fluss.offset_type", int(spec)))
+	defer end(&err)
 	keys := make([]leaderKey, len(buckets))
 	for i, b := range buckets {
 		keys[i] = leaderKey{partitionID, b}
@@ -453,6 +475,7 @@ func (c *Client) ListOffsets(ctx context.Context, tableID int64, partitionID *in
 				TableId:          proto.Int64(tableID),
 				PartitionId:      partitionID,
 				BucketId:         bs,
+				StartTimestamp:   timestampMs,
 			}
 			var resp flussrpc.ListOffsetsResponse
 			rerr := c.callServer(ctx, nodes[id].Addr(), APIListOffsets, true, req, &resp)

@@ -23,7 +23,7 @@ import (
 )
 
 // defaultNames are the four services; each presents its certificate as server and as client.
-var defaultNames = []string{"catalogsvc", "transcodesvc", "appendsvc", "frontdoor"}
+var defaultNames = []string{"catalogsvc", "transcodesvc", "appendsvc", "fetchsvc", "frontdoor"}
 
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))

@@ -19,10 +19,9 @@ import (
 // over one stream, in the order they are submitted; appendsvc writes a
 // bucket's batches in stream order.
 type Appender struct {
-	pool     *streampool.Pool[*appendv1.AppendRequest, *appendv1.AppendResponse]
-	prop     propagation.TextMapPropagator
-	backends []streampool.Backend
-	next     atomic.Uint32 // round robin over backends for unary calls
+	pool  *streampool.Pool[*appendv1.AppendRequest, *appendv1.AppendResponse]
+	prop  propagation.TextMapPropagator
+	unary roundRobin[appendv1.AppendServiceClient]
 }
 
 var appendCodec = streampool.Codec[*appendv1.AppendRequest, *appendv1.AppendResponse]{
@@ -39,7 +38,7 @@ func NewAppender(cfg streampool.Config, backends []streampool.Backend, prop prop
 	if err != nil {
 		return nil, err
 	}
-	return &Appender{pool: p, prop: prop, backends: append([]streampool.Backend(nil), backends...)}, nil
+	return &Appender{pool: p, prop: prop, unary: newRoundRobin("appendsvc", backends, appendv1.NewAppendServiceClient)}, nil
 }
 
 // Start connects every instance.
@@ -68,7 +67,7 @@ var ErrWriterIDsUnsupported = errors.New("backends: appendsvc cannot allocate wr
 // instance can answer (Fluss's coordinator allocates the id); instances are
 // tried round robin, moving on when one is unreachable.
 func (a *Appender) InitWriter(ctx context.Context) (int64, error) {
-	resp, err := unary(ctx, a, "InitWriter", func(c appendv1.AppendServiceClient) (*appendv1.InitWriterResponse, error) {
+	resp, err := call(ctx, &a.unary, "InitWriter", func(c appendv1.AppendServiceClient) (*appendv1.InitWriterResponse, error) {
 		return c.InitWriter(ctx, &appendv1.InitWriterRequest{})
 	})
 	if err != nil {
@@ -86,7 +85,7 @@ func (a *Appender) InitWriter(ctx context.Context) (int64, error) {
 // LatestOffset asks appendsvc for the offset the next batch appended to a
 // bucket gets. Errors keep their gRPC status (NOT_FOUND: no such table).
 func (a *Appender) LatestOffset(ctx context.Context, b *appendv1.BucketRef) (int64, error) {
-	resp, err := unary(ctx, a, "GetLatestOffset", func(c appendv1.AppendServiceClient) (*appendv1.GetLatestOffsetResponse, error) {
+	resp, err := call(ctx, &a.unary, "GetLatestOffset", func(c appendv1.AppendServiceClient) (*appendv1.GetLatestOffsetResponse, error) {
 		return c.GetLatestOffset(ctx, &appendv1.GetLatestOffsetRequest{Bucket: b})
 	})
 	return resp.GetOffset(), err
@@ -96,23 +95,37 @@ func (a *Appender) LatestOffset(ctx context.Context, b *appendv1.BucketRef) (int
 // bucket's log. Errors keep their gRPC status (OUT_OF_RANGE: the log no
 // longer holds from_offset).
 func (a *Appender) ListWriterBatches(ctx context.Context, req *appendv1.ListWriterBatchesRequest) (*appendv1.ListWriterBatchesResponse, error) {
-	return unary(ctx, a, "ListWriterBatches", func(c appendv1.AppendServiceClient) (*appendv1.ListWriterBatchesResponse, error) {
+	return call(ctx, &a.unary, "ListWriterBatches", func(c appendv1.AppendServiceClient) (*appendv1.ListWriterBatchesResponse, error) {
 		return c.ListWriterBatches(ctx, req)
 	})
 }
 
-// unary calls any appendsvc instance, round robin, moving on when one is
-// unreachable. The error wraps the last instance's, status included.
-func unary[R any](ctx context.Context, a *Appender, name string, call func(appendv1.AppendServiceClient) (R, error)) (R, error) {
+// roundRobin makes unary calls to any instance of a service, round robin,
+// moving on when one is unreachable.
+type roundRobin[C any] struct {
+	service  string
+	backends []streampool.Backend
+	client   func(grpc.ClientConnInterface) C
+	next     atomic.Uint32
+}
+
+func newRoundRobin[C any](service string, backends []streampool.Backend, client func(grpc.ClientConnInterface) C) roundRobin[C] {
+	return roundRobin[C]{service: service, backends: append([]streampool.Backend(nil), backends...), client: client}
+}
+
+// call runs fn against one instance after another until one answers
+// other than UNAVAILABLE. The error wraps the last instance's, status
+// included.
+func call[C, R any](ctx context.Context, rr *roundRobin[C], name string, fn func(C) (R, error)) (R, error) {
 	var zero R
-	if len(a.backends) == 0 {
-		return zero, errors.New("backends: no appendsvc instance configured")
+	if len(rr.backends) == 0 {
+		return zero, fmt.Errorf("backends: no %s instance configured", rr.service)
 	}
-	start := int(a.next.Add(1))
+	start := int(rr.next.Add(1))
 	var errs []error
-	for i := range a.backends {
-		b := a.backends[(start+i)%len(a.backends)]
-		resp, err := call(appendv1.NewAppendServiceClient(b.Conn))
+	for i := range rr.backends {
+		b := rr.backends[(start+i)%len(rr.backends)]
+		resp, err := fn(rr.client(b.Conn))
 		if err == nil {
 			return resp, nil
 		}
@@ -122,7 +135,8 @@ func unary[R any](ctx context.Context, a *Appender, name string, call func(appen
 		}
 		return zero, &statusError{fmt.Errorf("backends: %s at %s: %w", name, b.Addr, err), err}
 	}
-	return zero, &statusError{fmt.Errorf("backends: %s: %w", name, errors.Join(errs...)), status.Error(codes.Unavailable, "every appendsvc instance is unavailable")}
+	return zero, &statusError{fmt.Errorf("backends: %s: %w", name, errors.Join(errs...)),
+		status.Errorf(codes.Unavailable, "every %s instance is unavailable", rr.service)}
 }
 
 // statusError keeps the gRPC status of the call that failed, so that

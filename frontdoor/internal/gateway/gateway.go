@@ -65,6 +65,7 @@ type Config struct {
 	// resolved again (0: only at start).
 	TranscodeResolveInterval time.Duration
 	AppendAddr               string // appendsvc gRPC address(es), comma-separated
+	FetchAddr                string // fetchsvc gRPC address(es), comma-separated; empty: consumers are not served
 
 	SASLUsersFile string // users file for SASL/PLAIN; empty: no authentication
 	// SCRAMFile holds SCRAM-SHA-256/512 credentials (saslscram); empty: no
@@ -127,6 +128,9 @@ func Declare(s *runtime.Settings) *Config {
 		Usage: "how often the -transcode-addr names are resolved again; each address a name resolves to is one transcodesvc instance (0: only at start)"})
 	s.StringVar(&c.AppendAddr, runtime.Spec[string]{Flag: "append-addr", Env: "FERRY_APPEND_ADDR",
 		Default: "127.0.0.1:7103", Usage: "appendsvc gRPC address host:port[,host:port...]", Validate: runtime.DialAddrList})
+	s.StringVar(&c.FetchAddr, runtime.Spec[string]{Flag: "fetch-addr", Env: "FERRY_FETCH_ADDR",
+		Usage:    "fetchsvc gRPC address host:port[,host:port...] serving consumers (Fetch, ListOffsets); empty: consumers are not served (a Fetch closes the connection)",
+		Validate: runtime.OptionalDialAddrList})
 	s.StringVar(&c.SASLUsersFile, runtime.Spec[string]{Flag: FlagSASLUsersFile, Env: EnvSASLUsersFile,
 		Usage: "SASL/PLAIN users file (lines user:bcrypt-hash[:topic,...]; hashes from `frontdoor hash-password`); empty: no authentication"})
 	s.StringVar(&c.SCRAMFile, runtime.Spec[string]{Flag: FlagSCRAMFile, Env: EnvSCRAMFile,
@@ -367,6 +371,15 @@ func Setup(ctx context.Context, app *runtime.App, c *Config) error {
 		return err
 	}
 
+	var fetcher *backends.Fetcher
+	if c.FetchAddr != "" {
+		fetchBackends, err := dialAll("fetchsvc", c.FetchAddr)
+		if err != nil {
+			return err
+		}
+		fetcher = backends.NewFetcher(fetchBackends)
+	}
+
 	kcfg := kafka.DefaultConfig()
 	kcfg.Listen = c.KafkaListen
 	kcfg.TLS = tlsCfg
@@ -378,7 +391,7 @@ func Setup(ctx context.Context, app *runtime.App, c *Config) error {
 	pcfg := kafka.DefaultProduceConfig()
 	pcfg.MaxMessageBytes = c.MaxMessageBytes
 	deps := kafka.Deps{
-		Catalog: catalog, Transcoder: tc, Appender: ap, Produce: pcfg,
+		Catalog: catalog, Transcoder: tc, Appender: ap, Fetcher: fetcher, Produce: pcfg,
 		TracerProvider: app.Telemetry.TracerProvider, MeterProvider: app.Telemetry.MeterProvider, Logger: log, Listener: ln,
 		Idempotence:        idempotence.Config{ProducerIdleExpiry: c.ProducerIdleExpiry, MaxProducers: c.MaxProducers},
 		DisableIdempotence: c.DisableIdempotence,

@@ -3,29 +3,182 @@ package kafka
 import (
 	"context"
 	"errors"
+	"fmt"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/ferrygw/ferry/frontdoor/internal/acl"
+	"github.com/ferrygw/ferry/frontdoor/internal/backends"
+	fetchv1 "github.com/ferrygw/ferry/services/api/gen/ferry/fetch/v1"
 )
 
-// Fetch v4-v10 is advertised but not served. librdkafka enables record
-// batch v2 only when the broker lists Produce v3 and Fetch v4, and zstd
-// only with Produce v7 and Fetch v10 (rdkafka_feature.c); without Fetch in
-// ApiVersions it falls back to magic 0/1 message sets, which Ferry refuses.
-// Ferry has no consumers: a Fetch request closes the connection with a
-// log line, the same as an API that is not advertised.
+// Fetch v4-v12: record batch v2 and topic names (v13 addresses topics by
+// id). librdkafka enables record batch v2 only when the broker lists
+// Produce v3 and Fetch v4, and zstd only with Produce v7 and Fetch v10
+// (rdkafka_feature.c), so Fetch is listed even when no fetchsvc is
+// configured; a Fetch then closes the connection with a log line.
 const (
 	fetchKey int16 = 1
 	fetchMin       = 4
-	fetchMax       = 10
+	fetchMax       = 12
 )
 
-var errFetchNotServed = errors.New("fetch is not served: ferry accepts produce only (Fetch is advertised so librdkafka producers use record batch v2)")
+// maxFetchBytes caps a Fetch's max_bytes: the records of one answer are
+// held in frontdoor and cross gRPC in one message.
+const maxFetchBytes = 16 << 20
 
-func fetchAPI() API {
-	return API{
-		Key:        fetchKey,
-		MinVersion: fetchMin,
-		MaxVersion: fetchMax,
-		Serve: func(context.Context, *Session, Request) (Reply, error) {
-			return Reply{}, errFetchNotServed
-		},
+// fetchGrace is how long a Fetch may take beyond its max_wait_ms before
+// its partitions are answered as unavailable.
+const fetchGrace = 30 * time.Second
+
+var errFetchNotServed = errors.New("fetch is not served: no fetchsvc is configured (frontdoor -fetch-addr)")
+
+type fetchHandler struct {
+	catalog *backends.Catalog
+	fetcher *backends.Fetcher // nil: Fetch is not served
+}
+
+func (h *fetchHandler) api() API {
+	return API{Key: fetchKey, MinVersion: fetchMin, MaxVersion: fetchMax, Serve: h.serve}
+}
+
+func (h *fetchHandler) serve(ctx context.Context, s *Session, req Request) (Reply, error) {
+	if h.fetcher == nil {
+		return Reply{}, errFetchNotServed
+	}
+	r := req.Body.(*kmsg.FetchRequest)
+	resp := r.ResponseKind().(*kmsg.FetchResponse)
+	// Fetch sessions (KIP-227) are not kept: every answer says session 0,
+	// so clients send full fetches. A request naming a session was not
+	// answered by this broker.
+	if r.SessionID != 0 {
+		resp.ErrorCode = kerr.FetchSessionIDNotFound.Code
+		return ready(resp), nil
+	}
+	log, mayRead := s.Log, s.mayDo(acl.Read)
+	names := make([]string, 0, len(r.Topics))
+	denied := map[string]bool{}
+	for _, t := range r.Topics {
+		if !mayRead(t.Topic) {
+			if !denied[t.Topic] {
+				s.refused(ctx, acl.Read, t.Topic)
+			}
+			denied[t.Topic] = true
+			continue
+		}
+		names = append(names, t.Topic)
+	}
+	wait := time.Duration(max(r.MaxWaitMillis, 0)) * time.Millisecond
+	return Reply{Later: func(ctx context.Context) (kmsg.Response, error) {
+		ctx, cancel := context.WithTimeout(ctx, wait+fetchGrace)
+		defer cancel()
+		topics, err := h.catalog.Resolve(ctx, names)
+		if err != nil {
+			log.Warn("fetch: catalog unavailable", "err", err)
+		}
+		read := &fetchv1.ReadRequest{MaxWaitMs: max(r.MaxWaitMillis, 0), MinBytes: r.MinBytes, MaxBytes: min(max(r.MaxBytes, 1), maxFetchBytes)}
+		// Where each asked partition's answer goes: (topic, partition)
+		// entries in request order; those not read are answered now.
+		type slot struct{ t, p int }
+		reading := map[string]map[int32]slot{}
+		resp.Topics = make([]kmsg.FetchResponseTopic, len(r.Topics))
+		for i, rt := range r.Topics {
+			ot := &resp.Topics[i]
+			*ot = kmsg.NewFetchResponseTopic()
+			ot.Topic = rt.Topic
+			ot.Partitions = make([]kmsg.FetchResponseTopicPartition, len(rt.Partitions))
+			var rtopic *fetchv1.ReadTopic
+			t, known := topics[rt.Topic]
+			for j, rp := range rt.Partitions {
+				op := &ot.Partitions[j]
+				*op = kmsg.NewFetchResponseTopicPartition()
+				op.Partition, op.HighWatermark, op.LastStableOffset, op.LogStartOffset = rp.Partition, -1, -1, -1
+				switch {
+				case denied[rt.Topic]:
+					op.ErrorCode = kerr.TopicAuthorizationFailed.Code
+				case !known:
+					// catalogsvc unreachable: retriable after a metadata refresh.
+					op.ErrorCode = kerr.NotLeaderForPartition.Code
+				case t.Mapping == nil:
+					op.ErrorCode = orCode(t.ErrorCode, kerr.UnknownTopicOrPartition.Code)
+				default:
+					if reading[rt.Topic] == nil {
+						reading[rt.Topic] = map[int32]slot{}
+					}
+					if _, dup := reading[rt.Topic][rp.Partition]; dup {
+						op.ErrorCode = kerr.InvalidRequest.Code // a partition named twice
+						continue
+					}
+					reading[rt.Topic][rp.Partition] = slot{i, j}
+					if rtopic == nil {
+						rtopic = &fetchv1.ReadTopic{Mapping: t.Mapping}
+						read.Topics = append(read.Topics, rtopic)
+					}
+					rtopic.Partitions = append(rtopic.Partitions, &fetchv1.ReadPartition{
+						Partition: rp.Partition, FetchOffset: rp.FetchOffset, MaxBytes: rp.PartitionMaxBytes})
+				}
+			}
+		}
+		if len(read.Topics) == 0 {
+			if wait > 0 && len(r.Topics) == 0 {
+				// An empty fetch is a client waiting for nothing: hold it
+				// as a broker would, so it does not spin.
+				sleep(ctx, wait)
+			}
+			return resp, nil
+		}
+		got, err := h.fetcher.Read(ctx, read)
+		if err != nil {
+			log.Warn("fetch: fetchsvc failed", "err", err)
+			code := kerr.NotLeaderForPartition.Code
+			if status.Code(err) == codes.InvalidArgument {
+				code = kerr.UnknownServerError.Code
+			}
+			for _, parts := range reading {
+				for _, sl := range parts {
+					resp.Topics[sl.t].Partitions[sl.p].ErrorCode = code
+				}
+			}
+			return resp, nil
+		}
+		for _, gt := range got.GetTopics() {
+			for _, gp := range gt.GetPartitions() {
+				sl, ok := reading[gt.GetTopic()][gp.GetPartition()]
+				if !ok {
+					return nil, fmt.Errorf("fetch: fetchsvc answered partition %d of %q, which was not asked for", gp.GetPartition(), gt.GetTopic())
+				}
+				op := &resp.Topics[sl.t].Partitions[sl.p]
+				op.ErrorCode = int16(gp.GetErrorCode())
+				op.HighWatermark, op.LastStableOffset = gp.GetHighWatermark(), gp.GetHighWatermark()
+				op.LogStartOffset = gp.GetLogStartOffset()
+				op.RecordBatches = gp.GetRecords()
+				if op.ErrorCode != 0 && op.ErrorCode != kerr.OffsetOutOfRange.Code {
+					log.Info("fetch partition failed", "topic", gt.GetTopic(), "partition", gp.GetPartition(),
+						"error", kerr.ErrorForCode(op.ErrorCode).Error(), "message", gp.GetErrorMessage())
+				}
+			}
+		}
+		return resp, nil
+	}}, nil
+}
+
+// orCode is code, or fallback when code is 0.
+func orCode(code, fallback int16) int16 {
+	if code == 0 {
+		return fallback
+	}
+	return code
+}
+
+func sleep(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
 	}
 }

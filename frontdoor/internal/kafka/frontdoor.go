@@ -18,7 +18,10 @@ type Deps struct {
 	Catalog    *backends.Catalog
 	Transcoder *backends.Transcoder
 	Appender   *backends.Appender
-	Produce    ProduceConfig
+	// Fetcher serves Fetch and ListOffsets; nil leaves ListOffsets
+	// unserved and makes a Fetch close its connection.
+	Fetcher *backends.Fetcher
+	Produce ProduceConfig
 	// Idempotence tunes idempotent produce; its zero value means
 	// idempotence.DefaultConfig. DisableIdempotence leaves InitProducerId
 	// unserved (and unadvertised), so clients with idempotence fail fast
@@ -96,12 +99,15 @@ func NewFrontdoor(cfg Config, d Deps) (*Server, error) {
 	apis := []API{
 		apiVersionsAPI(func() *Registry { return reg }),
 		(&metadataHandler{catalog: d.Catalog}).api(),
-		fetchAPI(),
+		(&fetchHandler{catalog: d.Catalog, fetcher: d.Fetcher}).api(),
 		findCoordinatorAPI(),
 		(&producer{cfg: d.Produce, catalog: d.Catalog, tc: d.Transcoder, ap: d.Appender, seq: NewSequencer(), idem: states, tracer: tracer, metrics: metrics}).api(),
 	}
 	if states != nil {
 		apis = append(apis, (&initProducerIDHandler{states: states}).api())
+	}
+	if d.Fetcher != nil {
+		apis = append(apis, (&listOffsetsHandler{catalog: d.Catalog, fetcher: d.Fetcher}).api())
 	}
 	opts := []Option{WithLogger(d.Logger), WithTracerProvider(d.TracerProvider), withMetrics(metrics), withProducerStates(states)}
 	if d.Listener != nil {

@@ -124,8 +124,6 @@ var requestSchemas = map[int16]requestSchema{
 		fieldOf(kBytes, 0, anyV), // auth_bytes
 		tags,
 	}},
-	// Fetch is never served, but kmsg decodes it before the handler
-	// closes the connection: a struct per topic from six bytes each.
 	fetchKey: {flexibleFrom: 12, fields: []field{
 		fieldOf(kInt32, 0, anyV), // replica_id
 		fieldOf(kInt32, 0, anyV), // max_wait_ms
@@ -150,6 +148,21 @@ var requestSchemas = map[int16]requestSchema{
 			arr(0, anyV, fieldOf(kInt32, 0, anyV)),
 			tags),
 		fieldOf(kString, 11, anyV), // rack_id
+		tags,
+	}},
+	listOffsetsKey: {flexibleFrom: 6, fields: []field{
+		fieldOf(kInt32, 0, anyV), // replica_id
+		fieldOf(kInt8, 2, anyV),  // isolation_level
+		arr(0, anyV, // topics
+			fieldOf(kString, 0, anyV), // name
+			arr(0, anyV, // partitions
+				fieldOf(kInt32, 0, anyV), // partition_index
+				fieldOf(kInt32, 4, anyV), // current_leader_epoch
+				fieldOf(kInt64, 0, anyV), // timestamp
+				fieldOf(kInt32, 0, 0),    // max_num_offsets
+				tags),
+			tags),
+		fieldOf(kInt32, 10, anyV), // timeout_ms
 		tags,
 	}},
 	findCoordinatorKey: {flexibleFrom: 3, fields: []field{

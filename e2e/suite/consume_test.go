@@ -1,0 +1,316 @@
+package suite
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/big"
+	"slices"
+	"sort"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/ferrygw/ferry/services/testenv"
+)
+
+// Consumers (docs/kafka-api.md "Fetch and ListOffsets"): Kafka clients read Fluss tables through
+// frontdoor and fetchsvc, whoever wrote them, with Fluss's offsets.
+
+// consumeColumns is a table whose every record part has a column: the headers column keeps every
+// header in order (the array form), so a consumed record can equal the produced one.
+var consumeColumns = []testenv.Column{
+	{Name: "id", Type: "BIGINT", Nullable: testenv.NotNull()},
+	{Name: "name", Type: "STRING"},
+	{Name: "amount", Type: "DECIMAL(10, 2)"},
+	{Name: "ok", Type: "BOOLEAN"},
+	{Name: "tags", Type: "ARRAY<STRING>"},
+	{Name: "k", Type: "BYTES"},
+	{Name: "ts", Type: "TIMESTAMP_LTZ(3)"},
+	{Name: "hdrs", Type: "ARRAY<ROW<hk STRING, hv BYTES>>"},
+}
+
+var consumeProps = map[string]string{"kafka.key.column": "k", "kafka.timestamp.column": "ts", "kafka.headers.column": "hdrs"}
+
+// consumed is a record as a consumer got it.
+type consumed struct {
+	Partition int32
+	Offset    int64
+	Key       []byte
+	Value     []byte
+	Timestamp time.Time
+	Headers   []header
+}
+
+// consumeAll reads every partition of topic from the start with a group-less franz-go consumer
+// until it has n records, checking that each partition's offsets only grow.
+func consumeAll(t *testing.T, addr, topic string, n int, opts ...kgo.Opt) []consumed {
+	t.Helper()
+	cl := newKgo(t, addr, append([]kgo.Opt{kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
+		kgo.FetchMaxWait(500 * time.Millisecond)}, opts...)...)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	var out []consumed
+	last := map[int32]int64{}
+	for len(out) < n {
+		fs := cl.PollFetches(ctx)
+		if ctx.Err() != nil {
+			t.Fatalf("consumed %d of %d records in a minute", len(out), n)
+		}
+		fs.EachError(func(topic string, p int32, err error) { t.Fatalf("fetch %s/%d: %v", topic, p, err) })
+		fs.EachRecord(func(r *kgo.Record) {
+			if prev, ok := last[r.Partition]; ok && r.Offset <= prev {
+				t.Fatalf("partition %d: offset %d after %d", r.Partition, r.Offset, prev)
+			}
+			last[r.Partition] = r.Offset
+			c := consumed{Partition: r.Partition, Offset: r.Offset, Key: r.Key, Value: r.Value, Timestamp: r.Timestamp}
+			for _, h := range r.Headers {
+				c.Headers = append(c.Headers, header{Key: h.Key, Value: h.Value})
+			}
+			out = append(out, c)
+		})
+	}
+	return out
+}
+
+// sameJSON compares two JSON documents by value: numbers by their exact decimal value (a
+// DECIMAL(10, 2) column gives 12.5 back as 12.50), objects by member.
+func sameJSON(a, b []byte) bool {
+	parse := func(b []byte) (any, bool) {
+		d := json.NewDecoder(bytes.NewReader(b))
+		d.UseNumber()
+		var v any
+		return v, d.Decode(&v) == nil
+	}
+	va, oka := parse(a)
+	vb, okb := parse(b)
+	return oka && okb && equalJSON(va, vb)
+}
+
+func equalJSON(a, b any) bool {
+	switch x := a.(type) {
+	case json.Number:
+		y, ok := b.(json.Number)
+		ra, oka := new(big.Rat).SetString(string(x))
+		rb, okb := new(big.Rat).SetString(string(y))
+		return ok && oka && okb && ra.Cmp(rb) == 0
+	case map[string]any:
+		y, ok := b.(map[string]any)
+		if !ok || len(x) != len(y) {
+			return false
+		}
+		for k, v := range x {
+			if w, ok := y[k]; !ok || !equalJSON(v, w) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		y, ok := b.([]any)
+		return ok && slices.EqualFunc(x, y, equalJSON)
+	default:
+		return a == b
+	}
+}
+
+// TestConsumeWhatFerryWrote: records produced through Ferry (keys, null keys, empty keys,
+// headers with null values, timestamps) come back to a franz-go consumer exactly once, each at
+// the partition and offset its producer was told, with key, timestamp, headers equal and the
+// JSON value equal by value.
+func TestConsumeWhatFerryWrote(t *testing.T) {
+	e, f := need(t)
+	db := dbName(t, f, "consume")
+	topic := topicTable(t, f, db, "roundtrip", 3, consumeColumns, consumeProps)
+	const n = 300
+	recs := make([]*kgo.Record, n)
+	for i := range recs {
+		r := &kgo.Record{Topic: topic, Partition: int32(i % 3),
+			Value:     fmt.Appendf(nil, `{"id": %d, "name": "n-%d ✓", "amount": %d.5, "ok": %t, "tags": ["a", "b%d"]}`, i, i, i, i%2 == 0, i),
+			Timestamp: time.UnixMilli(1_767_225_600_000 + int64(i)*7),
+			Headers:   []kgo.RecordHeader{{Key: "run", Value: []byte("x")}, {Key: "null"}, {Key: "run", Value: []byte{byte(i)}}},
+		}
+		switch i % 4 {
+		case 0: // null key
+		case 1:
+			r.Key = []byte{}
+		default:
+			r.Key = fmt.Appendf(nil, "key-%d", i)
+		}
+		recs[i] = r
+	}
+	acked := kgoProduce(t, newKgo(t, e.kafka, kgo.ProducerLinger(5*time.Millisecond)), recs, 50)
+	got := consumeAll(t, e.kafka, topic, n)
+	if len(got) != n {
+		t.Fatalf("consumed %d records, produced %d", len(got), n)
+	}
+	byPos := map[[2]int64]consumed{}
+	for _, c := range got {
+		pos := [2]int64{int64(c.Partition), c.Offset}
+		if _, dup := byPos[pos]; dup {
+			t.Fatalf("partition %d offset %d consumed twice", c.Partition, c.Offset)
+		}
+		byPos[pos] = c
+	}
+	for i, s := range acked {
+		c, ok := byPos[[2]int64{int64(s.Partition), s.Offset}]
+		switch {
+		case !ok:
+			t.Fatalf("record %d (partition %d offset %d) not consumed", i, s.Partition, s.Offset)
+		case (c.Key == nil) != (s.Key == nil) || !bytes.Equal(c.Key, s.Key):
+			t.Errorf("record %d: key %q (nil %t), produced %q (nil %t)", i, c.Key, c.Key == nil, s.Key, s.Key == nil)
+		case !sameJSON(c.Value, s.Value):
+			t.Errorf("record %d: value %s, produced %s", i, c.Value, s.Value)
+		case !c.Timestamp.Equal(s.Timestamp):
+			t.Errorf("record %d: timestamp %v, produced %v", i, c.Timestamp, s.Timestamp)
+		case !slices.EqualFunc(c.Headers, s.Headers, func(a, b header) bool {
+			return a.Key == b.Key && (a.Value == nil) == (b.Value == nil) && bytes.Equal(a.Value, b.Value)
+		}):
+			t.Errorf("record %d: headers %v, produced %v", i, c.Headers, s.Headers)
+		}
+	}
+}
+
+// TestConsumeWhatJavaWrote: rows the Fluss Java writer appended to a table (not through Ferry)
+// are served at the offsets and with the commit times the Java scanner reports, as JSON values.
+func TestConsumeWhatJavaWrote(t *testing.T) {
+	e, f := need(t)
+	db := dbName(t, f, "consume")
+	topic := topicTable(t, f, db, "java", 2, []testenv.Column{{Name: "id", Type: "INT"}, {Name: "name", Type: "STRING"}}, nil)
+	var rows []map[string]any
+	for i := range 500 {
+		rows = append(rows, map[string]any{"id": i, "name": fmt.Sprintf("row %d", i)})
+	}
+	f.Write(t, db, "java", rows)
+	scan := f.Scan(t, db, "java", testenv.ScanOptions{Expect: len(rows)})
+	got := consumeAll(t, e.kafka, topic, len(rows))
+	sort.Slice(got, func(i, j int) bool {
+		return got[i].Partition < got[j].Partition || got[i].Partition == got[j].Partition && got[i].Offset < got[j].Offset
+	})
+	sort.Slice(scan, func(i, j int) bool {
+		return scan[i].Bucket < scan[j].Bucket || scan[i].Bucket == scan[j].Bucket && scan[i].Offset < scan[j].Offset
+	})
+	if len(got) != len(scan) {
+		t.Fatalf("consumed %d records, the scanner read %d rows", len(got), len(scan))
+	}
+	for i, s := range scan {
+		c := got[i]
+		want := fmt.Sprintf(`{"id":%s,"name":%q}`, s.Row["id"], s.Row["name"])
+		if c.Partition != s.Bucket || c.Offset != s.Offset || c.Key != nil || string(c.Value) != want || c.Timestamp.UnixMilli() != s.Timestamp {
+			t.Fatalf("record %d: partition %d offset %d key %q value %s ts %d; the scanner read bucket %d offset %d %s ts %d",
+				i, c.Partition, c.Offset, c.Key, c.Value, c.Timestamp.UnixMilli(), s.Bucket, s.Offset, want, s.Timestamp)
+		}
+	}
+}
+
+// TestConsumeOffsets: ListOffsets answers earliest, latest and times (the first batch Fluss
+// committed at or after them); a fetch beyond the end is OFFSET_OUT_OF_RANGE, an unknown topic
+// UNKNOWN_TOPIC_OR_PARTITION.
+func TestConsumeOffsets(t *testing.T) {
+	e, f := need(t)
+	db := dbName(t, f, "consume")
+	topic := topicTable(t, f, db, "offsets", 1, []testenv.Column{{Name: "id", Type: "INT"}}, nil)
+	cl := newKgo(t, e.kafka)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	produce := func(ids ...int) {
+		var recs []*kgo.Record
+		for _, id := range ids {
+			recs = append(recs, &kgo.Record{Topic: topic, Value: fmt.Appendf(nil, `{"id": %d}`, id)})
+		}
+		if err := cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	produce(1, 2, 3)
+	time.Sleep(50 * time.Millisecond)
+	between := time.Now()
+	time.Sleep(50 * time.Millisecond)
+	produce(4, 5)
+	adm := kadm.NewClient(cl)
+	check := func(what string, res kadm.ListedOffsets, err error, want int64) {
+		t.Helper()
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		o, ok := res.Lookup(topic, 0)
+		if !ok || o.Err != nil || o.Offset != want {
+			t.Errorf("%s: %+v, want offset %d", what, o, want)
+		}
+	}
+	res, err := adm.ListStartOffsets(ctx, topic)
+	check("earliest", res, err, 0)
+	res, err = adm.ListEndOffsets(ctx, topic)
+	check("latest", res, err, 5)
+	res, err = adm.ListOffsetsAfterMilli(ctx, between.UnixMilli(), topic)
+	check("after the first batch", res, err, 3)
+	res, err = adm.ListOffsetsAfterMilli(ctx, between.Add(-time.Hour).UnixMilli(), topic)
+	check("an hour before", res, err, 0)
+
+	// Raw requests for the precise codes.
+	fetch := func(topic string, offset int64) int16 {
+		req := kmsg.NewPtrFetchRequest()
+		req.Version, req.ReplicaID, req.MaxBytes, req.SessionEpoch = 12, -1, 1<<20, -1
+		rt := kmsg.NewFetchRequestTopic()
+		rt.Topic = topic
+		rp := kmsg.NewFetchRequestTopicPartition()
+		rp.FetchOffset, rp.PartitionMaxBytes = offset, 1<<20
+		rt.Partitions = append(rt.Partitions, rp)
+		req.Topics = append(req.Topics, rt)
+		resp, err := req.RequestWith(ctx, cl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp.Topics[0].Partitions[0].ErrorCode
+	}
+	if code := fetch(topic, 99); code != kerr.OffsetOutOfRange.Code {
+		t.Errorf("fetch beyond the end: %v, want OFFSET_OUT_OF_RANGE", kerr.ErrorForCode(code))
+	}
+	if code := fetch(db+".no_such_table", 0); code != kerr.UnknownTopicOrPartition.Code {
+		t.Errorf("fetch of an unknown topic: %v, want UNKNOWN_TOPIC_OR_PARTITION", kerr.ErrorForCode(code))
+	}
+}
+
+// TestConsumeTail: a consumer waiting at the end of a topic gets each record produced while it
+// waits; the produce-to-consume latency is logged (make bench measures it).
+func TestConsumeTail(t *testing.T) {
+	e, f := need(t)
+	db := dbName(t, f, "consume")
+	topic := topicTable(t, f, db, "tail", 1, []testenv.Column{{Name: "id", Type: "BIGINT"}}, nil)
+	consumer := newKgo(t, e.kafka, kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtEnd()))
+	producer := newKgo(t, e.kafka)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	const n = 40
+	var lat []time.Duration
+	for i := range n {
+		done := make(chan time.Time, 1)
+		go func() {
+			for {
+				fs := consumer.PollFetches(ctx)
+				if ctx.Err() != nil || fs.NumRecords() > 0 {
+					done <- time.Now()
+					return
+				}
+			}
+		}()
+		if i == 0 {
+			time.Sleep(time.Second) // the consumer finds the end first
+		}
+		start := time.Now()
+		if err := producer.ProduceSync(ctx, &kgo.Record{Topic: topic, Value: fmt.Appendf(nil, `{"id": %d}`, i)}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+		end := <-done
+		if ctx.Err() != nil {
+			t.Fatalf("record %d not consumed", i)
+		}
+		lat = append(lat, end.Sub(start))
+	}
+	slices.Sort(lat)
+	t.Logf("produce→consume latency over %d records: p50 %v, p90 %v, max %v", n, lat[n/2], lat[n*9/10], lat[n-1])
+}

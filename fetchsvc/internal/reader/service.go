@@ -1,0 +1,440 @@
+// Package reader is fetchsvc's FetchService: it reads Fluss log buckets
+// (FetchLog, ListOffsets) and serves them as Kafka record batches rebuilt
+// per the topic's mapping (fetchsvc/rebuild), with Fluss's offsets.
+package reader
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	catalogv1 "github.com/ferrygw/ferry/services/api/gen/ferry/catalog/v1"
+	fetchv1 "github.com/ferrygw/ferry/services/api/gen/ferry/fetch/v1"
+	"github.com/ferrygw/ferry/services/fluss"
+	"github.com/ferrygw/ferry/services/fluss/logbatch"
+)
+
+const instrumentation = "github.com/ferrygw/ferry/fetchsvc/internal/reader"
+
+// Service implements ferry.fetch.v1.FetchService.
+type Service struct {
+	fetchv1.UnimplementedFetchServiceServer
+
+	fluss  Fluss
+	tables *tables
+	log    *slog.Logger
+	// pollMin and pollMax bound the pause between reads of a long poll.
+	pollMin, pollMax time.Duration
+
+	records  metric.Int64Counter
+	bytes    metric.Int64Counter
+	errs     metric.Int64Counter
+	duration metric.Float64Histogram
+}
+
+// Config tunes the service.
+type Config struct {
+	// PollInterval is the longest pause between two reads of buckets a
+	// consumer waits on (its max_wait_ms): a tailing consumer sees a new
+	// record up to this much later. Pauses start at a tenth of it.
+	PollInterval time.Duration
+}
+
+// DefaultPollInterval keeps a tailing consumer's added latency around
+// 50 ms while an idle consumer costs 20 reads a second.
+const DefaultPollInterval = 50 * time.Millisecond
+
+// New returns the service over f; mp records what it serves.
+func New(cfg Config, f Fluss, log *slog.Logger, mp metric.MeterProvider) (*Service, error) {
+	if f == nil {
+		return nil, errors.New("reader: nil Fluss")
+	}
+	if cfg.PollInterval <= 0 {
+		cfg.PollInterval = DefaultPollInterval
+	}
+	meter := mp.Meter(instrumentation)
+	s := &Service{fluss: f, tables: newTables(f), log: log, pollMin: max(cfg.PollInterval/10, time.Millisecond), pollMax: cfg.PollInterval}
+	var err error
+	if s.records, err = meter.Int64Counter("ferry.fetch.records", metric.WithUnit("{record}"),
+		metric.WithDescription("Kafka records served to consumers, by topic")); err != nil {
+		return nil, err
+	}
+	if s.bytes, err = meter.Int64Counter("ferry.fetch.bytes", metric.WithUnit("By"),
+		metric.WithDescription("Kafka record batch bytes served to consumers, by topic")); err != nil {
+		return nil, err
+	}
+	if s.errs, err = meter.Int64Counter("ferry.fetch.partition_errors", metric.WithUnit("{partition}"),
+		metric.WithDescription("Partitions answered with a Kafka error, by error code")); err != nil {
+		return nil, err
+	}
+	if s.duration, err = meter.Float64Histogram("ferry.fetch.duration", metric.WithUnit("s"),
+		metric.WithDescription("Time to answer a Read, long-poll wait included")); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// topicRead is one topic of a Read on its way through the service.
+type topicRead struct {
+	m       *catalogv1.TopicMapping
+	info    *fluss.TableInfo
+	out     *fetchv1.TopicRecords
+	buckets []fluss.FetchBucket
+	parts   []*fetchv1.PartitionRecords // line up with buckets
+	results []fluss.FetchResult         // line up with buckets
+	err     error                       // the whole FetchLog call failed
+	// maxBytes bounds the Fluss log bytes read (the request's max_bytes).
+	maxBytes int32
+}
+
+// Read implements FetchService.
+func (s *Service) Read(ctx context.Context, req *fetchv1.ReadRequest) (*fetchv1.ReadResponse, error) {
+	start := time.Now()
+	defer func() { s.duration.Record(ctx, time.Since(start).Seconds()) }()
+	resp := &fetchv1.ReadResponse{}
+	var reads []*topicRead
+	for _, t := range req.GetTopics() {
+		m := t.GetMapping()
+		if m == nil || m.GetTopic() == "" {
+			return nil, status.Error(codes.InvalidArgument, "a read topic has no mapping")
+		}
+		tr := &topicRead{m: m, out: &fetchv1.TopicRecords{Topic: m.GetTopic()}, maxBytes: req.GetMaxBytes()}
+		resp.Topics = append(resp.Topics, tr.out)
+		s.prepare(ctx, tr, t.GetPartitions())
+		if len(tr.buckets) > 0 {
+			reads = append(reads, tr)
+		}
+	}
+	s.fetch(ctx, reads, req.GetMinBytes(), req.GetMaxWaitMs())
+	budget := int(req.GetMaxBytes())
+	if budget <= 0 {
+		budget = defaultMaxBytes
+	}
+	served, records := 0, 0
+	for _, tr := range reads {
+		s.answer(ctx, tr, &budget, &served, &records)
+	}
+	trace.SpanFromContext(ctx).SetAttributes(attribute.Int("ferry.records", records), attribute.Int("ferry.kafka_bytes", served))
+	return resp, nil
+}
+
+// defaultMaxBytes is Kafka's fetch.max.bytes default, for a request
+// without a limit.
+const defaultMaxBytes = 50 << 20
+
+// prepare resolves tr's table and turns the partitions asked for into
+// bucket reads; partitions that cannot be read get their error at once.
+func (s *Service) prepare(ctx context.Context, tr *topicRead, parts []*fetchv1.ReadPartition) {
+	fail := func(p int32, e *kerr.Error, msg string) {
+		tr.out.Partitions = append(tr.out.Partitions, &fetchv1.PartitionRecords{Partition: p, ErrorCode: int32(e.Code),
+			ErrorMessage: msg, HighWatermark: -1, LogStartOffset: -1})
+		s.errs.Add(ctx, 1, metric.WithAttributes(attribute.Int("kafka.error_code", int(e.Code))))
+	}
+	if len(tr.m.GetPartitionKeys()) > 0 {
+		for _, p := range parts {
+			fail(p.GetPartition(), kerr.InvalidRequest, "topics of partitioned tables cannot be read yet (docs/limits.md)")
+		}
+		s.log.Warn("fetch from a partitioned table refused", "topic", tr.m.GetTopic())
+		return
+	}
+	info, err := s.tables.table(ctx, tr.m)
+	if err != nil {
+		ke := kafkaError(err)
+		s.log.Warn("fetch: table lookup failed", "topic", tr.m.GetTopic(), "error", err, "kafka_error", ke.Message)
+		for _, p := range parts {
+			fail(p.GetPartition(), ke, err.Error())
+		}
+		return
+	}
+	tr.info = info
+	for _, p := range parts {
+		if p.GetPartition() < 0 || p.GetPartition() >= tr.m.GetPartitionCount() {
+			fail(p.GetPartition(), kerr.UnknownTopicOrPartition, "no such partition")
+			continue
+		}
+		if p.GetFetchOffset() < 0 {
+			fail(p.GetPartition(), kerr.OffsetOutOfRange, "negative fetch offset")
+			continue
+		}
+		pr := &fetchv1.PartitionRecords{Partition: p.GetPartition(), HighWatermark: -1, LogStartOffset: -1}
+		tr.out.Partitions = append(tr.out.Partitions, pr)
+		tr.parts = append(tr.parts, pr)
+		tr.buckets = append(tr.buckets, fluss.FetchBucket{Bucket: p.GetPartition(), Offset: p.GetFetchOffset(), MaxBytes: p.GetMaxBytes()})
+	}
+}
+
+// fetch reads every bucket of reads, waiting up to maxWaitMs for
+// minBytes of log data. Fluss 0.9.1 does not end a waiting FetchLog when
+// data arrives (it waits its whole max wait, the behaviour Fluss #3455
+// fixes for followers), so the wait is done here: the buckets are read
+// without a server-side wait, and read again after a pause that grows
+// from pollMin to pollMax until there is data or the time is up.
+func (s *Service) fetch(ctx context.Context, reads []*topicRead, minBytes, maxWaitMs int32) {
+	if len(reads) == 0 {
+		return
+	}
+	deadline := time.Now().Add(time.Duration(maxWaitMs) * time.Millisecond)
+	pause := s.pollMin
+	for polls := 1; ; polls++ {
+		parallel(reads, func(tr *topicRead) { s.fetchTable(ctx, tr) })
+		left := time.Until(deadline)
+		if fetchedBytes(reads) >= int(max(minBytes, 1)) || failed(reads) || left <= 0 {
+			trace.SpanFromContext(ctx).SetAttributes(attribute.Int("ferry.polls", polls))
+			return
+		}
+		t := time.NewTimer(min(pause, left))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+		pause = min(2*pause, s.pollMax)
+	}
+}
+
+// failed tells whether a read has an error to report at once.
+func failed(reads []*topicRead) bool {
+	for _, tr := range reads {
+		if tr.err != nil {
+			return true
+		}
+		for _, r := range tr.results {
+			if r.Err != nil {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func parallel(reads []*topicRead, fn func(*topicRead)) {
+	if len(reads) == 1 {
+		fn(reads[0])
+		return
+	}
+	var wg sync.WaitGroup
+	for _, tr := range reads {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			fn(tr)
+		}()
+	}
+	wg.Wait()
+}
+
+func fetchedBytes(reads []*topicRead) int {
+	n := 0
+	for _, tr := range reads {
+		for _, r := range tr.results {
+			n += len(r.Records)
+		}
+	}
+	return n
+}
+
+func (s *Service) fetchTable(ctx context.Context, tr *topicRead) {
+	tr.results, tr.err = s.fluss.FetchLog(ctx, tr.info.TableID, tr.buckets, fluss.FetchOptions{MaxBytes: tr.maxBytes})
+}
+
+// answer converts tr's fetched log into its partitions' records, within
+// the response's byte budget.
+func (s *Service) answer(ctx context.Context, tr *topicRead, budget, served, records *int) {
+	topic := attribute.String("kafka.topic", tr.m.GetTopic())
+	for i, pr := range tr.parts {
+		var r fluss.FetchResult
+		err := tr.err
+		if err == nil {
+			r = tr.results[i]
+			err = r.Err
+		}
+		if err != nil {
+			ke := kafkaError(err)
+			if ke == kerr.UnknownTopicOrPartition {
+				s.tables.forget(tr.info.TableID)
+			}
+			pr.ErrorCode, pr.ErrorMessage = int32(ke.Code), err.Error()
+			s.errs.Add(ctx, 1, metric.WithAttributes(attribute.Int("kafka.error_code", int(ke.Code))))
+			if ke != kerr.OffsetOutOfRange {
+				s.log.Warn("fetch: bucket read failed", "topic", tr.m.GetTopic(), "partition", pr.Partition, "error", err)
+			}
+			continue
+		}
+		pr.HighWatermark, pr.LogStartOffset = r.HighWatermark, r.LogStartOffset
+		if len(r.Records) == 0 || (*budget <= 0 && *served > 0) {
+			continue
+		}
+		limit := int(tr.buckets[i].MaxBytes)
+		if limit <= 0 || limit > *budget {
+			limit = *budget
+		}
+		plans := func(ctx context.Context, schemaID int16) (*schemaPlan, error) {
+			return s.tables.plan(ctx, tr.m, tr.info, schemaID)
+		}
+		c, err := convertLog(ctx, r.Records, limit, plans)
+		if err != nil && c.batches == 0 {
+			pr.ErrorCode, pr.ErrorMessage = int32(kerr.UnknownServerError.Code), err.Error()
+			s.errs.Add(ctx, 1, metric.WithAttributes(attribute.Int("kafka.error_code", int(kerr.UnknownServerError.Code))))
+			s.log.Error("fetch: log batch could not be served", "topic", tr.m.GetTopic(), "partition", pr.Partition,
+				"offset", tr.buckets[i].Offset, "error", err)
+			continue
+		}
+		if err != nil {
+			// Serve what converted; the next fetch starts at the batch that
+			// failed and reports it.
+			s.log.Warn("fetch: log batch could not be served", "topic", tr.m.GetTopic(), "partition", pr.Partition, "error", err)
+		}
+		pr.Records = c.kafka
+		*budget -= len(c.kafka)
+		*served += len(c.kafka)
+		*records += c.records
+		s.records.Add(ctx, int64(c.records), metric.WithAttributes(topic))
+		s.bytes.Add(ctx, int64(len(c.kafka)), metric.WithAttributes(topic))
+	}
+}
+
+// ListOffsets implements FetchService.
+func (s *Service) ListOffsets(ctx context.Context, req *fetchv1.ListOffsetsRequest) (*fetchv1.ListOffsetsResponse, error) {
+	m := req.GetMapping()
+	if m == nil || m.GetTopic() == "" {
+		return nil, status.Error(codes.InvalidArgument, "no mapping")
+	}
+	resp := &fetchv1.ListOffsetsResponse{}
+	answers := make([]*fetchv1.OffsetAnswer, len(req.GetPartitions()))
+	fail := func(i int, e *kerr.Error, msg string) {
+		answers[i].ErrorCode, answers[i].ErrorMessage = int32(e.Code), msg
+		answers[i].Offset, answers[i].Timestamp = -1, -1
+	}
+	// Queries by what they ask: earliest, latest, or one timestamp.
+	groups := map[int64][]int{}
+	for i, q := range req.GetPartitions() {
+		answers[i] = &fetchv1.OffsetAnswer{Partition: q.GetPartition(), Timestamp: -1}
+		switch {
+		case q.GetPartition() < 0 || q.GetPartition() >= m.GetPartitionCount():
+			fail(i, kerr.UnknownTopicOrPartition, "no such partition")
+		case q.GetTimestamp() < timestampEarliest:
+			fail(i, kerr.InvalidRequest, "only earliest (-2), latest (-1) and timestamps are served")
+		default:
+			groups[q.GetTimestamp()] = append(groups[q.GetTimestamp()], i)
+		}
+	}
+	resp.Partitions = answers
+	if len(groups) == 0 {
+		return resp, nil
+	}
+	if len(m.GetPartitionKeys()) > 0 {
+		for _, idxs := range groups {
+			for _, i := range idxs {
+				fail(i, kerr.InvalidRequest, "topics of partitioned tables cannot be read yet (docs/limits.md)")
+			}
+		}
+		return resp, nil
+	}
+	info, err := s.tables.table(ctx, m)
+	if err != nil {
+		s.log.Warn("list offsets: table lookup failed", "topic", m.GetTopic(), "error", err)
+		for _, idxs := range groups {
+			for _, i := range idxs {
+				fail(i, kafkaError(err), err.Error())
+			}
+		}
+		return resp, nil
+	}
+	for ts, idxs := range groups {
+		buckets := make([]int32, len(idxs))
+		for n, i := range idxs {
+			buckets[n] = answers[i].Partition
+		}
+		var offs map[int32]int64
+		switch ts {
+		case timestampEarliest:
+			offs, err = s.fluss.ListOffsets(ctx, info.TableID, nil, buckets, fluss.OffsetEarliest)
+		case timestampLatest:
+			offs, err = s.fluss.ListOffsets(ctx, info.TableID, nil, buckets, fluss.OffsetLatest)
+		default:
+			offs, err = s.fluss.OffsetsForTimestamp(ctx, info.TableID, nil, buckets, ts)
+		}
+		if ts >= 0 && fluss.CodeOf(err) == fluss.CodeInvalidTimestamp {
+			// Fluss refuses a time after its clock; nothing was committed
+			// then, which Kafka answers with offset -1.
+			for _, i := range idxs {
+				answers[i].Offset = -1
+			}
+			continue
+		}
+		for _, i := range idxs {
+			off, ok := offs[answers[i].Partition]
+			if !ok {
+				e := err
+				if e == nil {
+					e = errors.New("no offset returned")
+				}
+				s.log.Warn("list offsets failed", "topic", m.GetTopic(), "partition", answers[i].Partition, "error", e)
+				fail(i, kafkaError(e), e.Error())
+				continue
+			}
+			answers[i].Offset = off
+		}
+		if ts >= 0 {
+			s.commitTimes(ctx, info, answers, idxs)
+		}
+	}
+	return resp, nil
+}
+
+// Kafka's ListOffsets timestamps that ask for a position, not a time.
+const (
+	timestampLatest   = -1
+	timestampEarliest = -2
+)
+
+// commitTimes completes timestamp answers the way Kafka answers them: the
+// timestamp of the batch found, or offset and timestamp -1 when no batch
+// was committed at or after the time asked for (Fluss then names the
+// latest offset).
+func (s *Service) commitTimes(ctx context.Context, info *fluss.TableInfo, answers []*fetchv1.OffsetAnswer, idxs []int) {
+	var buckets []fluss.FetchBucket
+	var which []int
+	for _, i := range idxs {
+		if answers[i].ErrorCode == 0 {
+			// One byte is enough: the first batch is returned whole.
+			buckets = append(buckets, fluss.FetchBucket{Bucket: answers[i].Partition, Offset: answers[i].Offset, MaxBytes: 1})
+			which = append(which, i)
+		}
+	}
+	if len(buckets) == 0 {
+		return
+	}
+	results, err := s.fluss.FetchLog(ctx, info.TableID, buckets, fluss.FetchOptions{})
+	for n, i := range which {
+		a := answers[i]
+		rerr := err
+		if rerr == nil {
+			rerr = results[n].Err
+		}
+		if rerr != nil {
+			a.ErrorCode, a.ErrorMessage, a.Offset = int32(kafkaError(rerr).Code), rerr.Error(), -1
+			continue
+		}
+		if a.Offset >= results[n].HighWatermark {
+			a.Offset = -1
+			continue
+		}
+		h, herr := logbatch.ParseHeader(results[n].Records)
+		if herr != nil {
+			a.ErrorCode, a.ErrorMessage, a.Offset = int32(kerr.UnknownServerError.Code), herr.Error(), -1
+			continue
+		}
+		a.Timestamp = h.CommitTimestamp
+	}
+}

@@ -1,0 +1,141 @@
+package reader
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/apache/arrow-go/v18/arrow"
+
+	"github.com/ferrygw/ferry/fetchsvc/rebuild"
+	catalogv1 "github.com/ferrygw/ferry/services/api/gen/ferry/catalog/v1"
+	"github.com/ferrygw/ferry/services/fluss"
+	"github.com/ferrygw/ferry/services/fluss/logbatch"
+	"github.com/ferrygw/ferry/services/fluss/types"
+)
+
+// Fluss is what the service needs from a Fluss client; *fluss.Client has
+// it.
+type Fluss interface {
+	GetTableInfo(ctx context.Context, path fluss.TablePath) (*fluss.TableInfo, error)
+	GetTableSchema(ctx context.Context, path fluss.TablePath, schemaID int32) (types.Schema, int32, error)
+	FetchLog(ctx context.Context, tableID int64, buckets []fluss.FetchBucket, opt fluss.FetchOptions) ([]fluss.FetchResult, error)
+	ListOffsets(ctx context.Context, tableID int64, partitionID *int64, buckets []int32, spec fluss.OffsetSpec) (map[int32]int64, error)
+	OffsetsForTimestamp(ctx context.Context, tableID int64, partitionID *int64, buckets []int32, timestampMs int64) (map[int32]int64, error)
+}
+
+// schemaKey names one mapping of one schema version: batches carry the
+// schema id they were written with, and the mapping decides how its
+// columns become a record.
+type schemaKey struct {
+	mappingID string
+	tableID   int64
+	schemaID  int16
+}
+
+// schemaPlan turns the batches of one schema version into records.
+type schemaPlan struct {
+	arrow    *arrow.Schema
+	rebuild  *rebuild.Plan
+	decoders sync.Pool // *logbatch.Decoder: each holds a scratch buffer
+}
+
+func (p *schemaPlan) decoder() (*logbatch.Decoder, error) {
+	if d, ok := p.decoders.Get().(*logbatch.Decoder); ok {
+		return d, nil
+	}
+	return logbatch.NewDecoder(p.arrow, nil)
+}
+
+// tables knows which table ids the Fluss client can route (it routes only
+// tables it looked up by path) and the plans of the schema versions met.
+type tables struct {
+	fluss Fluss
+	mu    sync.Mutex
+	known map[int64]*fluss.TableInfo
+	plans map[schemaKey]*schemaPlan
+}
+
+func newTables(f Fluss) *tables {
+	return &tables{fluss: f, known: map[int64]*fluss.TableInfo{}, plans: map[schemaKey]*schemaPlan{}}
+}
+
+// errTableGone answers a mapping whose table was dropped (its path may now
+// name another table): the client must refresh its metadata.
+type errTableGone struct{ m *catalogv1.TopicMapping }
+
+func (e errTableGone) Error() string {
+	return fmt.Sprintf("table %s.%s (id %d) no longer exists", e.m.GetDatabase(), e.m.GetTable(), e.m.GetTableId())
+}
+
+// table makes sure the client routes m's table id, looking the path up
+// once; a path now naming another table id is errTableGone.
+func (t *tables) table(ctx context.Context, m *catalogv1.TopicMapping) (*fluss.TableInfo, error) {
+	t.mu.Lock()
+	info := t.known[m.GetTableId()]
+	t.mu.Unlock()
+	if info != nil {
+		return info, nil
+	}
+	info, err := t.fluss.GetTableInfo(ctx, fluss.TablePath{Database: m.GetDatabase(), Table: m.GetTable()})
+	switch {
+	case fluss.CodeOf(err) == fluss.CodeTableNotExist || fluss.CodeOf(err) == fluss.CodeDatabaseNotExist:
+		return nil, errTableGone{m}
+	case err != nil:
+		return nil, err
+	case info.TableID != m.GetTableId():
+		return nil, errTableGone{m}
+	}
+	t.mu.Lock()
+	t.known[info.TableID] = info
+	t.mu.Unlock()
+	return info, nil
+}
+
+// forget drops a table the cluster no longer has, so that the next request
+// looks its path up again.
+func (t *tables) forget(tableID int64) {
+	t.mu.Lock()
+	delete(t.known, tableID)
+	t.mu.Unlock()
+}
+
+// plan returns the plan of schema version schemaID of m's table.
+func (t *tables) plan(ctx context.Context, m *catalogv1.TopicMapping, info *fluss.TableInfo, schemaID int16) (*schemaPlan, error) {
+	key := schemaKey{m.GetMappingId(), info.TableID, schemaID}
+	t.mu.Lock()
+	p := t.plans[key]
+	t.mu.Unlock()
+	if p != nil {
+		return p, nil
+	}
+	s := info.Schema
+	if info.SchemaID != int32(schemaID) {
+		var err error
+		if s, _, err = t.fluss.GetTableSchema(ctx, info.TablePath, int32(schemaID)); err != nil {
+			return nil, fmt.Errorf("schema %d of %s: %w", schemaID, info.TablePath, err)
+		}
+	}
+	cols := s.Fields()
+	as, err := types.ArrowSchema(cols)
+	if err != nil {
+		return nil, fmt.Errorf("schema %d of %s: %w", schemaID, info.TablePath, err)
+	}
+	rp, err := rebuild.Compile(m, cols)
+	if err != nil {
+		return nil, fmt.Errorf("schema %d of %s: %w", schemaID, info.TablePath, err)
+	}
+	p = &schemaPlan{arrow: as, rebuild: rp}
+	t.mu.Lock()
+	if len(t.plans) > maxPlans {
+		// Mapping ids change with every catalog change; old ones are not
+		// asked for again. Dropping all is simpler than tracking use.
+		clear(t.plans)
+	}
+	t.plans[key] = p
+	t.mu.Unlock()
+	return p, nil
+}
+
+// maxPlans bounds the cached plans (one per mapping and schema version).
+const maxPlans = 4096

@@ -1,0 +1,33 @@
+package backends
+
+import (
+	"context"
+
+	"github.com/ferrygw/ferry/frontdoor/internal/streampool"
+	fetchv1 "github.com/ferrygw/ferry/services/api/gen/ferry/fetch/v1"
+)
+
+// Fetcher reads for consumers through fetchsvc. fetchsvc is stateless:
+// every call may go to any instance.
+type Fetcher struct {
+	unary roundRobin[fetchv1.FetchServiceClient]
+}
+
+// NewFetcher calls the fetchsvc instances of backends round robin.
+func NewFetcher(backends []streampool.Backend) *Fetcher {
+	return &Fetcher{unary: newRoundRobin("fetchsvc", backends, fetchv1.NewFetchServiceClient)}
+}
+
+// Read answers a Kafka Fetch. Errors keep their gRPC status.
+func (f *Fetcher) Read(ctx context.Context, req *fetchv1.ReadRequest) (*fetchv1.ReadResponse, error) {
+	return call(ctx, &f.unary, "Read", func(c fetchv1.FetchServiceClient) (*fetchv1.ReadResponse, error) {
+		return c.Read(ctx, req)
+	})
+}
+
+// ListOffsets answers a Kafka ListOffsets for one topic.
+func (f *Fetcher) ListOffsets(ctx context.Context, req *fetchv1.ListOffsetsRequest) (*fetchv1.ListOffsetsResponse, error) {
+	return call(ctx, &f.unary, "ListOffsets", func(c fetchv1.FetchServiceClient) (*fetchv1.ListOffsetsResponse, error) {
+		return c.ListOffsets(ctx, req)
+	})
+}
