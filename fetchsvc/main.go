@@ -9,6 +9,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/ferrygw/ferry/fetchsvc/internal/groupoffsets"
 	"github.com/ferrygw/ferry/fetchsvc/internal/reader"
 	fetchv1 "github.com/ferrygw/ferry/services/api/gen/ferry/fetch/v1"
 	"github.com/ferrygw/ferry/services/fluss"
@@ -30,6 +31,9 @@ func declare(s *runtime.Settings) *config {
 	s.DurationVar(&c.Read.PollInterval, runtime.Spec[time.Duration]{Flag: "fetch-poll-interval", Env: "FERRY_FETCH_POLL_INTERVAL",
 		Default: reader.DefaultPollInterval, Validate: runtime.PositiveDuration,
 		Usage: "longest pause between reads while a consumer waits for data (its added tail latency)"})
+	s.StringVar(&c.Read.GroupOffsetsTable, runtime.Spec[string]{Flag: "group-offsets-table", Env: "FERRY_GROUP_OFFSETS_TABLE",
+		Default: groupoffsets.DefaultTable,
+		Usage:   "Fluss table database.table keeping consumer groups' committed offsets; created (with its database) when first needed"})
 	return c
 }
 

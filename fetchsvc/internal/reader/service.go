@@ -17,6 +17,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/ferrygw/ferry/fetchsvc/internal/groupoffsets"
 	catalogv1 "github.com/ferrygw/ferry/services/api/gen/ferry/catalog/v1"
 	fetchv1 "github.com/ferrygw/ferry/services/api/gen/ferry/fetch/v1"
 	"github.com/ferrygw/ferry/services/fluss"
@@ -34,6 +35,7 @@ type Service struct {
 	log    *slog.Logger
 	// pollMin and pollMax bound the pause between reads of a long poll.
 	pollMin, pollMax time.Duration
+	offsets          *groupoffsets.Store
 
 	records  metric.Int64Counter
 	bytes    metric.Int64Counter
@@ -47,6 +49,9 @@ type Config struct {
 	// consumer waits on (its max_wait_ms): a tailing consumer sees a new
 	// record up to this much later. Pauses start at a tenth of it.
 	PollInterval time.Duration
+	// GroupOffsetsTable is the Fluss table ("database.table") consumer
+	// groups' committed offsets are kept in; empty: groupoffsets.DefaultTable.
+	GroupOffsetsTable string
 }
 
 // DefaultPollInterval keeps a tailing consumer's added latency around
@@ -61,9 +66,16 @@ func New(cfg Config, f Fluss, log *slog.Logger, mp metric.MeterProvider) (*Servi
 	if cfg.PollInterval <= 0 {
 		cfg.PollInterval = DefaultPollInterval
 	}
+	if cfg.GroupOffsetsTable == "" {
+		cfg.GroupOffsetsTable = groupoffsets.DefaultTable
+	}
+	offsets, err := groupoffsets.New(f, cfg.GroupOffsetsTable)
+	if err != nil {
+		return nil, err
+	}
 	meter := mp.Meter(instrumentation)
-	s := &Service{fluss: f, tables: newTables(f), log: log, pollMin: max(cfg.PollInterval/10, time.Millisecond), pollMax: cfg.PollInterval}
-	var err error
+	s := &Service{fluss: f, tables: newTables(f), log: log, pollMin: max(cfg.PollInterval/10, time.Millisecond), pollMax: cfg.PollInterval,
+		offsets: offsets}
 	if s.records, err = meter.Int64Counter("ferry.fetch.records", metric.WithUnit("{record}"),
 		metric.WithDescription("Kafka records served to consumers, by topic")); err != nil {
 		return nil, err
@@ -437,4 +449,29 @@ func (s *Service) commitTimes(ctx context.Context, info *fluss.TableInfo, answer
 		}
 		a.Timestamp = h.CommitTimestamp
 	}
+}
+
+// CommitOffsets implements FetchService.
+func (s *Service) CommitOffsets(ctx context.Context, req *fetchv1.CommitOffsetsRequest) (*fetchv1.CommitOffsetsResponse, error) {
+	if req.GetGroup() == "" {
+		return nil, status.Error(codes.InvalidArgument, "no group")
+	}
+	if err := s.offsets.Commit(ctx, req.GetGroup(), req.GetOffsets()); err != nil {
+		s.log.Warn("commit of group offsets failed", "group", req.GetGroup(), "error", err)
+		return nil, status.Error(codes.Unavailable, err.Error())
+	}
+	return &fetchv1.CommitOffsetsResponse{}, nil
+}
+
+// ListCommittedOffsets implements FetchService.
+func (s *Service) ListCommittedOffsets(ctx context.Context, req *fetchv1.ListCommittedOffsetsRequest) (*fetchv1.ListCommittedOffsetsResponse, error) {
+	if req.GetGroup() == "" {
+		return nil, status.Error(codes.InvalidArgument, "no group")
+	}
+	offs, err := s.offsets.List(ctx, req.GetGroup())
+	if err != nil {
+		s.log.Warn("reading group offsets failed", "group", req.GetGroup(), "error", err)
+		return nil, status.Error(codes.Unavailable, err.Error())
+	}
+	return &fetchv1.ListCommittedOffsetsResponse{Offsets: offs}, nil
 }

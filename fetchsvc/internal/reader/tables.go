@@ -7,6 +7,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 
+	"github.com/ferrygw/ferry/fetchsvc/internal/groupoffsets"
 	"github.com/ferrygw/ferry/fetchsvc/rebuild"
 	catalogv1 "github.com/ferrygw/ferry/services/api/gen/ferry/catalog/v1"
 	"github.com/ferrygw/ferry/services/fluss"
@@ -17,10 +18,8 @@ import (
 // Fluss is what the service needs from a Fluss client; *fluss.Client has
 // it.
 type Fluss interface {
-	GetTableInfo(ctx context.Context, path fluss.TablePath) (*fluss.TableInfo, error)
+	groupoffsets.Fluss
 	GetTableSchema(ctx context.Context, path fluss.TablePath, schemaID int32) (types.Schema, int32, error)
-	FetchLog(ctx context.Context, tableID int64, buckets []fluss.FetchBucket, opt fluss.FetchOptions) ([]fluss.FetchResult, error)
-	ListOffsets(ctx context.Context, tableID int64, partitionID *int64, buckets []int32, spec fluss.OffsetSpec) (map[int32]int64, error)
 	OffsetsForTimestamp(ctx context.Context, tableID int64, partitionID *int64, buckets []int32, timestampMs int64) (map[int32]int64, error)
 }
 

@@ -6,9 +6,11 @@
 //	allow         User:*        DESCRIBE   topic:*
 //	allow         User:etl      WRITE      topic:shop.*
 //	deny          User:intern   ALL        topic:shop.payments
+//	allow         User:etl      READ       group:etl-*
 //
-// A resource is a literal topic name, a prefix (a name ending in "*"), or
-// "*" for every topic. A principal is "User:<name>" or "User:*"; a session
+// A resource is a topic or a consumer group: a literal name, a prefix (a
+// name ending in "*"), or "*" for every topic (group). Consumer groups
+// need READ for joining and committing, DESCRIBE for describing. A principal is "User:<name>" or "User:*"; a session
 // without SASL is "User:ANONYMOUS". Operations are READ, WRITE, DESCRIBE and
 // ALL; allowing READ or WRITE also allows DESCRIBE, as in Kafka. A request is allowed when
 // at least one allow rule and no deny rule matches it: deny wins, and
@@ -61,13 +63,14 @@ type rule struct {
 	allow     bool
 	principal string // "User:x" or "User:*"
 	op        Operation
+	group     bool   // a group rule, else a topic rule
 	topic     string // literal, prefix (without the "*") or "" with any
 	prefix    bool
 	any       bool
 }
 
-func (r rule) matches(principal string, op Operation, topic string) bool {
-	if r.principal != "User:*" && r.principal != principal {
+func (r rule) matches(principal string, op Operation, group bool, topic string) bool {
+	if r.group != group || r.principal != "User:*" && r.principal != principal {
 		return false
 	}
 	// ALL covers everything; an allowed READ or WRITE implies DESCRIBE (a
@@ -96,9 +99,18 @@ func (r *Rules) Len() int { return len(r.rules) }
 
 // Allowed reports whether principal may do op to topic.
 func (r *Rules) Allowed(principal string, op Operation, topic string) bool {
+	return r.allowed(principal, op, false, topic)
+}
+
+// AllowedGroup reports whether principal may do op to a consumer group.
+func (r *Rules) AllowedGroup(principal string, op Operation, group string) bool {
+	return r.allowed(principal, op, true, group)
+}
+
+func (r *Rules) allowed(principal string, op Operation, group bool, name string) bool {
 	allowed := false
 	for _, ru := range r.rules {
-		if !ru.matches(principal, op, topic) {
+		if !ru.matches(principal, op, group, name) {
 			continue
 		}
 		if !ru.allow {
@@ -138,7 +150,7 @@ func Parse(rd io.Reader) (*Rules, error) {
 
 func parseRule(f []string) (rule, error) {
 	if len(f) != 4 {
-		return rule{}, errors.New("want: allow|deny User:<name>|User:* READ|WRITE|DESCRIBE|ALL topic:<name>|topic:<prefix>*|topic:*")
+		return rule{}, errors.New("want: allow|deny User:<name>|User:* READ|WRITE|DESCRIBE|ALL topic:<name>|topic:<prefix>*|topic:*|group:<name>|group:<prefix>*|group:*")
 	}
 	var r rule
 	switch strings.ToLower(f[0]) {
@@ -157,8 +169,15 @@ func parseRule(f []string) (rule, error) {
 		return rule{}, fmt.Errorf("operation %q: want READ, WRITE, DESCRIBE or ALL", f[2])
 	}
 	topic, ok := strings.CutPrefix(f[3], "topic:")
+	if !ok {
+		topic, ok = strings.CutPrefix(f[3], "group:")
+		r.group = ok
+	}
 	if !ok || topic == "" {
-		return rule{}, fmt.Errorf("resource %q: want topic:<name>, topic:<prefix>* or topic:*", f[3])
+		return rule{}, fmt.Errorf("resource %q: want topic:<name>, topic:<prefix>*, topic:* or the same with group:", f[3])
+	}
+	if r.group && r.op == Write {
+		return rule{}, fmt.Errorf("resource %q: groups are read (READ) or described (DESCRIBE), not written", f[3])
 	}
 	switch {
 	case topic == "*":

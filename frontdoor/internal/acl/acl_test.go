@@ -12,6 +12,7 @@ allow  User:*       DESCRIBE  topic:public.*
 allow  User:etl     ALL       topic:shop.*
 deny   User:etl     WRITE     topic:shop.payments   # not even etl
 allow  User:reader  READ      topic:*
+allow  User:reader  READ      group:readers-*
 `
 
 func TestAllowed(t *testing.T) {
@@ -19,7 +20,7 @@ func TestAllowed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Len() != 5 {
+	if r.Len() != 6 {
 		t.Fatalf("%d rules", r.Len())
 	}
 	tests := []struct {
@@ -61,7 +62,8 @@ func TestParseRejects(t *testing.T) {
 		"allow alice WRITE topic:x",            // principal
 		"allow User: WRITE topic:x",            // empty name
 		"allow User:a DELETE topic:x",          // operation
-		"allow User:a WRITE group:x",           // resource type
+		"allow User:a WRITE group:x",           // not a group operation
+		"allow User:a READ cluster:x",          // resource type
 		"allow User:a WRITE topic:",            // empty topic
 		"allow User:a WRITE topic:a*b",         // inner wildcard
 		"allow User:a WRITE topic:a**",         // double wildcard
@@ -77,5 +79,33 @@ func TestParseRejects(t *testing.T) {
 func TestPrincipal(t *testing.T) {
 	if Principal("") != Anonymous || Principal("bob") != "User:bob" {
 		t.Fatal(Principal(""), Principal("bob"))
+	}
+}
+
+// TestAllowedGroup: group rules and topic rules are apart; READ on a group
+// implies DESCRIBE.
+func TestAllowedGroup(t *testing.T) {
+	r, err := Parse(strings.NewReader(example))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		principal string
+		op        Operation
+		group     string
+		want      bool
+	}{
+		{"User:reader", Read, "readers-1", true},
+		{"User:reader", Describe, "readers-1", true},
+		{"User:reader", Read, "writers", false},
+		{"User:etl", Read, "shop.x", false}, // topic:shop.* is no group rule
+		{"User:alice", Read, "shop.orders", false},
+	} {
+		if got := r.AllowedGroup(tt.principal, tt.op, tt.group); got != tt.want {
+			t.Errorf("AllowedGroup(%s, %s, %s) = %v, want %v", tt.principal, tt.op, tt.group, got, tt.want)
+		}
+	}
+	if r.Allowed("User:reader", Read, "readers-1") != true || r.AllowedGroup("User:reader", Write, "readers-1") {
+		t.Error("topic and group rules mixed")
 	}
 }

@@ -31,3 +31,19 @@ func (f *Fetcher) ListOffsets(ctx context.Context, req *fetchv1.ListOffsetsReque
 		return c.ListOffsets(ctx, req)
 	})
 }
+
+// CommitOffsets stores a consumer group's offsets (groups.OffsetStore).
+func (f *Fetcher) CommitOffsets(ctx context.Context, group string, offsets []*fetchv1.CommittedOffset) error {
+	_, err := call(ctx, &f.unary, "CommitOffsets", func(c fetchv1.FetchServiceClient) (*fetchv1.CommitOffsetsResponse, error) {
+		return c.CommitOffsets(ctx, &fetchv1.CommitOffsetsRequest{Group: group, Offsets: offsets})
+	})
+	return err
+}
+
+// ListCommittedOffsets reads a consumer group's offsets (groups.OffsetStore).
+func (f *Fetcher) ListCommittedOffsets(ctx context.Context, group string) ([]*fetchv1.CommittedOffset, error) {
+	resp, err := call(ctx, &f.unary, "ListCommittedOffsets", func(c fetchv1.FetchServiceClient) (*fetchv1.ListCommittedOffsetsResponse, error) {
+		return c.ListCommittedOffsets(ctx, &fetchv1.ListCommittedOffsetsRequest{Group: group})
+	})
+	return resp.GetOffsets(), err
+}

@@ -22,6 +22,10 @@ func (r reloadedACLs) Allowed(principal string, op acl.Operation, topic string) 
 	return r.f.Value().Allowed(principal, op, topic)
 }
 
+func (r reloadedACLs) AllowedGroup(principal string, op acl.Operation, group string) bool {
+	return r.f.Value().AllowedGroup(principal, op, group)
+}
+
 // reloadedSCRAM starts SCRAM exchanges against the credentials in force.
 type reloadedSCRAM struct {
 	f       *reload.File[*saslscram.Store]

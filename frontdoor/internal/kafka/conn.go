@@ -61,9 +61,25 @@ func (s *Session) mayDo(op acl.Operation) func(topic string) bool {
 	}
 }
 
+// mayDoGroup is mayDo for consumer groups: only the ACLs decide (the users
+// file's allow-list names topics).
+func (s *Session) mayDoGroup(op acl.Operation) func(group string) bool {
+	authz, principal := s.authz, acl.Principal(s.User)
+	return func(group string) bool { return authz == nil || authz.AllowedGroup(principal, op, group) }
+}
+
 // refused logs and counts a topic refused to the session's principal.
 func (s *Session) refused(ctx context.Context, op acl.Operation, topic string) {
 	s.Log.Warn("not authorized", "principal", acl.Principal(s.User), "operation", op.String(), "topic", topic)
+	if s.denied != nil {
+		s.denied(ctx, op)
+	}
+}
+
+// refusedGroup logs and counts a consumer group refused to the session's
+// principal.
+func (s *Session) refusedGroup(ctx context.Context, op acl.Operation, group string) {
+	s.Log.Warn("not authorized", "principal", acl.Principal(s.User), "operation", op.String(), "group", group)
 	if s.denied != nil {
 		s.denied(ctx, op)
 	}

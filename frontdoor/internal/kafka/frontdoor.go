@@ -7,6 +7,7 @@ import (
 	"net"
 
 	"github.com/ferrygw/ferry/frontdoor/internal/backends"
+	"github.com/ferrygw/ferry/frontdoor/internal/groups"
 	"github.com/ferrygw/ferry/frontdoor/internal/idempotence"
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
@@ -18,9 +19,12 @@ type Deps struct {
 	Catalog    *backends.Catalog
 	Transcoder *backends.Transcoder
 	Appender   *backends.Appender
-	// Fetcher serves Fetch and ListOffsets; nil leaves ListOffsets
-	// unserved and makes a Fetch close its connection.
+	// Fetcher serves Fetch, ListOffsets and (keeping their offsets)
+	// consumer groups; nil leaves them unserved and makes a Fetch close
+	// its connection.
 	Fetcher *backends.Fetcher
+	// Groups tunes the consumer group coordinator.
+	Groups groups.Config
 	Produce ProduceConfig
 	// Idempotence tunes idempotent produce; its zero value means
 	// idempotence.DefaultConfig. DisableIdempotence leaves InitProducerId
@@ -100,15 +104,18 @@ func NewFrontdoor(cfg Config, d Deps) (*Server, error) {
 		apiVersionsAPI(func() *Registry { return reg }),
 		(&metadataHandler{catalog: d.Catalog}).api(),
 		(&fetchHandler{catalog: d.Catalog, fetcher: d.Fetcher}).api(),
-		findCoordinatorAPI(),
 		(&producer{cfg: d.Produce, catalog: d.Catalog, tc: d.Transcoder, ap: d.Appender, seq: NewSequencer(), idem: states, tracer: tracer, metrics: metrics}).api(),
 	}
 	if states != nil {
 		apis = append(apis, (&initProducerIDHandler{states: states}).api())
 	}
+	var gh *groupHandlers
 	if d.Fetcher != nil {
+		gh = &groupHandlers{coord: groups.New(d.Groups, d.Fetcher, d.Logger), catalog: d.Catalog}
 		apis = append(apis, (&listOffsetsHandler{catalog: d.Catalog, fetcher: d.Fetcher}).api())
+		apis = append(apis, gh.apis()...)
 	}
+	apis = append(apis, (&findCoordinatorHandler{groups: gh}).api())
 	opts := []Option{WithLogger(d.Logger), WithTracerProvider(d.TracerProvider), withMetrics(metrics), withProducerStates(states)}
 	if d.Listener != nil {
 		opts = append(opts, WithListener(d.Listener))

@@ -161,6 +161,7 @@ func WithSASLPlain(auth PlainAuthenticator) Option {
 // Authorizer decides what a principal may do to a topic (acl.File).
 type Authorizer interface {
 	Allowed(principal string, op acl.Operation, topic string) bool
+	AllowedGroup(principal string, op acl.Operation, group string) bool
 }
 
 // WithAuthorizer checks every topic of Produce (WRITE) and Metadata

@@ -624,6 +624,271 @@ func (x *OffsetAnswer) GetTimestamp() int64 {
 	return 0
 }
 
+// CommittedOffset is one partition's committed position of a group.
+type CommittedOffset struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	Topic     string                 `protobuf:"bytes,1,opt,name=topic,proto3" json:"topic,omitempty"`
+	Partition int32                  `protobuf:"varint,2,opt,name=partition,proto3" json:"partition,omitempty"`
+	Offset    int64                  `protobuf:"varint,3,opt,name=offset,proto3" json:"offset,omitempty"`
+	// -1 when the consumer sent none.
+	LeaderEpoch int32 `protobuf:"varint,4,opt,name=leader_epoch,json=leaderEpoch,proto3" json:"leader_epoch,omitempty"`
+	// The consumer's metadata string; absent for null.
+	Metadata *string `protobuf:"bytes,5,opt,name=metadata,proto3,oneof" json:"metadata,omitempty"`
+	// Epoch milliseconds when it was committed.
+	CommitTimeMs  int64 `protobuf:"varint,6,opt,name=commit_time_ms,json=commitTimeMs,proto3" json:"commit_time_ms,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CommittedOffset) Reset() {
+	*x = CommittedOffset{}
+	mi := &file_ferry_fetch_v1_fetch_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CommittedOffset) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CommittedOffset) ProtoMessage() {}
+
+func (x *CommittedOffset) ProtoReflect() protoreflect.Message {
+	mi := &file_ferry_fetch_v1_fetch_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CommittedOffset.ProtoReflect.Descriptor instead.
+func (*CommittedOffset) Descriptor() ([]byte, []int) {
+	return file_ferry_fetch_v1_fetch_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *CommittedOffset) GetTopic() string {
+	if x != nil {
+		return x.Topic
+	}
+	return ""
+}
+
+func (x *CommittedOffset) GetPartition() int32 {
+	if x != nil {
+		return x.Partition
+	}
+	return 0
+}
+
+func (x *CommittedOffset) GetOffset() int64 {
+	if x != nil {
+		return x.Offset
+	}
+	return 0
+}
+
+func (x *CommittedOffset) GetLeaderEpoch() int32 {
+	if x != nil {
+		return x.LeaderEpoch
+	}
+	return 0
+}
+
+func (x *CommittedOffset) GetMetadata() string {
+	if x != nil && x.Metadata != nil {
+		return *x.Metadata
+	}
+	return ""
+}
+
+func (x *CommittedOffset) GetCommitTimeMs() int64 {
+	if x != nil {
+		return x.CommitTimeMs
+	}
+	return 0
+}
+
+type CommitOffsetsRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Group         string                 `protobuf:"bytes,1,opt,name=group,proto3" json:"group,omitempty"`
+	Offsets       []*CommittedOffset     `protobuf:"bytes,2,rep,name=offsets,proto3" json:"offsets,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CommitOffsetsRequest) Reset() {
+	*x = CommitOffsetsRequest{}
+	mi := &file_ferry_fetch_v1_fetch_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CommitOffsetsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CommitOffsetsRequest) ProtoMessage() {}
+
+func (x *CommitOffsetsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_ferry_fetch_v1_fetch_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CommitOffsetsRequest.ProtoReflect.Descriptor instead.
+func (*CommitOffsetsRequest) Descriptor() ([]byte, []int) {
+	return file_ferry_fetch_v1_fetch_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *CommitOffsetsRequest) GetGroup() string {
+	if x != nil {
+		return x.Group
+	}
+	return ""
+}
+
+func (x *CommitOffsetsRequest) GetOffsets() []*CommittedOffset {
+	if x != nil {
+		return x.Offsets
+	}
+	return nil
+}
+
+type CommitOffsetsResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CommitOffsetsResponse) Reset() {
+	*x = CommitOffsetsResponse{}
+	mi := &file_ferry_fetch_v1_fetch_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CommitOffsetsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CommitOffsetsResponse) ProtoMessage() {}
+
+func (x *CommitOffsetsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_ferry_fetch_v1_fetch_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CommitOffsetsResponse.ProtoReflect.Descriptor instead.
+func (*CommitOffsetsResponse) Descriptor() ([]byte, []int) {
+	return file_ferry_fetch_v1_fetch_proto_rawDescGZIP(), []int{12}
+}
+
+type ListCommittedOffsetsRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Group         string                 `protobuf:"bytes,1,opt,name=group,proto3" json:"group,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListCommittedOffsetsRequest) Reset() {
+	*x = ListCommittedOffsetsRequest{}
+	mi := &file_ferry_fetch_v1_fetch_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListCommittedOffsetsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListCommittedOffsetsRequest) ProtoMessage() {}
+
+func (x *ListCommittedOffsetsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_ferry_fetch_v1_fetch_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListCommittedOffsetsRequest.ProtoReflect.Descriptor instead.
+func (*ListCommittedOffsetsRequest) Descriptor() ([]byte, []int) {
+	return file_ferry_fetch_v1_fetch_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *ListCommittedOffsetsRequest) GetGroup() string {
+	if x != nil {
+		return x.Group
+	}
+	return ""
+}
+
+type ListCommittedOffsetsResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The latest commit of each (topic, partition), in no particular order.
+	Offsets       []*CommittedOffset `protobuf:"bytes,1,rep,name=offsets,proto3" json:"offsets,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListCommittedOffsetsResponse) Reset() {
+	*x = ListCommittedOffsetsResponse{}
+	mi := &file_ferry_fetch_v1_fetch_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListCommittedOffsetsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListCommittedOffsetsResponse) ProtoMessage() {}
+
+func (x *ListCommittedOffsetsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_ferry_fetch_v1_fetch_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListCommittedOffsetsResponse.ProtoReflect.Descriptor instead.
+func (*ListCommittedOffsetsResponse) Descriptor() ([]byte, []int) {
+	return file_ferry_fetch_v1_fetch_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *ListCommittedOffsetsResponse) GetOffsets() []*CommittedOffset {
+	if x != nil {
+		return x.Offsets
+	}
+	return nil
+}
+
 var File_ferry_fetch_v1_fetch_proto protoreflect.FileDescriptor
 
 const file_ferry_fetch_v1_fetch_proto_rawDesc = "" +
@@ -676,10 +941,28 @@ const file_ferry_fetch_v1_fetch_proto_rawDesc = "" +
 	"error_code\x18\x02 \x01(\x05R\terrorCode\x12#\n" +
 	"\rerror_message\x18\x03 \x01(\tR\ferrorMessage\x12\x16\n" +
 	"\x06offset\x18\x04 \x01(\x03R\x06offset\x12\x1c\n" +
-	"\ttimestamp\x18\x05 \x01(\x03R\ttimestamp2\xa9\x01\n" +
+	"\ttimestamp\x18\x05 \x01(\x03R\ttimestamp\"\xd4\x01\n" +
+	"\x0fCommittedOffset\x12\x14\n" +
+	"\x05topic\x18\x01 \x01(\tR\x05topic\x12\x1c\n" +
+	"\tpartition\x18\x02 \x01(\x05R\tpartition\x12\x16\n" +
+	"\x06offset\x18\x03 \x01(\x03R\x06offset\x12!\n" +
+	"\fleader_epoch\x18\x04 \x01(\x05R\vleaderEpoch\x12\x1f\n" +
+	"\bmetadata\x18\x05 \x01(\tH\x00R\bmetadata\x88\x01\x01\x12$\n" +
+	"\x0ecommit_time_ms\x18\x06 \x01(\x03R\fcommitTimeMsB\v\n" +
+	"\t_metadata\"g\n" +
+	"\x14CommitOffsetsRequest\x12\x14\n" +
+	"\x05group\x18\x01 \x01(\tR\x05group\x129\n" +
+	"\aoffsets\x18\x02 \x03(\v2\x1f.ferry.fetch.v1.CommittedOffsetR\aoffsets\"\x17\n" +
+	"\x15CommitOffsetsResponse\"3\n" +
+	"\x1bListCommittedOffsetsRequest\x12\x14\n" +
+	"\x05group\x18\x01 \x01(\tR\x05group\"Y\n" +
+	"\x1cListCommittedOffsetsResponse\x129\n" +
+	"\aoffsets\x18\x01 \x03(\v2\x1f.ferry.fetch.v1.CommittedOffsetR\aoffsets2\xfa\x02\n" +
 	"\fFetchService\x12A\n" +
 	"\x04Read\x12\x1b.ferry.fetch.v1.ReadRequest\x1a\x1c.ferry.fetch.v1.ReadResponse\x12V\n" +
-	"\vListOffsets\x12\".ferry.fetch.v1.ListOffsetsRequest\x1a#.ferry.fetch.v1.ListOffsetsResponseBBZ@github.com/ferrygw/ferry/services/api/gen/ferry/fetch/v1;fetchv1b\x06proto3"
+	"\vListOffsets\x12\".ferry.fetch.v1.ListOffsetsRequest\x1a#.ferry.fetch.v1.ListOffsetsResponse\x12\\\n" +
+	"\rCommitOffsets\x12$.ferry.fetch.v1.CommitOffsetsRequest\x1a%.ferry.fetch.v1.CommitOffsetsResponse\x12q\n" +
+	"\x14ListCommittedOffsets\x12+.ferry.fetch.v1.ListCommittedOffsetsRequest\x1a,.ferry.fetch.v1.ListCommittedOffsetsResponseBBZ@github.com/ferrygw/ferry/services/api/gen/ferry/fetch/v1;fetchv1b\x06proto3"
 
 var (
 	file_ferry_fetch_v1_fetch_proto_rawDescOnce sync.Once
@@ -693,38 +976,49 @@ func file_ferry_fetch_v1_fetch_proto_rawDescGZIP() []byte {
 	return file_ferry_fetch_v1_fetch_proto_rawDescData
 }
 
-var file_ferry_fetch_v1_fetch_proto_msgTypes = make([]protoimpl.MessageInfo, 10)
+var file_ferry_fetch_v1_fetch_proto_msgTypes = make([]protoimpl.MessageInfo, 15)
 var file_ferry_fetch_v1_fetch_proto_goTypes = []any{
-	(*ReadRequest)(nil),         // 0: ferry.fetch.v1.ReadRequest
-	(*ReadTopic)(nil),           // 1: ferry.fetch.v1.ReadTopic
-	(*ReadPartition)(nil),       // 2: ferry.fetch.v1.ReadPartition
-	(*ReadResponse)(nil),        // 3: ferry.fetch.v1.ReadResponse
-	(*TopicRecords)(nil),        // 4: ferry.fetch.v1.TopicRecords
-	(*PartitionRecords)(nil),    // 5: ferry.fetch.v1.PartitionRecords
-	(*ListOffsetsRequest)(nil),  // 6: ferry.fetch.v1.ListOffsetsRequest
-	(*OffsetQuery)(nil),         // 7: ferry.fetch.v1.OffsetQuery
-	(*ListOffsetsResponse)(nil), // 8: ferry.fetch.v1.ListOffsetsResponse
-	(*OffsetAnswer)(nil),        // 9: ferry.fetch.v1.OffsetAnswer
-	(*v1.TopicMapping)(nil),     // 10: ferry.catalog.v1.TopicMapping
+	(*ReadRequest)(nil),                  // 0: ferry.fetch.v1.ReadRequest
+	(*ReadTopic)(nil),                    // 1: ferry.fetch.v1.ReadTopic
+	(*ReadPartition)(nil),                // 2: ferry.fetch.v1.ReadPartition
+	(*ReadResponse)(nil),                 // 3: ferry.fetch.v1.ReadResponse
+	(*TopicRecords)(nil),                 // 4: ferry.fetch.v1.TopicRecords
+	(*PartitionRecords)(nil),             // 5: ferry.fetch.v1.PartitionRecords
+	(*ListOffsetsRequest)(nil),           // 6: ferry.fetch.v1.ListOffsetsRequest
+	(*OffsetQuery)(nil),                  // 7: ferry.fetch.v1.OffsetQuery
+	(*ListOffsetsResponse)(nil),          // 8: ferry.fetch.v1.ListOffsetsResponse
+	(*OffsetAnswer)(nil),                 // 9: ferry.fetch.v1.OffsetAnswer
+	(*CommittedOffset)(nil),              // 10: ferry.fetch.v1.CommittedOffset
+	(*CommitOffsetsRequest)(nil),         // 11: ferry.fetch.v1.CommitOffsetsRequest
+	(*CommitOffsetsResponse)(nil),        // 12: ferry.fetch.v1.CommitOffsetsResponse
+	(*ListCommittedOffsetsRequest)(nil),  // 13: ferry.fetch.v1.ListCommittedOffsetsRequest
+	(*ListCommittedOffsetsResponse)(nil), // 14: ferry.fetch.v1.ListCommittedOffsetsResponse
+	(*v1.TopicMapping)(nil),              // 15: ferry.catalog.v1.TopicMapping
 }
 var file_ferry_fetch_v1_fetch_proto_depIdxs = []int32{
 	1,  // 0: ferry.fetch.v1.ReadRequest.topics:type_name -> ferry.fetch.v1.ReadTopic
-	10, // 1: ferry.fetch.v1.ReadTopic.mapping:type_name -> ferry.catalog.v1.TopicMapping
+	15, // 1: ferry.fetch.v1.ReadTopic.mapping:type_name -> ferry.catalog.v1.TopicMapping
 	2,  // 2: ferry.fetch.v1.ReadTopic.partitions:type_name -> ferry.fetch.v1.ReadPartition
 	4,  // 3: ferry.fetch.v1.ReadResponse.topics:type_name -> ferry.fetch.v1.TopicRecords
 	5,  // 4: ferry.fetch.v1.TopicRecords.partitions:type_name -> ferry.fetch.v1.PartitionRecords
-	10, // 5: ferry.fetch.v1.ListOffsetsRequest.mapping:type_name -> ferry.catalog.v1.TopicMapping
+	15, // 5: ferry.fetch.v1.ListOffsetsRequest.mapping:type_name -> ferry.catalog.v1.TopicMapping
 	7,  // 6: ferry.fetch.v1.ListOffsetsRequest.partitions:type_name -> ferry.fetch.v1.OffsetQuery
 	9,  // 7: ferry.fetch.v1.ListOffsetsResponse.partitions:type_name -> ferry.fetch.v1.OffsetAnswer
-	0,  // 8: ferry.fetch.v1.FetchService.Read:input_type -> ferry.fetch.v1.ReadRequest
-	6,  // 9: ferry.fetch.v1.FetchService.ListOffsets:input_type -> ferry.fetch.v1.ListOffsetsRequest
-	3,  // 10: ferry.fetch.v1.FetchService.Read:output_type -> ferry.fetch.v1.ReadResponse
-	8,  // 11: ferry.fetch.v1.FetchService.ListOffsets:output_type -> ferry.fetch.v1.ListOffsetsResponse
-	10, // [10:12] is the sub-list for method output_type
-	8,  // [8:10] is the sub-list for method input_type
-	8,  // [8:8] is the sub-list for extension type_name
-	8,  // [8:8] is the sub-list for extension extendee
-	0,  // [0:8] is the sub-list for field type_name
+	10, // 8: ferry.fetch.v1.CommitOffsetsRequest.offsets:type_name -> ferry.fetch.v1.CommittedOffset
+	10, // 9: ferry.fetch.v1.ListCommittedOffsetsResponse.offsets:type_name -> ferry.fetch.v1.CommittedOffset
+	0,  // 10: ferry.fetch.v1.FetchService.Read:input_type -> ferry.fetch.v1.ReadRequest
+	6,  // 11: ferry.fetch.v1.FetchService.ListOffsets:input_type -> ferry.fetch.v1.ListOffsetsRequest
+	11, // 12: ferry.fetch.v1.FetchService.CommitOffsets:input_type -> ferry.fetch.v1.CommitOffsetsRequest
+	13, // 13: ferry.fetch.v1.FetchService.ListCommittedOffsets:input_type -> ferry.fetch.v1.ListCommittedOffsetsRequest
+	3,  // 14: ferry.fetch.v1.FetchService.Read:output_type -> ferry.fetch.v1.ReadResponse
+	8,  // 15: ferry.fetch.v1.FetchService.ListOffsets:output_type -> ferry.fetch.v1.ListOffsetsResponse
+	12, // 16: ferry.fetch.v1.FetchService.CommitOffsets:output_type -> ferry.fetch.v1.CommitOffsetsResponse
+	14, // 17: ferry.fetch.v1.FetchService.ListCommittedOffsets:output_type -> ferry.fetch.v1.ListCommittedOffsetsResponse
+	14, // [14:18] is the sub-list for method output_type
+	10, // [10:14] is the sub-list for method input_type
+	10, // [10:10] is the sub-list for extension type_name
+	10, // [10:10] is the sub-list for extension extendee
+	0,  // [0:10] is the sub-list for field type_name
 }
 
 func init() { file_ferry_fetch_v1_fetch_proto_init() }
@@ -732,13 +1026,14 @@ func file_ferry_fetch_v1_fetch_proto_init() {
 	if File_ferry_fetch_v1_fetch_proto != nil {
 		return
 	}
+	file_ferry_fetch_v1_fetch_proto_msgTypes[10].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_ferry_fetch_v1_fetch_proto_rawDesc), len(file_ferry_fetch_v1_fetch_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   10,
+			NumMessages:   15,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -22,8 +22,10 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	FetchService_Read_FullMethodName        = "/ferry.fetch.v1.FetchService/Read"
-	FetchService_ListOffsets_FullMethodName = "/ferry.fetch.v1.FetchService/ListOffsets"
+	FetchService_Read_FullMethodName                 = "/ferry.fetch.v1.FetchService/Read"
+	FetchService_ListOffsets_FullMethodName          = "/ferry.fetch.v1.FetchService/ListOffsets"
+	FetchService_CommitOffsets_FullMethodName        = "/ferry.fetch.v1.FetchService/CommitOffsets"
+	FetchService_ListCommittedOffsets_FullMethodName = "/ferry.fetch.v1.FetchService/ListCommittedOffsets"
 )
 
 // FetchServiceClient is the client API for FetchService service.
@@ -38,6 +40,13 @@ type FetchServiceClient interface {
 	// ListOffsets answers a Kafka ListOffsets: earliest, latest, or the
 	// first offset committed at or after a timestamp.
 	ListOffsets(ctx context.Context, in *ListOffsetsRequest, opts ...grpc.CallOption) (*ListOffsetsResponse, error)
+	// CommitOffsets stores a consumer group's committed offsets durably in
+	// Ferry's offsets table in Fluss (fetchsvc -group-offsets-table), which
+	// is created when first needed. A group's commits go to one bucket.
+	CommitOffsets(ctx context.Context, in *CommitOffsetsRequest, opts ...grpc.CallOption) (*CommitOffsetsResponse, error)
+	// ListCommittedOffsets reads a group's latest committed offset of every
+	// partition it committed, from the offsets table.
+	ListCommittedOffsets(ctx context.Context, in *ListCommittedOffsetsRequest, opts ...grpc.CallOption) (*ListCommittedOffsetsResponse, error)
 }
 
 type fetchServiceClient struct {
@@ -68,6 +77,26 @@ func (c *fetchServiceClient) ListOffsets(ctx context.Context, in *ListOffsetsReq
 	return out, nil
 }
 
+func (c *fetchServiceClient) CommitOffsets(ctx context.Context, in *CommitOffsetsRequest, opts ...grpc.CallOption) (*CommitOffsetsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(CommitOffsetsResponse)
+	err := c.cc.Invoke(ctx, FetchService_CommitOffsets_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *fetchServiceClient) ListCommittedOffsets(ctx context.Context, in *ListCommittedOffsetsRequest, opts ...grpc.CallOption) (*ListCommittedOffsetsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListCommittedOffsetsResponse)
+	err := c.cc.Invoke(ctx, FetchService_ListCommittedOffsets_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // FetchServiceServer is the server API for FetchService service.
 // All implementations must embed UnimplementedFetchServiceServer
 // for forward compatibility.
@@ -80,6 +109,13 @@ type FetchServiceServer interface {
 	// ListOffsets answers a Kafka ListOffsets: earliest, latest, or the
 	// first offset committed at or after a timestamp.
 	ListOffsets(context.Context, *ListOffsetsRequest) (*ListOffsetsResponse, error)
+	// CommitOffsets stores a consumer group's committed offsets durably in
+	// Ferry's offsets table in Fluss (fetchsvc -group-offsets-table), which
+	// is created when first needed. A group's commits go to one bucket.
+	CommitOffsets(context.Context, *CommitOffsetsRequest) (*CommitOffsetsResponse, error)
+	// ListCommittedOffsets reads a group's latest committed offset of every
+	// partition it committed, from the offsets table.
+	ListCommittedOffsets(context.Context, *ListCommittedOffsetsRequest) (*ListCommittedOffsetsResponse, error)
 	mustEmbedUnimplementedFetchServiceServer()
 }
 
@@ -95,6 +131,12 @@ func (UnimplementedFetchServiceServer) Read(context.Context, *ReadRequest) (*Rea
 }
 func (UnimplementedFetchServiceServer) ListOffsets(context.Context, *ListOffsetsRequest) (*ListOffsetsResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ListOffsets not implemented")
+}
+func (UnimplementedFetchServiceServer) CommitOffsets(context.Context, *CommitOffsetsRequest) (*CommitOffsetsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method CommitOffsets not implemented")
+}
+func (UnimplementedFetchServiceServer) ListCommittedOffsets(context.Context, *ListCommittedOffsetsRequest) (*ListCommittedOffsetsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListCommittedOffsets not implemented")
 }
 func (UnimplementedFetchServiceServer) mustEmbedUnimplementedFetchServiceServer() {}
 func (UnimplementedFetchServiceServer) testEmbeddedByValue()                      {}
@@ -153,6 +195,42 @@ func _FetchService_ListOffsets_Handler(srv interface{}, ctx context.Context, dec
 	return interceptor(ctx, in, info, handler)
 }
 
+func _FetchService_CommitOffsets_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CommitOffsetsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(FetchServiceServer).CommitOffsets(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: FetchService_CommitOffsets_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(FetchServiceServer).CommitOffsets(ctx, req.(*CommitOffsetsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _FetchService_ListCommittedOffsets_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListCommittedOffsetsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(FetchServiceServer).ListCommittedOffsets(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: FetchService_ListCommittedOffsets_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(FetchServiceServer).ListCommittedOffsets(ctx, req.(*ListCommittedOffsetsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // FetchService_ServiceDesc is the grpc.ServiceDesc for FetchService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -167,6 +245,14 @@ var FetchService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ListOffsets",
 			Handler:    _FetchService_ListOffsets_Handler,
+		},
+		{
+			MethodName: "CommitOffsets",
+			Handler:    _FetchService_CommitOffsets_Handler,
+		},
+		{
+			MethodName: "ListCommittedOffsets",
+			Handler:    _FetchService_ListCommittedOffsets_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

@@ -1,0 +1,98 @@
+package groupoffsets
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	fetchv1 "github.com/ferrygw/ferry/services/api/gen/ferry/fetch/v1"
+	"github.com/ferrygw/ferry/services/fluss"
+	"github.com/ferrygw/ferry/services/testenv"
+)
+
+// TestCommitAndList: the store creates its table on first use; a group's
+// list is the last commit of each partition, not mixed with other groups'
+// rows in the same bucket, and a second store (a restarted fetchsvc) reads
+// the same.
+func TestCommitAndList(t *testing.T) {
+	cluster := testenv.Fluss(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	fc, err := fluss.Dial(ctx, cluster.Bootstrap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fc.Close()
+	db := testenv.UniqueName("offsets")
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		_ = cluster.Helper.DropDatabase(ctx, db, true)
+	})
+	s, err := New(fc, db+".offsets")
+	if err != nil {
+		t.Fatal(err)
+	}
+	meta := "m"
+	commit := func(group string, offs ...*fetchv1.CommittedOffset) {
+		t.Helper()
+		if err := s.Commit(ctx, group, offs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	off := func(topic string, p int32, o int64) *fetchv1.CommittedOffset {
+		return &fetchv1.CommittedOffset{Topic: topic, Partition: p, Offset: o, LeaderEpoch: -1, CommitTimeMs: 1_700_000_000_000 + o}
+	}
+	commit("g1", off("a", 0, 5), off("a", 1, 7))
+	commit("g1", off("a", 0, 9))
+	withMeta := off("b", 0, 3)
+	withMeta.Metadata, withMeta.LeaderEpoch = &meta, 4
+	commit("g1", withMeta)
+	// Groups sharing g1's bucket, so that the list must filter.
+	for i := 0; i < 50; i++ {
+		if g := fmt.Sprintf("other-%d", i); bucketOf(g, Buckets) == bucketOf("g1", Buckets) {
+			commit(g, off("a", 0, 1000))
+		}
+	}
+	want := "a/0=9 e-1 m<nil> t1700000000009; a/1=7 e-1 m<nil> t1700000000007; b/0=3 e4 mm t1700000000003"
+	for _, store := range []*Store{s, mustNew(t, fc, db+".offsets")} {
+		got, err := store.List(ctx, "g1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var lines []string
+		for _, o := range got {
+			m := "<nil>"
+			if o.Metadata != nil {
+				m = *o.Metadata
+			}
+			lines = append(lines, fmt.Sprintf("%s/%d=%d e%d m%s t%d", o.Topic, o.Partition, o.Offset, o.LeaderEpoch, m, o.CommitTimeMs))
+		}
+		sort.Strings(lines)
+		if got := strings.Join(lines, "; "); got != want {
+			t.Fatalf("list = %s\nwant   %s", got, want)
+		}
+	}
+	if got, err := s.List(ctx, "nobody"); err != nil || len(got) != 0 {
+		t.Fatalf("list of a group without commits = %v, %v", got, err)
+	}
+}
+
+func mustNew(t *testing.T, f Fluss, path string) *Store {
+	s, err := New(f, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func TestNewRefusesBadPath(t *testing.T) {
+	for _, p := range []string{"", "nodot", ".t", "db.", "a.b.c"} {
+		if _, err := New(nil, p); err == nil {
+			t.Errorf("New(%q) accepted", p)
+		}
+	}
+}

@@ -1,0 +1,723 @@
+// Package groups is frontdoor's consumer group coordinator for Kafka's
+// classic group protocol (JoinGroup, SyncGroup, Heartbeat, LeaveGroup) and
+// committed offsets. Membership lives in memory, as in a Kafka coordinator
+// (members rejoin after a coordinator moves); committed offsets are kept
+// durably through an OffsetStore (fetchsvc's offsets table in Fluss) and
+// cached here once a group's offsets were read.
+package groups
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"log/slog"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+
+	fetchv1 "github.com/ferrygw/ferry/services/api/gen/ferry/fetch/v1"
+)
+
+// OffsetStore keeps committed offsets durably.
+type OffsetStore interface {
+	CommitOffsets(ctx context.Context, group string, offsets []*fetchv1.CommittedOffset) error
+	ListCommittedOffsets(ctx context.Context, group string) ([]*fetchv1.CommittedOffset, error)
+}
+
+// Config tunes the coordinator; zero fields take the defaults (Kafka's
+// broker defaults, but a shorter initial delay).
+type Config struct {
+	// InitialRebalanceDelay is how long the first rebalance of an empty
+	// group waits for more members (group.initial.rebalance.delay.ms).
+	InitialRebalanceDelay time.Duration
+	// MinSessionTimeout and MaxSessionTimeout bound what members may ask
+	// for (group.min/max.session.timeout.ms).
+	MinSessionTimeout, MaxSessionTimeout time.Duration
+}
+
+// Defaults.
+const (
+	DefaultInitialRebalanceDelay = time.Second
+	DefaultMinSessionTimeout     = 6 * time.Second
+	DefaultMaxSessionTimeout     = 30 * time.Minute
+)
+
+func (c Config) withDefaults() Config {
+	if c.InitialRebalanceDelay == 0 {
+		c.InitialRebalanceDelay = DefaultInitialRebalanceDelay
+	}
+	if c.MinSessionTimeout == 0 {
+		c.MinSessionTimeout = DefaultMinSessionTimeout
+	}
+	if c.MaxSessionTimeout == 0 {
+		c.MaxSessionTimeout = DefaultMaxSessionTimeout
+	}
+	return c
+}
+
+// State is a group's state, named as Kafka names it.
+type State string
+
+const (
+	Empty               State = "Empty"
+	PreparingRebalance  State = "PreparingRebalance"
+	CompletingRebalance State = "CompletingRebalance"
+	Stable              State = "Stable"
+)
+
+// Protocol is one assignment protocol a member supports.
+type Protocol struct {
+	Name     string
+	Metadata []byte
+}
+
+// TopicPartition names a partition.
+type TopicPartition struct {
+	Topic     string
+	Partition int32
+}
+
+type member struct {
+	id, instanceID, clientID, clientHost string
+	session, rebalance                   time.Duration
+	protocols                            []Protocol
+	assignment                           []byte
+	// join is set while the member waits in JoinGroup for the rebalance.
+	join chan JoinResult
+	// sync is set while the member waits in SyncGroup for the leader.
+	sync   chan SyncResult
+	expiry *time.Timer
+}
+
+type group struct {
+	id           string
+	state        State
+	protocolType string
+	protocol     string
+	generation   int32
+	leader       string
+	members      map[string]*member
+	order        []string        // member ids in join order
+	pendingIDs   map[string]bool // ids handed out with MEMBER_ID_REQUIRED
+	timer        *time.Timer     // ends the join phase
+	// initialDelay: the join phase of an empty group, which lasts the
+	// initial delay whoever joined.
+	initialDelay bool
+	// offsets is nil until read from the store; loading is closed when a
+	// read in progress ends.
+	offsets map[TopicPartition]*fetchv1.CommittedOffset
+	loading chan struct{}
+}
+
+// Coordinator serves the groups this frontdoor coordinates.
+type Coordinator struct {
+	cfg   Config
+	store OffsetStore
+	log   *slog.Logger
+
+	mu     sync.Mutex
+	groups map[string]*group
+}
+
+// New returns a coordinator keeping offsets in store.
+func New(cfg Config, store OffsetStore, log *slog.Logger) *Coordinator {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Coordinator{cfg: cfg.withDefaults(), store: store, log: log, groups: map[string]*group{}}
+}
+
+func (c *Coordinator) groupLocked(id string) *group {
+	g := c.groups[id]
+	if g == nil {
+		g = &group{id: id, state: Empty, members: map[string]*member{}, pendingIDs: map[string]bool{}}
+		c.groups[id] = g
+	}
+	return g
+}
+
+// JoinRequest is a JoinGroup.
+type JoinRequest struct {
+	Group, MemberID, InstanceID, ClientID, ClientHost, ProtocolType string
+	Session, Rebalance                                              time.Duration
+	Protocols                                                       []Protocol
+	// RequireKnownMemberID: a member without id gets one with
+	// MEMBER_ID_REQUIRED and joins again with it (JoinGroup v4+, KIP-394).
+	RequireKnownMemberID bool
+}
+
+// JoinResult answers a JoinGroup.
+type JoinResult struct {
+	Err                    *kerr.Error
+	Generation             int32
+	ProtocolType, Protocol string
+	Leader, MemberID       string
+	// Members is set for the leader only: every member's metadata for
+	// Protocol.
+	Members []JoinedMember
+}
+
+// JoinedMember is one member as the leader sees it.
+type JoinedMember struct {
+	ID, InstanceID string
+	Metadata       []byte
+}
+
+func newMemberID(clientID string) string {
+	b := make([]byte, 16)
+	_, _ = rand.Read(b)
+	return clientID + "-" + hex.EncodeToString(b)
+}
+
+// Join adds or updates a member and waits for the rebalance it starts to
+// finish (or ctx to end).
+func (c *Coordinator) Join(ctx context.Context, r JoinRequest) JoinResult {
+	c.mu.Lock()
+	switch {
+	case r.Group == "":
+		c.mu.Unlock()
+		return JoinResult{Err: kerr.InvalidGroupID}
+	case r.Session < c.cfg.MinSessionTimeout || r.Session > c.cfg.MaxSessionTimeout:
+		c.mu.Unlock()
+		return JoinResult{Err: kerr.InvalidSessionTimeout}
+	case r.ProtocolType == "" || len(r.Protocols) == 0:
+		c.mu.Unlock()
+		return JoinResult{Err: kerr.InconsistentGroupProtocol}
+	}
+	g := c.groupLocked(r.Group)
+	if len(g.members) > 0 && (g.protocolType != r.ProtocolType || !g.supportsAny(r.Protocols)) {
+		c.mu.Unlock()
+		return JoinResult{Err: kerr.InconsistentGroupProtocol}
+	}
+	id := r.MemberID
+	switch {
+	case id == "" && r.RequireKnownMemberID:
+		id = newMemberID(r.ClientID)
+		g.pendingIDs[id] = true
+		c.mu.Unlock()
+		return JoinResult{Err: kerr.MemberIDRequired, MemberID: id}
+	case id == "":
+		id = newMemberID(r.ClientID)
+	case g.members[id] == nil && !g.pendingIDs[id]:
+		c.mu.Unlock()
+		return JoinResult{Err: kerr.UnknownMemberID}
+	}
+	delete(g.pendingIDs, id)
+	m := g.members[id]
+	if m == nil {
+		m = &member{id: id}
+		g.members[id] = m
+		g.order = append(g.order, id)
+	}
+	m.instanceID, m.clientID, m.clientHost = r.InstanceID, r.ClientID, r.ClientHost
+	m.session, m.rebalance, m.protocols = r.Session, r.Rebalance, r.Protocols
+	if m.expiry != nil {
+		m.expiry.Stop() // a member waiting to join does not expire
+	}
+	if m.join != nil {
+		// A second JoinGroup of the same member replaces the first.
+		m.join <- JoinResult{Err: kerr.RebalanceInProgress}
+	}
+	wait := make(chan JoinResult, 1)
+	m.join = wait
+	g.protocolType = r.ProtocolType
+	if g.state != PreparingRebalance {
+		c.prepareRebalance(g)
+	}
+	c.tryCompleteJoin(g)
+	c.mu.Unlock()
+
+	select {
+	case res := <-wait:
+		return res
+	case <-ctx.Done():
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if m.join == wait {
+			m.join = nil
+		}
+		return JoinResult{Err: kerr.RebalanceInProgress}
+	}
+}
+
+// supportsAny tells whether every member supports one of protocols.
+func (g *group) supportsAny(protocols []Protocol) bool {
+	for _, p := range protocols {
+		if g.allSupport(p.Name) {
+			return true
+		}
+	}
+	return false
+}
+
+func (g *group) allSupport(name string) bool {
+	for _, m := range g.members {
+		found := false
+		for _, p := range m.protocols {
+			found = found || p.Name == name
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
+}
+
+// prepareRebalance starts a join phase: members must (re)join within the
+// longest rebalance timeout; an empty group waits the initial delay for
+// more members.
+func (c *Coordinator) prepareRebalance(g *group) {
+	for _, m := range g.members {
+		if m.sync != nil {
+			m.sync <- SyncResult{Err: kerr.RebalanceInProgress}
+			m.sync = nil
+		}
+	}
+	g.initialDelay = g.state == Empty
+	g.state = PreparingRebalance
+	wait := c.cfg.InitialRebalanceDelay
+	if !g.initialDelay {
+		wait = 0
+		for _, m := range g.members {
+			wait = max(wait, m.rebalance)
+		}
+	}
+	if g.timer != nil {
+		g.timer.Stop()
+	}
+	var t *time.Timer
+	t = time.AfterFunc(wait, func() {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if g.timer == t && g.state == PreparingRebalance {
+			c.completeJoin(g)
+		}
+	})
+	g.timer = t
+}
+
+// tryCompleteJoin ends the join phase once every member has rejoined,
+// unless an empty group's initial delay is running (more members may come).
+func (c *Coordinator) tryCompleteJoin(g *group) {
+	if g.state == PreparingRebalance && !g.initialDelay && g.allJoined() {
+		c.completeJoin(g)
+	}
+}
+
+func (g *group) allJoined() bool {
+	for _, m := range g.members {
+		if m.join == nil {
+			return false
+		}
+	}
+	return true
+}
+
+// completeJoin starts a new generation with the members that rejoined and
+// answers their JoinGroups.
+func (c *Coordinator) completeJoin(g *group) {
+	if g.timer != nil {
+		g.timer.Stop()
+		g.timer = nil
+	}
+	for _, id := range append([]string(nil), g.order...) {
+		if g.members[id].join == nil {
+			c.log.Info("group member did not rejoin in time; removed", "group", g.id, "member", id)
+			c.removeLocked(g, id)
+		}
+	}
+	g.generation++
+	if len(g.members) == 0 {
+		g.state, g.protocol, g.leader = Empty, "", ""
+		return
+	}
+	g.protocol = g.chooseProtocol()
+	if g.members[g.leader] == nil {
+		g.leader = g.order[0]
+	}
+	g.state = CompletingRebalance
+	var all []JoinedMember
+	for _, id := range g.order {
+		m := g.members[id]
+		all = append(all, JoinedMember{ID: id, InstanceID: m.instanceID, Metadata: m.metadata(g.protocol)})
+	}
+	for _, id := range g.order {
+		m := g.members[id]
+		res := JoinResult{Generation: g.generation, ProtocolType: g.protocolType, Protocol: g.protocol, Leader: g.leader, MemberID: id}
+		if id == g.leader {
+			res.Members = all
+		}
+		m.assignment = nil
+		m.join <- res
+		m.join = nil
+		c.touch(g, m)
+	}
+	c.log.Info("group rebalanced", "group", g.id, "generation", g.generation, "members", len(g.members), "protocol", g.protocol)
+}
+
+// chooseProtocol picks the protocol most members list first among those
+// every member supports (Kafka's vote), ties to the leader's order.
+func (g *group) chooseProtocol() string {
+	votes := map[string]int{}
+	for _, m := range g.members {
+		for _, p := range m.protocols {
+			if g.allSupport(p.Name) {
+				votes[p.Name]++
+				break
+			}
+		}
+	}
+	first := g.members[g.order[0]]
+	best := ""
+	for _, p := range first.protocols {
+		if votes[p.Name] > votes[best] {
+			best = p.Name
+		}
+	}
+	return best
+}
+
+func (m *member) metadata(protocol string) []byte {
+	for _, p := range m.protocols {
+		if p.Name == protocol {
+			return p.Metadata
+		}
+	}
+	return nil
+}
+
+// touch restarts a member's session timer.
+func (c *Coordinator) touch(g *group, m *member) {
+	if m.expiry != nil {
+		m.expiry.Stop()
+	}
+	var t *time.Timer
+	t = time.AfterFunc(m.session, func() {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if g.members[m.id] != m || m.expiry != t || m.join != nil {
+			return
+		}
+		c.log.Info("group member session expired", "group", g.id, "member", m.id, "session_timeout", m.session)
+		c.removeLocked(g, m.id)
+		c.membersChanged(g)
+	})
+	m.expiry = t
+}
+
+// removeLocked drops a member, answering what it waits for.
+func (c *Coordinator) removeLocked(g *group, id string) {
+	m := g.members[id]
+	if m == nil {
+		return
+	}
+	if m.expiry != nil {
+		m.expiry.Stop()
+	}
+	if m.join != nil {
+		m.join <- JoinResult{Err: kerr.UnknownMemberID}
+	}
+	if m.sync != nil {
+		m.sync <- SyncResult{Err: kerr.UnknownMemberID}
+	}
+	delete(g.members, id)
+	for i, o := range g.order {
+		if o == id {
+			g.order = append(g.order[:i], g.order[i+1:]...)
+			break
+		}
+	}
+}
+
+// membersChanged starts a rebalance after members left, or empties the
+// group.
+func (c *Coordinator) membersChanged(g *group) {
+	switch {
+	case len(g.members) == 0 && g.state != PreparingRebalance:
+		g.generation++
+		g.state, g.protocol, g.leader = Empty, "", ""
+	case g.state == PreparingRebalance:
+		c.tryCompleteJoin(g)
+	default:
+		c.prepareRebalance(g)
+		c.tryCompleteJoin(g)
+	}
+}
+
+// SyncRequest is a SyncGroup; Assignments are set by the leader.
+type SyncRequest struct {
+	Group, MemberID        string
+	Generation             int32
+	ProtocolType, Protocol string // v5+; empty: not checked
+	Assignments            map[string][]byte
+}
+
+// SyncResult answers a SyncGroup.
+type SyncResult struct {
+	Err                    *kerr.Error
+	ProtocolType, Protocol string
+	Assignment             []byte
+}
+
+// Sync hands out the leader's assignment, waiting for it when needed.
+func (c *Coordinator) Sync(ctx context.Context, r SyncRequest) SyncResult {
+	c.mu.Lock()
+	g := c.groups[r.Group]
+	var m *member
+	if g != nil {
+		m = g.members[r.MemberID]
+	}
+	switch {
+	case m == nil:
+		c.mu.Unlock()
+		return SyncResult{Err: kerr.UnknownMemberID}
+	case r.Generation != g.generation:
+		c.mu.Unlock()
+		return SyncResult{Err: kerr.IllegalGeneration}
+	case r.ProtocolType != "" && r.ProtocolType != g.protocolType, r.Protocol != "" && r.Protocol != g.protocol:
+		c.mu.Unlock()
+		return SyncResult{Err: kerr.InconsistentGroupProtocol}
+	case g.state == PreparingRebalance:
+		c.mu.Unlock()
+		return SyncResult{Err: kerr.RebalanceInProgress}
+	case g.state == Stable:
+		res := SyncResult{ProtocolType: g.protocolType, Protocol: g.protocol, Assignment: m.assignment}
+		c.touch(g, m)
+		c.mu.Unlock()
+		return res
+	}
+	// CompletingRebalance.
+	c.touch(g, m)
+	if r.MemberID == g.leader {
+		for id, mm := range g.members {
+			mm.assignment = r.Assignments[id]
+		}
+		g.state = Stable
+		for _, mm := range g.members {
+			if mm.sync != nil {
+				mm.sync <- SyncResult{ProtocolType: g.protocolType, Protocol: g.protocol, Assignment: mm.assignment}
+				mm.sync = nil
+			}
+		}
+		res := SyncResult{ProtocolType: g.protocolType, Protocol: g.protocol, Assignment: m.assignment}
+		c.mu.Unlock()
+		return res
+	}
+	if m.sync != nil {
+		m.sync <- SyncResult{Err: kerr.RebalanceInProgress}
+	}
+	wait := make(chan SyncResult, 1)
+	m.sync = wait
+	c.mu.Unlock()
+	select {
+	case res := <-wait:
+		return res
+	case <-ctx.Done():
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if m.sync == wait {
+			m.sync = nil
+		}
+		return SyncResult{Err: kerr.RebalanceInProgress}
+	}
+}
+
+// Heartbeat keeps a member alive and tells it whether to rejoin.
+func (c *Coordinator) Heartbeat(groupID, memberID string, generation int32) *kerr.Error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	g := c.groups[groupID]
+	if g == nil || g.members[memberID] == nil {
+		return kerr.UnknownMemberID
+	}
+	m := g.members[memberID]
+	if generation != g.generation {
+		return kerr.IllegalGeneration
+	}
+	c.touch(g, m)
+	if g.state == PreparingRebalance {
+		return kerr.RebalanceInProgress
+	}
+	return nil
+}
+
+// Leave removes members; the result lines up with memberIDs.
+func (c *Coordinator) Leave(groupID string, memberIDs []string) []*kerr.Error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make([]*kerr.Error, len(memberIDs))
+	g := c.groups[groupID]
+	left := 0
+	for i, id := range memberIDs {
+		if g == nil || g.members[id] == nil {
+			out[i] = kerr.UnknownMemberID
+			continue
+		}
+		c.removeLocked(g, id)
+		left++
+	}
+	if left > 0 {
+		c.log.Info("group members left", "group", groupID, "left", left, "remaining", len(g.members))
+		c.membersChanged(g)
+	}
+	return out
+}
+
+// errStoreUnavailable wraps a failed read of a group's offsets.
+var errStoreUnavailable = errors.New("groups: offset store unavailable")
+
+// offsetsOf returns the group's committed offsets, reading them from the
+// store the first time. Called without the lock.
+func (c *Coordinator) offsetsOf(ctx context.Context, groupID string) (*group, error) {
+	for {
+		c.mu.Lock()
+		g := c.groupLocked(groupID)
+		if g.offsets != nil {
+			c.mu.Unlock()
+			return g, nil
+		}
+		if g.loading != nil {
+			ch := g.loading
+			c.mu.Unlock()
+			select {
+			case <-ch:
+				continue
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+		}
+		ch := make(chan struct{})
+		g.loading = ch
+		c.mu.Unlock()
+		list, err := c.store.ListCommittedOffsets(ctx, groupID)
+		c.mu.Lock()
+		g.loading = nil
+		close(ch)
+		if err != nil {
+			c.mu.Unlock()
+			return nil, errors.Join(errStoreUnavailable, err)
+		}
+		g.offsets = make(map[TopicPartition]*fetchv1.CommittedOffset, len(list))
+		for _, o := range list {
+			g.offsets[TopicPartition{o.GetTopic(), o.GetPartition()}] = o
+		}
+		c.mu.Unlock()
+		return g, nil
+	}
+}
+
+// Commit checks that the committer may commit for the group and stores
+// offsets. A member commits with its generation; a consumer outside any
+// group (generation -1, no member id) only while the group has no members.
+func (c *Coordinator) Commit(ctx context.Context, groupID, memberID string, generation int32, offsets []*fetchv1.CommittedOffset) *kerr.Error {
+	if groupID == "" {
+		return kerr.InvalidGroupID
+	}
+	g, err := c.offsetsOf(ctx, groupID)
+	if err != nil {
+		c.log.Warn("offset commit: offsets unavailable", "group", groupID, "error", err)
+		return kerr.CoordinatorLoadInProgress
+	}
+	c.mu.Lock()
+	m := g.members[memberID]
+	var refuse *kerr.Error
+	switch {
+	case generation < 0 && memberID == "" && len(g.members) == 0:
+	case generation < 0 && memberID == "":
+		refuse = kerr.IllegalGeneration
+	case m == nil:
+		refuse = kerr.UnknownMemberID
+	case generation != g.generation:
+		refuse = kerr.IllegalGeneration
+	case g.state == PreparingRebalance:
+		refuse = kerr.RebalanceInProgress
+	default:
+		c.touch(g, m)
+	}
+	c.mu.Unlock()
+	if refuse != nil {
+		return refuse
+	}
+	if err := c.store.CommitOffsets(ctx, groupID, offsets); err != nil {
+		c.log.Warn("offset commit failed", "group", groupID, "error", err)
+		return kerr.CoordinatorNotAvailable
+	}
+	c.mu.Lock()
+	for _, o := range offsets {
+		g.offsets[TopicPartition{o.GetTopic(), o.GetPartition()}] = o
+	}
+	c.mu.Unlock()
+	return nil
+}
+
+// Committed returns the group's committed offsets, by partition.
+func (c *Coordinator) Committed(ctx context.Context, groupID string) (map[TopicPartition]*fetchv1.CommittedOffset, *kerr.Error) {
+	g, err := c.offsetsOf(ctx, groupID)
+	if err != nil {
+		c.log.Warn("offset fetch: offsets unavailable", "group", groupID, "error", err)
+		return nil, kerr.CoordinatorLoadInProgress
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make(map[TopicPartition]*fetchv1.CommittedOffset, len(g.offsets))
+	for k, v := range g.offsets {
+		out[k] = v
+	}
+	return out, nil
+}
+
+// Listing is one group as ListGroups shows it.
+type Listing struct {
+	Group, ProtocolType string
+	State               State
+}
+
+// List returns the groups this coordinator knows: those with members or
+// whose offsets it read since it started.
+func (c *Coordinator) List() []Listing {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []Listing
+	for id, g := range c.groups {
+		if len(g.members) == 0 && len(g.offsets) == 0 {
+			continue
+		}
+		out = append(out, Listing{Group: id, ProtocolType: g.protocolType, State: g.state})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Group < out[j].Group })
+	return out
+}
+
+// Description is a group as DescribeGroups shows it.
+type Description struct {
+	State                  State
+	ProtocolType, Protocol string
+	Members                []MemberDescription
+}
+
+// MemberDescription is one member of a Description.
+type MemberDescription struct {
+	ID, InstanceID, ClientID, ClientHost string
+	Metadata, Assignment                 []byte
+}
+
+// Describe returns the group's state and members; an unknown group is
+// described as Dead with no members, as Kafka does.
+func (c *Coordinator) Describe(groupID string) Description {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	g := c.groups[groupID]
+	if g == nil {
+		return Description{State: "Dead"}
+	}
+	d := Description{State: g.state, ProtocolType: g.protocolType, Protocol: g.protocol}
+	for _, id := range g.order {
+		m := g.members[id]
+		d.Members = append(d.Members, MemberDescription{ID: id, InstanceID: m.instanceID, ClientID: m.clientID,
+			ClientHost: m.clientHost, Metadata: m.metadata(g.protocol), Assignment: m.assignment})
+	}
+	return d
+}

@@ -1,0 +1,26 @@
+package kafka
+
+import (
+	"context"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/ferrygw/ferry/frontdoor/internal/acl"
+)
+
+// Heartbeat v0-v4: keeps a member's session; REBALANCE_IN_PROGRESS tells
+// it to rejoin.
+const (
+	heartbeatKey int16 = 12
+	heartbeatMin       = 0
+	heartbeatMax       = 4
+)
+
+func (h *groupHandlers) heartbeat(ctx context.Context, s *Session, req Request) (Reply, error) {
+	r := req.Body.(*kmsg.HeartbeatRequest)
+	resp := r.ResponseKind().(*kmsg.HeartbeatResponse)
+	setErr := func(code int16) kmsg.Response { resp.ErrorCode = code; return resp }
+	return h.groupReply(ctx, s, acl.Read, r.Group, setErr, func(context.Context) kmsg.Response {
+		return setErr(errCode(h.coord.Heartbeat(r.Group, r.MemberID, r.Generation)))
+	}), nil
+}
