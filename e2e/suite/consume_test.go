@@ -366,8 +366,9 @@ func (g *groupConsumer) poll(t *testing.T, d time.Duration) {
 }
 
 // TestConsumerGroup: three franz-go members of one group share six partitions; a member joining
-// and one leaving rebalance the group; each commits what it consumed; after a restart of every
-// Ferry service, a new member resumes at the committed offsets: every record is consumed, none is
+// and one leaving rebalance the group; each commits what it consumed; after frontdoor, fetchsvc,
+// catalogsvc and appendsvc are killed and started again, a new member resumes at the committed
+// offsets: every record is consumed, none is
 // skipped, and a record is consumed again only if its commit was not made before a rebalance.
 func TestConsumerGroup(t *testing.T) {
 	e, f := need(t)
@@ -416,13 +417,16 @@ func TestConsumerGroup(t *testing.T) {
 	if dg := described[group]; dg.Err != nil || dg.State != "Empty" {
 		t.Errorf("group after every member left: %+v", dg)
 	}
-	restarted := make(chan error, 4)
-	for _, svc := range []string{stack.Frontdoor, stack.Fetch, stack.Catalog, stack.Append} {
-		go func() { restarted <- e.stack.Restart(ctx, svc) }()
+	// Every service that holds or serves group state crashes, then starts again.
+	services := []string{stack.Frontdoor, stack.Fetch, stack.Catalog, stack.Append}
+	for _, svc := range services {
+		if err := e.stack.Kill(svc); err != nil {
+			t.Fatalf("kill %s: %v", svc, err)
+		}
 	}
-	for range 4 {
-		if err := <-restarted; err != nil {
-			t.Fatalf("restart: %v", err)
+	for _, svc := range slices.Backward(services) {
+		if err := e.stack.Restart(ctx, svc); err != nil {
+			t.Fatalf("restart %s: %v", svc, err)
 		}
 	}
 	waitTopic(t, topic, 6)

@@ -3,6 +3,7 @@ package kafka
 import (
 	"encoding/binary"
 	"fmt"
+	"reflect"
 	"runtime"
 	"testing"
 	"time"
@@ -209,39 +210,46 @@ func TestShapeCostCoversAllocations(t *testing.T) {
 
 // decodedElems counts what kmsg decoded: array elements and unknown tags.
 func decodedElems(req kmsg.Request) (elems, entries int) {
-	switch r := req.(type) {
-	case *kmsg.ProduceRequest:
-		elems = len(r.Topics) + r.UnknownTags.Len()
+	if r, ok := req.(*kmsg.ProduceRequest); ok {
 		for _, t := range r.Topics {
-			elems += len(t.Partitions) + t.UnknownTags.Len()
 			entries += len(t.Partitions)
-			for _, p := range t.Partitions {
-				elems += p.UnknownTags.Len()
+		}
+	}
+	return countElems(reflect.ValueOf(req)), entries
+}
+
+// countElems counts what the scan counts in a decoded request: the
+// elements of every array (not byte strings) and every unknown tag, at
+// every level.
+func countElems(v reflect.Value) int {
+	switch v.Kind() {
+	case reflect.Pointer:
+		if v.IsNil() {
+			return 0
+		}
+		return countElems(v.Elem())
+	case reflect.Struct:
+		if tags, ok := v.Addr().Interface().(*kmsg.Tags); ok {
+			return tags.Len()
+		}
+		n := 0
+		for i := range v.NumField() {
+			if v.Type().Field(i).IsExported() {
+				n += countElems(v.Field(i))
 			}
 		}
-	case *kmsg.MetadataRequest:
-		elems = len(r.Topics) + r.UnknownTags.Len()
-		for _, t := range r.Topics {
-			elems += t.UnknownTags.Len()
+		return n
+	case reflect.Slice:
+		if v.Type().Elem().Kind() == reflect.Uint8 {
+			return 0
 		}
-	case *kmsg.FetchRequest:
-		elems = len(r.Topics) + len(r.ForgottenTopics) + r.UnknownTags.Len()
-		for _, t := range r.Topics {
-			elems += len(t.Partitions)
+		n := v.Len()
+		for i := range v.Len() {
+			n += countElems(v.Index(i))
 		}
-		for _, t := range r.ForgottenTopics {
-			elems += len(t.Partitions)
-		}
-	case *kmsg.FindCoordinatorRequest:
-		elems = len(r.CoordinatorKeys) + r.UnknownTags.Len()
-	case *kmsg.ApiVersionsRequest:
-		elems = r.UnknownTags.Len()
-	case *kmsg.InitProducerIDRequest:
-		elems = r.UnknownTags.Len()
-	case *kmsg.SASLAuthenticateRequest:
-		elems = r.UnknownTags.Len()
+		return n
 	}
-	return elems, entries
+	return 0
 }
 
 // checkShapeAgainstKmsg: whatever kmsg decodes, the scan accepts and
@@ -312,6 +320,17 @@ func shapeSeeds() []kmsg.Request {
 		r.ForgottenTopics = append(r.ForgottenTopics, fg)
 		out = append(out, r)
 	}
+	for v := int16(listOffsetsMin); v <= listOffsetsMax; v++ {
+		r := kmsg.NewPtrListOffsetsRequest()
+		r.Version = v
+		lt := kmsg.NewListOffsetsRequestTopic()
+		lt.Topic = "orders"
+		lt.Partitions = []kmsg.ListOffsetsRequestTopicPartition{kmsg.NewListOffsetsRequestTopicPartition(), kmsg.NewListOffsetsRequestTopicPartition()}
+		withTags(&lt.UnknownTags)
+		r.Topics = append(r.Topics, lt)
+		out = append(out, r)
+	}
+	out = append(out, groupShapeSeeds(withTags)...)
 	for v := int16(findCoordinatorMin); v <= findCoordinatorMax; v++ {
 		r := kmsg.NewPtrFindCoordinatorRequest()
 		r.Version, r.CoordinatorKey, r.CoordinatorKeys = v, "g", []string{"a", "b"}
@@ -326,6 +345,81 @@ func shapeSeeds() []kmsg.Request {
 			hs.Version, hs.Mechanism = v, "PLAIN"
 			out = append(out, hs)
 		}
+	}
+	return out
+}
+
+// groupShapeSeeds are requests of every consumer group API at every served
+// version, with arrays of two elements and unknown tags where flexible.
+func groupShapeSeeds(withTags func(*kmsg.Tags)) []kmsg.Request {
+	var out []kmsg.Request
+	for v := int16(joinGroupMin); v <= joinGroupMax; v++ {
+		r := kmsg.NewPtrJoinGroupRequest()
+		r.Version, r.Group, r.ProtocolType, r.InstanceID, r.Reason = v, "g", "consumer", kmsg.StringPtr("i"), kmsg.StringPtr("why")
+		for _, n := range []string{"range", "cooperative-sticky"} {
+			p := kmsg.NewJoinGroupRequestProtocol()
+			p.Name, p.Metadata = n, []byte{1, 2}
+			withTags(&p.UnknownTags)
+			r.Protocols = append(r.Protocols, p)
+		}
+		out = append(out, r)
+	}
+	for v := int16(syncGroupMin); v <= syncGroupMax; v++ {
+		r := kmsg.NewPtrSyncGroupRequest()
+		r.Version, r.Group, r.MemberID, r.ProtocolType, r.Protocol = v, "g", "m", kmsg.StringPtr("consumer"), kmsg.StringPtr("range")
+		for _, m := range []string{"a", "b"} {
+			a := kmsg.NewSyncGroupRequestGroupAssignment()
+			a.MemberID, a.MemberAssignment = m, []byte{3}
+			r.GroupAssignment = append(r.GroupAssignment, a)
+		}
+		withTags(&r.UnknownTags)
+		out = append(out, r)
+	}
+	for v := int16(heartbeatMin); v <= heartbeatMax; v++ {
+		r := kmsg.NewPtrHeartbeatRequest()
+		r.Version, r.Group, r.MemberID, r.InstanceID = v, "g", "m", kmsg.StringPtr("i")
+		out = append(out, r)
+	}
+	for v := int16(leaveGroupMin); v <= leaveGroupMax; v++ {
+		r := kmsg.NewPtrLeaveGroupRequest()
+		r.Version, r.Group, r.MemberID = v, "g", "m"
+		r.Members = []kmsg.LeaveGroupRequestMember{kmsg.NewLeaveGroupRequestMember(), kmsg.NewLeaveGroupRequestMember()}
+		out = append(out, r)
+	}
+	for v := int16(offsetCommitMin); v <= offsetCommitMax; v++ {
+		r := kmsg.NewPtrOffsetCommitRequest()
+		r.Version, r.Group, r.MemberID = v, "g", "m"
+		t := kmsg.NewOffsetCommitRequestTopic()
+		t.Topic = "orders"
+		t.Partitions = []kmsg.OffsetCommitRequestTopicPartition{kmsg.NewOffsetCommitRequestTopicPartition(), kmsg.NewOffsetCommitRequestTopicPartition()}
+		t.Partitions[1].Metadata = kmsg.StringPtr("meta")
+		withTags(&t.UnknownTags)
+		r.Topics = append(r.Topics, t)
+		out = append(out, r)
+	}
+	for v := int16(offsetFetchMin); v <= offsetFetchMax; v++ {
+		r := kmsg.NewPtrOffsetFetchRequest()
+		r.Version, r.Group = v, "g"
+		t := kmsg.NewOffsetFetchRequestTopic()
+		t.Topic, t.Partitions = "orders", []int32{0, 1}
+		r.Topics = append(r.Topics, t)
+		g := kmsg.NewOffsetFetchRequestGroup()
+		g.Group, g.MemberID = "g", kmsg.StringPtr("m")
+		gt := kmsg.NewOffsetFetchRequestGroupTopic()
+		gt.Topic, gt.Partitions = "orders", []int32{0, 1}
+		g.Topics = append(g.Topics, gt)
+		r.Groups = append(r.Groups, g, kmsg.NewOffsetFetchRequestGroup())
+		out = append(out, r)
+	}
+	for v := int16(listGroupsMin); v <= listGroupsMax; v++ {
+		r := kmsg.NewPtrListGroupsRequest()
+		r.Version, r.StatesFilter, r.TypesFilter = v, []string{"Stable", "Empty"}, []string{"classic"}
+		out = append(out, r)
+	}
+	for v := int16(describeGroupsMin); v <= describeGroupsMax; v++ {
+		r := kmsg.NewPtrDescribeGroupsRequest()
+		r.Version, r.Groups = v, []string{"a", "b"}
+		out = append(out, r)
 	}
 	return out
 }
@@ -371,6 +465,11 @@ func FuzzShapeMatchesKmsg(f *testing.F) {
 		{apiVersionsKey, apiVersionsMin, apiVersionsMax}, {initProducerIDKey, initProducerIDMin, initProducerIDMax},
 		{findCoordinatorKey, findCoordinatorMin, findCoordinatorMax}, {saslHandshakeKey, saslHandshakeMin, saslHandshakeMax},
 		{saslAuthenticateKey, saslAuthenticateMin, saslAuthenticateMax}, {fetchKey, fetchMin, fetchMax},
+		{listOffsetsKey, listOffsetsMin, listOffsetsMax}, {joinGroupKey, joinGroupMin, joinGroupMax},
+		{syncGroupKey, syncGroupMin, syncGroupMax}, {heartbeatKey, heartbeatMin, heartbeatMax},
+		{leaveGroupKey, leaveGroupMin, leaveGroupMax}, {offsetCommitKey, offsetCommitMin, offsetCommitMax},
+		{offsetFetchKey, offsetFetchMin, offsetFetchMax}, {listGroupsKey, listGroupsMin, listGroupsMax},
+		{describeGroupsKey, describeGroupsMin, describeGroupsMax},
 	}
 	f.Fuzz(func(t *testing.T, in []byte) {
 		if len(in) < 4 {

@@ -24,7 +24,7 @@ type Deps struct {
 	// its connection.
 	Fetcher *backends.Fetcher
 	// Groups tunes the consumer group coordinator.
-	Groups groups.Config
+	Groups  groups.Config
 	Produce ProduceConfig
 	// Idempotence tunes idempotent produce; its zero value means
 	// idempotence.DefaultConfig. DisableIdempotence leaves InitProducerId
