@@ -8,6 +8,7 @@
 #   kcat + librdkafka     Debian package kcat                         (apt-get)
 #   Java kafka-clients    e2e/clients/java/pom.xml    -> .cache/clients/java/lib   (mvn)
 #   Kafka broker (KRaft)  e2e/kafkabroker/pom.xml     -> .cache/kafkabroker/lib     (mvn)
+#   Kafka tools           e2e/bench/pom.xml           -> .cache/bench/kafka-tools-lib (mvn)
 #   kafkajs + codecs      e2e/clients/node/package-lock.json -> e2e/clients/node/node_modules (npm ci)
 #   confluent-kafka       e2e/clients/python/requirements.txt -> .cache/clients/venv (pip)
 #   franz-go, sarama, kafka-go   e2e/clients/go.mod   -> .cache/clients/bin/goproduce (go build)
@@ -50,6 +51,9 @@ jars() { # pom dir
 need java "Java 17+"
 jars "$clients/java/pom.xml" "$cache/clients/java/lib"
 jars "$root/e2e/kafkabroker/pom.xml" "$cache/kafkabroker/lib"
+# Kafka's command-line tools (kafka-consumer-groups for the e2e suite), the set and stamp
+# e2e/bench/install.sh uses too.
+jars "$root/e2e/bench/pom.xml" "$cache/bench/kafka-tools-lib"
 # Compiles Produce.java (bin/java rebuilds only when the source changed).
 "$clients/bin/java" check >/dev/null
 

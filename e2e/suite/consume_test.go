@@ -6,8 +6,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/big"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -404,6 +409,8 @@ func TestConsumerGroup(t *testing.T) {
 	run(c, 9*time.Second) // c joins
 	time.Sleep(time.Second)
 	produce(600)
+	time.Sleep(time.Second)
+	describeGroupWithKafkaTool(t, e.kafka, group, topic)
 	wg.Wait()
 	b.cl.Close()
 	c.cl.Close()
@@ -471,4 +478,50 @@ func TestConsumerGroup(t *testing.T) {
 		}
 	}
 	t.Logf("%d records, %d consumed more than once (commits overtaken by a rebalance); committed before restart: %v", next, again, start)
+}
+
+// describeGroupWithKafkaTool runs Kafka's own kafka-consumer-groups --describe (the 4.4 tools jar)
+// against frontdoor while the group has members: it must list every partition of topic with the
+// committed offset, the log end offset, the lag and the member holding it.
+func describeGroupWithKafkaTool(t *testing.T, addr, group, topic string) {
+	t.Helper()
+	root, err := stack.FindRoot(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lib := filepath.Join(root, ".cache", "bench", "kafka-tools-lib")
+	if _, err := os.Stat(lib); err != nil {
+		if os.Getenv(testenv.EnvRequireFluss) == "1" {
+			t.Fatalf("kafka tools not installed (tools/install-clients.sh): %v", err)
+		}
+		t.Logf("kafka tools not installed; kafka-consumer-groups not run: %v", err)
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, "java", "-cp", filepath.Join(lib, "*"),
+		"org.apache.kafka.tools.consumer.group.ConsumerGroupCommand",
+		"--bootstrap-server", addr, "--describe", "--group", group).CombinedOutput()
+	if err != nil {
+		t.Fatalf("kafka-consumer-groups --describe: %v\n%s", err, out)
+	}
+	t.Logf("kafka-consumer-groups --describe:\n%s", out)
+	// GROUP TOPIC PARTITION CURRENT-OFFSET LOG-END-OFFSET LAG CONSUMER-ID HOST CLIENT-ID
+	rows := 0
+	for _, line := range strings.Split(string(out), "\n") {
+		f := strings.Fields(line)
+		if len(f) != 9 || f[0] != group || f[1] != topic {
+			continue
+		}
+		rows++
+		cur, err1 := strconv.ParseInt(f[3], 10, 64)
+		end, err2 := strconv.ParseInt(f[4], 10, 64)
+		lag, err3 := strconv.ParseInt(f[5], 10, 64)
+		if err1 != nil || err2 != nil || err3 != nil || lag != end-cur || end < cur || !strings.HasPrefix(f[6], "ferry-e2e-group") {
+			t.Errorf("kafka-consumer-groups row %q: want offsets, lag = end - current and a member", line)
+		}
+	}
+	if rows != 6 {
+		t.Errorf("kafka-consumer-groups listed %d partitions of %s, want 6", rows, topic)
+	}
 }
