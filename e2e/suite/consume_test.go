@@ -478,6 +478,21 @@ func TestConsumerGroup(t *testing.T) {
 		}
 	}
 	t.Logf("%d records, %d consumed more than once (commits overtaken by a rebalance); committed before restart: %v", next, again, start)
+
+	// d committed everything; 30 more records are the group's lag, which frontdoor reports.
+	d.cl.Close()
+	produce(30)
+	deadline := time.Now().Add(time.Minute)
+	for {
+		lag, ok := scrapeService(t, e, stack.Frontdoor).sum("ferry_frontdoor_consumer_group_lag", map[string]string{"group": group, "topic": topic})
+		if ok && lag == 30 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("consumer group lag metric: %v (present %v), want 30", lag, ok)
+		}
+		time.Sleep(2 * time.Second)
+	}
 }
 
 // describeGroupWithKafkaTool runs Kafka's own kafka-consumer-groups --describe (the 4.4 tools jar)

@@ -721,3 +721,22 @@ func (c *Coordinator) Describe(groupID string) Description {
 	}
 	return d
 }
+
+// AllCommitted returns the committed offsets of every group whose offsets
+// this coordinator holds, by group.
+func (c *Coordinator) AllCommitted() map[string]map[TopicPartition]int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := map[string]map[TopicPartition]int64{}
+	for id, g := range c.groups {
+		if len(g.offsets) == 0 {
+			continue
+		}
+		m := make(map[TopicPartition]int64, len(g.offsets))
+		for tp, o := range g.offsets {
+			m[tp] = o.GetOffset()
+		}
+		out[id] = m
+	}
+	return out
+}

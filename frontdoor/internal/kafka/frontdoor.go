@@ -112,6 +112,9 @@ func NewFrontdoor(cfg Config, d Deps) (*Server, error) {
 	var gh *groupHandlers
 	if d.Fetcher != nil {
 		gh = &groupHandlers{coord: groups.New(d.Groups, d.Fetcher, d.Logger), catalog: d.Catalog}
+		if err := registerGroupLag(metrics.meter, &groupLag{coord: gh.coord, catalog: d.Catalog, fetcher: d.Fetcher}); err != nil {
+			return nil, err
+		}
 		apis = append(apis, (&listOffsetsHandler{catalog: d.Catalog, fetcher: d.Fetcher}).api())
 		apis = append(apis, gh.apis()...)
 	}
