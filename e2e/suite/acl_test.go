@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/twmb/franz-go/pkg/sasl/plain"
 
 	"github.com/ferrygw/ferry/services/testenv"
@@ -127,5 +128,75 @@ func TestTopicACLs(t *testing.T) {
 	rows := f.Scan(t, db, "guarded", testenv.ScanOptions{Expect: len(acked), Timeout: 60 * time.Second})
 	if len(rows) != len(acked) {
 		t.Fatalf("Fluss holds %d rows, %d were acknowledged", len(rows), len(acked))
+	}
+}
+
+// TestConsumerACLs: reading needs READ on the topic and joining a group READ on the group; a
+// principal without them gets TOPIC_AUTHORIZATION_FAILED / GROUP_AUTHORIZATION_FAILED, and one
+// with them consumes, alone and in a group.
+func TestConsumerACLs(t *testing.T) {
+	e, f := need(t)
+	db := dbName(t, f, "acl")
+	topic := topicTable(t, f, db, "readable", 1, []testenv.Column{{Name: "id", Type: "BIGINT"}}, nil)
+	dir := t.TempDir()
+	usersFile := filepath.Join(dir, "users")
+	users := hashPassword(t, "alice", "a-pw") + "\n" + hashPassword(t, "bob", "b-pw") + "\n"
+	if err := os.WriteFile(usersFile, []byte(users), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	aclFile := filepath.Join(dir, "acl")
+	rules := "allow User:alice READ topic:" + topic + "\nallow User:alice READ group:ok-*\nallow User:bob DESCRIBE topic:" + topic + "\n"
+	if err := os.WriteFile(aclFile, []byte(rules), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	kafka := startSecuredFrontdoor(t, e, "consumeracl", map[string]string{"FERRY_SASL_USERS_FILE": usersFile, "FERRY_ACL_FILE": aclFile})
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	var recs []*kgo.Record
+	for i := range 10 {
+		recs = append(recs, &kgo.Record{Topic: topic, Value: []byte(`{"id": ` + strconv.Itoa(i) + `}`)})
+	}
+	kgoProduce(t, newKgo(t, e.kafka), recs, 10)
+
+	alice := kgo.SASL(plain.Auth{User: "alice", Pass: "a-pw"}.AsMechanism())
+	if got := consumeAll(t, kafka, topic, 10, alice); len(got) != 10 {
+		t.Fatalf("alice consumed %d records, want 10", len(got))
+	}
+	g := newGroupConsumer(t, kafka, "ok-1", topic, alice)
+	g.poll(t, 5*time.Second)
+	g.cl.Close()
+	if len(g.seen) != 10 {
+		t.Errorf("alice's group consumer read %d records, want 10", len(g.seen))
+	}
+
+	bob := newKgo(t, kafka, kgo.SASL(plain.Auth{User: "bob", Pass: "b-pw"}.AsMechanism()))
+	fetch := kmsg.NewPtrFetchRequest()
+	fetch.Version, fetch.ReplicaID, fetch.MaxBytes, fetch.SessionEpoch = 12, -1, 1<<20, -1
+	ft := kmsg.NewFetchRequestTopic()
+	ft.Topic = topic
+	fp := kmsg.NewFetchRequestTopicPartition()
+	fp.PartitionMaxBytes = 1 << 20
+	ft.Partitions = append(ft.Partitions, fp)
+	fetch.Topics = append(fetch.Topics, ft)
+	resp, err := fetch.RequestWith(ctx, bob)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code := resp.Topics[0].Partitions[0].ErrorCode; code != kerr.TopicAuthorizationFailed.Code {
+		t.Errorf("bob's fetch: %v, want TOPIC_AUTHORIZATION_FAILED", kerr.ErrorForCode(code))
+	}
+	aliceCl := newKgo(t, kafka, alice)
+	join := kmsg.NewPtrJoinGroupRequest()
+	join.Version, join.Group, join.SessionTimeoutMillis, join.RebalanceTimeoutMillis, join.ProtocolType = 9, "other", 10000, 10000, "consumer"
+	jp := kmsg.NewJoinGroupRequestProtocol()
+	jp.Name = "range"
+	join.Protocols = append(join.Protocols, jp)
+	// franz-go asks FindCoordinator first, which refuses the group already.
+	jresp, err := join.RequestWith(ctx, aliceCl)
+	if err == nil {
+		err = kerr.ErrorForCode(jresp.ErrorCode)
+	}
+	if !errors.Is(err, kerr.GroupAuthorizationFailed) {
+		t.Errorf("alice joining a group she may not read: %v, want GROUP_AUTHORIZATION_FAILED", err)
 	}
 }

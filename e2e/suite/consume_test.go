@@ -331,12 +331,12 @@ type groupConsumer struct {
 	got  []consumed
 }
 
-func newGroupConsumer(t *testing.T, addr, group, topic string) *groupConsumer {
+func newGroupConsumer(t *testing.T, addr, group, topic string, opts ...kgo.Opt) *groupConsumer {
 	t.Helper()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.ConsumerGroup(group), kgo.ConsumeTopics(topic),
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(addr), kgo.ConsumerGroup(group), kgo.ConsumeTopics(topic),
 		kgo.DisableAutoCommit(), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
 		kgo.FetchMaxWait(300*time.Millisecond), kgo.SessionTimeout(10*time.Second), kgo.HeartbeatInterval(500*time.Millisecond),
-		kgo.ClientID("ferry-e2e-group"))
+		kgo.ClientID("ferry-e2e-group")}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
