@@ -335,7 +335,7 @@ func newGroupConsumer(t *testing.T, addr, group, topic string, opts ...kgo.Opt) 
 	t.Helper()
 	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(addr), kgo.ConsumerGroup(group), kgo.ConsumeTopics(topic),
 		kgo.DisableAutoCommit(), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
-		kgo.FetchMaxWait(300*time.Millisecond), kgo.SessionTimeout(10*time.Second), kgo.HeartbeatInterval(500*time.Millisecond),
+		kgo.FetchMaxWait(300 * time.Millisecond), kgo.SessionTimeout(10 * time.Second), kgo.HeartbeatInterval(500 * time.Millisecond),
 		kgo.ClientID("ferry-e2e-group")}, opts...)...)
 	if err != nil {
 		t.Fatal(err)

@@ -132,7 +132,25 @@ func TestTracingOneTracePerProduce(t *testing.T) {
 		t.Fatalf("no kafka.metadata trace reaching catalogsvc: %v", err)
 	}
 	t.Logf("metadata trace:\n%s", md.Tree())
+
+	// Fetch: a consumer's read goes from frontdoor through fetchsvc to Fluss's FetchLog.
+	if got := consumeAll(t, e.kafka, topic, 1); len(got) != 1 {
+		t.Fatalf("consumed %d records", len(got))
+	}
+	ft, err := e.tracing.client.WaitForTrace(ctx, "frontdoor", "kafka.fetch", func(tr jaeger.Trace) bool {
+		return len(tr.Find("fetchsvc", fetchRead)) > 0 && len(tr.Find("fetchsvc", "fluss.FetchLog")) > 0
+	})
+	if err != nil {
+		t.Fatalf("no kafka.fetch trace reaching fetchsvc and Fluss: %v", err)
+	}
+	t.Logf("fetch trace:\n%s", ft.Tree())
+	read := ft.Find("fetchsvc", fetchRead)[0]
+	if root := ft.Roots()[0]; !ft.IsAncestor(root.SpanID, read.SpanID) || !ft.IsAncestor(read.SpanID, ft.Find("fetchsvc", "fluss.FetchLog")[0].SpanID) {
+		t.Errorf("fetch trace is not one chain kafka.fetch > %s > fluss.FetchLog", fetchRead)
+	}
 }
+
+const fetchRead = "ferry.fetch.v1.FetchService/Read"
 
 const resolveTopics = "ferry.catalog.v1.CatalogService/ResolveTopics"
 
