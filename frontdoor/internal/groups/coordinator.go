@@ -122,6 +122,10 @@ type Coordinator struct {
 	groups map[string]*group
 }
 
+// maxPendingIDs bounds the member ids a group hands out before they are
+// used to join.
+const maxPendingIDs = 1000
+
 // New returns a coordinator keeping offsets in store.
 func New(cfg Config, store OffsetStore, log *slog.Logger) *Coordinator {
 	if log == nil {
@@ -196,6 +200,10 @@ func (c *Coordinator) Join(ctx context.Context, r JoinRequest) JoinResult {
 	switch {
 	case id == "" && r.RequireKnownMemberID:
 		id = newMemberID(r.ClientID)
+		if len(g.pendingIDs) >= maxPendingIDs {
+			// Ids handed out but never used: clients that went away.
+			clear(g.pendingIDs)
+		}
 		g.pendingIDs[id] = true
 		c.mu.Unlock()
 		return JoinResult{Err: kerr.MemberIDRequired, MemberID: id}
@@ -604,6 +612,11 @@ func (c *Coordinator) offsetsOf(ctx context.Context, groupID string) (*group, er
 		for _, o := range list {
 			g.offsets[TopicPartition{o.GetTopic(), o.GetPartition()}] = o
 		}
+		if len(g.offsets) == 0 && len(g.members) == 0 && len(g.pendingIDs) == 0 && g.state == Empty && c.groups[groupID] == g {
+			// Not kept: anybody may ask about any group name, and an
+			// empty group holds nothing worth the memory.
+			delete(c.groups, groupID)
+		}
 		c.mu.Unlock()
 		return g, nil
 	}
@@ -616,12 +629,12 @@ func (c *Coordinator) Commit(ctx context.Context, groupID, memberID string, gene
 	if groupID == "" {
 		return kerr.InvalidGroupID
 	}
-	g, err := c.offsetsOf(ctx, groupID)
-	if err != nil {
+	if _, err := c.offsetsOf(ctx, groupID); err != nil {
 		c.log.Warn("offset commit: offsets unavailable", "group", groupID, "error", err)
 		return kerr.CoordinatorLoadInProgress
 	}
 	c.mu.Lock()
+	g := c.groupLocked(groupID)
 	m := g.members[memberID]
 	var refuse *kerr.Error
 	switch {
@@ -646,6 +659,12 @@ func (c *Coordinator) Commit(ctx context.Context, groupID, memberID string, gene
 		return kerr.CoordinatorNotAvailable
 	}
 	c.mu.Lock()
+	if g.offsets == nil {
+		// The group's offsets were not read yet (it was created again
+		// after an empty read): they will be, with this commit.
+		c.mu.Unlock()
+		return nil
+	}
 	for _, o := range offsets {
 		g.offsets[TopicPartition{o.GetTopic(), o.GetPartition()}] = o
 	}
