@@ -237,18 +237,31 @@ func (c *Coordinator) Join(ctx context.Context, r JoinRequest) JoinResult {
 	}
 	c.tryCompleteJoin(g)
 	c.mu.Unlock()
+	return await(c, ctx, wait, func() {
+		if m.join == wait {
+			m.join = nil
+		}
+	}, JoinResult{Err: kerr.RebalanceInProgress})
+}
 
+// await waits for the result sent on wait. When ctx ends first, detach
+// (called under the lock) stops the coordinator from sending, unless a
+// result was sent meanwhile, which is returned; else gone is.
+func await[T any](c *Coordinator, ctx context.Context, wait chan T, detach func(), gone T) T {
 	select {
 	case res := <-wait:
 		return res
 	case <-ctx.Done():
-		c.mu.Lock()
-		defer c.mu.Unlock()
-		if m.join == wait {
-			m.join = nil
-		}
-		return JoinResult{Err: kerr.RebalanceInProgress}
 	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	select {
+	case res := <-wait:
+		return res
+	default:
+	}
+	detach()
+	return gone
 }
 
 // supportsAny tells whether every member supports one of protocols.
@@ -520,17 +533,11 @@ func (c *Coordinator) Sync(ctx context.Context, r SyncRequest) SyncResult {
 	wait := make(chan SyncResult, 1)
 	m.sync = wait
 	c.mu.Unlock()
-	select {
-	case res := <-wait:
-		return res
-	case <-ctx.Done():
-		c.mu.Lock()
-		defer c.mu.Unlock()
+	return await(c, ctx, wait, func() {
 		if m.sync == wait {
 			m.sync = nil
 		}
-		return SyncResult{Err: kerr.RebalanceInProgress}
-	}
+	}, SyncResult{Err: kerr.RebalanceInProgress})
 }
 
 // Heartbeat keeps a member alive and tells it whether to rejoin.
