@@ -41,7 +41,7 @@ const ClientCertName = "ferrystack"
 // the spec to run a frontdoor without persisted idempotence state.
 const EnvStateDir = "FERRY_STATE_DIR"
 
-// The Fluss credential settings of catalogsvc and appendsvc. A spec that sets
+// The Fluss credential settings of catalogsvc, appendsvc and fetchsvc. A spec that sets
 // EnvFlussSASLUsername itself (wrong credentials, say) keeps its own.
 const (
 	EnvFlussSASLUsername     = "FERRY_FLUSS_SASL_USERNAME"
@@ -73,7 +73,7 @@ type Config struct {
 	// FlussSASL, when set, is a Fluss cluster that requires SASL/PLAIN from its clients: the
 	// stack's own cluster then authenticates on CoordinatorPort and TabletPort, while its servers
 	// talk to each other on plaintext listeners at CoordinatorInternalPort and TabletInternalPort.
-	// catalogsvc, appendsvc and the helper log in with FlussSASL.User.
+	// catalogsvc, appendsvc, fetchsvc and the helper log in with FlussSASL.User.
 	FlussSASL               *FlussSASL
 	CoordinatorInternalPort int
 	TabletInternalPort      int

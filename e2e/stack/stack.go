@@ -207,7 +207,7 @@ func (s *Stack) startService(ctx context.Context, spec ServiceSpec) error {
 		// restart) finds them again.
 		env = append(env, EnvStateDir+"="+filepath.Join(s.dir, "state", spec.Name))
 	}
-	if _, set := spec.Env[EnvFlussSASLUsername]; c.FlussSASL != nil && !set && (spec.Package == Catalog || spec.Package == Append) {
+	if _, set := spec.Env[EnvFlussSASLUsername]; c.FlussSASL != nil && !set && (spec.Package == Catalog || spec.Package == Append || spec.Package == Fetch) {
 		file, err := s.writeSecret("fluss-sasl-password", c.FlussSASL.Password)
 		if err != nil {
 			return err

@@ -540,3 +540,51 @@ func describeGroupWithKafkaTool(t *testing.T, addr, group, topic string) {
 		t.Errorf("kafka-consumer-groups listed %d partitions of %s, want 6", rows, topic)
 	}
 }
+
+// TestConsumePrimaryKeyChangelog: upserts and deletes produced through Ferry into a primary-key
+// table come back to a consumer as the compacted-topic view: each key's records in changelog
+// order, updates as records with the new value, deletes as tombstones keyed by the primary key.
+func TestConsumePrimaryKeyChangelog(t *testing.T) {
+	e, f := need(t)
+	db := dbName(t, f, "consume")
+	topic := pkTable(t, f, db, "pk", 2)
+	ops := pkScenario(0)
+	cl := newKgo(t, e.kafka, kgo.RecordPartitioner(kgo.StickyKeyPartitioner(nil)))
+	for _, o := range ops {
+		kgoProduce(t, cl, []*kgo.Record{pkKgoRecord(topic, o)}, 1)
+	}
+	changelog, _ := pkExpect(ops)
+	want := map[string]string{} // key -> values in order, "D" for a tombstone
+	n := 0
+	for id, s := range changelog {
+		key := fmt.Sprintf(`{"id":%d}`, id)
+		for _, c := range strings.Fields(s) {
+			kind, v, _ := strings.Cut(c, ":")
+			switch kind {
+			case "-U":
+				continue
+			case "-D":
+				want[key] += "D "
+			default:
+				want[key] += fmt.Sprintf(`{"id":%d,"name":"n%d","v":%s} `, id, id, v)
+			}
+			n++
+		}
+	}
+	got := map[string]string{}
+	for _, c := range consumeAll(t, e.kafka, topic, n) {
+		v := "D"
+		if c.Value != nil {
+			v = string(c.Value)
+		}
+		got[string(c.Key)] += v + " "
+	}
+	for k, w := range want {
+		if got[k] != w {
+			t.Errorf("key %s: records %q, want %q", k, got[k], w)
+		}
+	}
+	if len(got) != len(want) {
+		t.Errorf("consumed %d keys, want %d", len(got), len(want))
+	}
+}

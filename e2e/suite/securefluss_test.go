@@ -20,7 +20,8 @@ import (
 )
 
 // TestSecuredFluss runs Ferry against a Fluss cluster whose client listeners require SASL/PLAIN:
-// records produced through frontdoor land in Fluss, and a catalogsvc or appendsvc with wrong or
+// records produced through frontdoor land in Fluss and consumers read them back, and a catalogsvc,
+// appendsvc or fetchsvc with wrong or
 // missing credentials stops at start-up with exit code 2 and a line naming the setting.
 func TestSecuredFluss(t *testing.T) {
 	need(t) // builds the services and proves the jars
@@ -93,13 +94,17 @@ func TestSecuredFluss(t *testing.T) {
 		fmt.Sscanf(string(r.Value), `{"id": %d`, &id)
 		return map[string]any{"id": num(id), "note": fmt.Sprintf("n%d", id)}
 	})
+	// fetchsvc logs in too: consumers read what was produced.
+	if got := consumeAll(t, cfg.KafkaAddr(), topic, len(acked)); len(got) != len(acked) {
+		t.Errorf("consumed %d records from the secured cluster, produced %d", len(got), len(acked))
+	}
 
 	// Wrong and missing credentials stop each Fluss-facing service at start-up.
 	wrong := filepath.Join(t.TempDir(), "wrong-password")
 	if err := os.WriteFile(wrong, []byte("not-the-password\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	for _, svc := range []string{stack.Catalog, stack.Append} {
+	for _, svc := range []string{stack.Catalog, stack.Append, stack.Fetch} {
 		t.Run(svc+"/wrong password", func(t *testing.T) {
 			out := startRefused(t, s, svc, map[string]string{
 				stack.EnvFlussSASLUsername: "ferry", stack.EnvFlussSASLPasswordFile: wrong})
