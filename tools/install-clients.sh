@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs the real Kafka producer clients of the e2e client harness (e2e/clients) and the reference
+# Installs the real Kafka clients of the e2e client harness (e2e/clients) and the reference
 # Apache Kafka broker (e2e/kafkabroker), all from the package registries. Idempotent: each step is
 # skipped when its result is present and its pinned inputs (pom, package-lock, requirements) are
 # unchanged. Needs: Go, Java 17 (javac), Maven, Node 20 + npm (+ make, g++, python3 for the native
@@ -11,7 +11,7 @@
 #   Kafka tools           e2e/bench/pom.xml           -> .cache/bench/kafka-tools-lib (mvn)
 #   kafkajs + codecs      e2e/clients/node/package-lock.json -> e2e/clients/node/node_modules (npm ci)
 #   confluent-kafka       e2e/clients/python/requirements.txt -> .cache/clients/venv (pip)
-#   franz-go, sarama, kafka-go   e2e/clients/go.mod   -> .cache/clients/bin/goproduce (go build)
+#   franz-go, sarama, kafka-go   e2e/clients/go.mod   -> .cache/clients/bin/gorunner (go build)
 # The versions in use are written to .cache/clients/versions.txt.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -54,7 +54,7 @@ jars "$root/e2e/kafkabroker/pom.xml" "$cache/kafkabroker/lib"
 # Kafka's command-line tools (kafka-consumer-groups for the e2e suite), the set and stamp
 # e2e/bench/install.sh uses too.
 jars "$root/e2e/bench/pom.xml" "$cache/bench/kafka-tools-lib"
-# Compiles Produce.java (bin/java rebuilds only when the source changed).
+# Compiles the Java runner (bin/java rebuilds only when the sources changed).
 "$clients/bin/java" check >/dev/null
 
 # kafkajs: npm ci from the committed lock file; the lz4 codec builds a native addon.
@@ -78,7 +78,7 @@ if [ ! -x "$venv/bin/python" ] || ! stamp_ok "$venv/.ferry.sha256" "$want"; then
   echo "$want" > "$venv/.ferry.sha256"
 fi
 
-# Go clients: one binary (bin/_goproduce rebuilds it when sources change).
+# Go clients: one binary (bin/_gorunner rebuilds it when sources change).
 need go "Go"
 "$clients/bin/franz" check >/dev/null
 

@@ -1,10 +1,12 @@
-// Package clients drives real, unmodified Kafka producer clients — Java kafka-clients, kcat
-// (librdkafka), kafkajs, confluent-kafka (Python, librdkafka), franz-go, IBM/sarama and
-// segmentio/kafka-go — through one uniform command-line contract (README.md), so end-to-end tests can
-// send the same records with every client and compare what each one got acknowledged.
+// Package clients drives real, unmodified Kafka clients — Java kafka-clients, kcat (librdkafka),
+// kafkajs, confluent-kafka (Python, librdkafka), franz-go, IBM/sarama and segmentio/kafka-go —
+// through one uniform command-line contract (README.md), so end-to-end tests can send the same
+// records with every client and compare what each one got acknowledged, and read topics back with
+// each of them.
 //
-// Every client is a runner script in bin/ taking `produce [flags] < records.jsonl`; this package
-// feeds the records, enforces the deadline and parses the delivery reports.
+// Every client is a runner script in bin/ taking `produce [flags] < records.jsonl` and
+// `consume [flags]`; this package feeds the records, enforces the deadline and parses the delivery
+// reports and consumed records.
 package clients
 
 import (
@@ -12,6 +14,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -31,14 +34,15 @@ type (
 	Options  = protocol.Options
 )
 
-// Client is one producer implementation.
+// Client is one client library's runner.
 type Client struct {
 	// Name is the runner's name in bin/ and in test names: java, kcat, kafkajs, confluent-kafka,
 	// franz, sarama, kafka-go.
 	Name string
 	// Library names the real library and how it is installed.
 	Library string
-	// Unsupported lists compression codecs the client cannot produce with, with the reason.
+	// Unsupported lists what the client cannot do — compression codecs it cannot produce with,
+	// consume modes (ConsumeAssign, ConsumeGroup) it lacks — with the reason.
 	Unsupported map[string]string
 	// NoTimestamps is set when the client cannot set a record's timestamp.
 	NoTimestamps bool
@@ -50,13 +54,20 @@ type Client struct {
 	// connection) of its own: with acks=0 nothing orders one connection's request after the
 	// previous one's, so such records may be stored in any order.
 	ConnectionPerRecord bool
+	// EmptyReadsAsNull is set when the client's consumer delivers empty keys, values and header
+	// values as null.
+	EmptyReadsAsNull bool
+	// AssignFindsCoordinator is set when the consumer looks up a group coordinator
+	// (FindCoordinator) even without a group: confluent-kafka, whose Consumer needs a group.id.
+	AssignFindsCoordinator bool
 
 	runner string // absolute path of bin/<Name>
 }
 
-// Supports reports whether the client can produce with compression codec c, and if not why.
-func (c Client) Supports(codec string) (bool, string) {
-	why, bad := c.Unsupported[codec]
+// Supports reports whether the client can do feature — produce with a compression codec ("zstd"
+// …) or consume in a mode (ConsumeAssign, ConsumeGroup) — and if not why.
+func (c Client) Supports(feature string) (bool, string) {
+	why, bad := c.Unsupported[feature]
 	return !bad, why
 }
 
@@ -80,11 +91,12 @@ func All() []Client {
 		{Name: "java", Library: "org.apache.kafka:kafka-clients (Maven Central)", DefaultAcks: "all"},
 		{Name: "kcat", Library: "kcat + librdkafka (Debian package kcat)", DefaultAcks: "all", NoTimestamps: true, ConnectionPerRecord: true},
 		{Name: "kafkajs", Library: "kafkajs (npm) with kafkajs-snappy and kafkajs-lz4 codecs", DefaultAcks: "all",
-			Unsupported: map[string]string{"zstd": "kafkajs ships no zstd codec and the npm codec @kafkajs/zstd (native cppzst) does not build on Node 20"}},
-		{Name: "confluent-kafka", Library: "confluent-kafka (PyPI wheel, bundled librdkafka)", DefaultAcks: "all"},
+			Unsupported: map[string]string{"zstd": "kafkajs ships no zstd codec and the npm codec @kafkajs/zstd (native cppzst) does not build on Node 20",
+				ConsumeAssign: "kafkajs has no group-less consumer: its Consumer always joins a group"}},
+		{Name: "confluent-kafka", Library: "confluent-kafka (PyPI wheel, bundled librdkafka)", DefaultAcks: "all", AssignFindsCoordinator: true},
 		{Name: "franz", Library: "github.com/twmb/franz-go/pkg/kgo (Go module)", DefaultAcks: "all"},
 		{Name: "sarama", Library: "github.com/IBM/sarama (Go module)", DefaultAcks: "1"},
-		{Name: "kafka-go", Library: "github.com/segmentio/kafka-go (Go module)", DefaultAcks: "0", NoIdempotence: true},
+		{Name: "kafka-go", Library: "github.com/segmentio/kafka-go (Go module)", DefaultAcks: "0", NoIdempotence: true, EmptyReadsAsNull: true},
 	}
 	for i := range cs {
 		cs[i].runner = filepath.Join(bin, cs[i].Name)
@@ -152,32 +164,12 @@ func (c Client) Produce(ctx context.Context, opts Options, recs []Record) (Resul
 	if err := protocol.WriteRecords(&in, recs); err != nil {
 		return Result{}, err
 	}
-	// The runner gets its own deadline plus slack for its start-up (a JVM, node) and shutdown.
-	ctx, cancel := context.WithTimeout(ctx, opts.Timeout+30*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, c.runner, append([]string{"produce"}, opts.Args()...)...)
-	cmd.Stdin = &in
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	cmd.WaitDelay = 5 * time.Second
-	start := time.Now()
-	runErr := cmd.Run()
-	res := Result{Stderr: stderr.String(), Elapsed: time.Since(start)}
-	var exit *exec.ExitError
-	switch {
-	case runErr == nil:
-	case errors.As(runErr, &exit):
-		res.ExitCode = exit.ExitCode()
-	default:
-		return res, fmt.Errorf("clients: run %s: %w", c.Name, runErr)
+	r, err := c.runRunner(ctx, opts.Timeout, &in, append([]string{"produce"}, opts.Args()...))
+	res := Result{ExitCode: r.exitCode, Stderr: r.stderr, Elapsed: r.elapsed}
+	if err != nil {
+		return res, err
 	}
-	if ctx.Err() != nil {
-		return res, fmt.Errorf("clients: %s did not finish within %v: %s", c.Name, opts.Timeout+30*time.Second, tail(res.Stderr, 800))
-	}
-	if res.ExitCode == protocol.ExitUsage {
-		return res, fmt.Errorf("clients: %s rejected its input (exit 2): %s", c.Name, tail(res.Stderr, 800))
-	}
-	ds, err := protocol.ReadDeliveries(&stdout)
+	ds, err := protocol.ReadDeliveries(bytes.NewReader(r.stdout))
 	if err != nil {
 		return res, fmt.Errorf("clients: %s output: %w", c.Name, err)
 	}
@@ -204,6 +196,45 @@ func (c Client) Produce(ctx context.Context, opts Options, recs []Record) (Resul
 		return res, fmt.Errorf("clients: %s exit code %d disagrees with its reports (all delivered: %v)", c.Name, res.ExitCode, allOK)
 	}
 	return res, nil
+}
+
+// runOutcome is what one runner process left.
+type runOutcome struct {
+	stdout   []byte
+	exitCode int
+	stderr   string
+	elapsed  time.Duration
+}
+
+// runRunner runs the runner with args and stdin. The process gets the runner's own deadline plus
+// slack for its start-up (a JVM, node) and shutdown; a run that could not start, did not finish or
+// exited 2 (bad flags or input) is an error.
+func (c Client) runRunner(ctx context.Context, timeout time.Duration, stdin io.Reader, args []string) (runOutcome, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout+30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, c.runner, args...)
+	cmd.Stdin = stdin
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	cmd.WaitDelay = 5 * time.Second
+	start := time.Now()
+	runErr := cmd.Run()
+	r := runOutcome{stdout: stdout.Bytes(), stderr: stderr.String(), elapsed: time.Since(start)}
+	var exit *exec.ExitError
+	switch {
+	case runErr == nil:
+	case errors.As(runErr, &exit):
+		r.exitCode = exit.ExitCode()
+	default:
+		return r, fmt.Errorf("clients: run %s: %w", c.Name, runErr)
+	}
+	if ctx.Err() != nil {
+		return r, fmt.Errorf("clients: %s did not finish within %v: %s", c.Name, timeout+30*time.Second, tail(r.stderr, 800))
+	}
+	if r.exitCode == protocol.ExitUsage {
+		return r, fmt.Errorf("clients: %s rejected its flags or input (exit 2): %s", c.Name, tail(r.stderr, 800))
+	}
+	return r, nil
 }
 
 func tail(s string, n int) string {

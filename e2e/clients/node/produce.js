@@ -3,16 +3,12 @@
 // records with one unmodified kafkajs producer.send() call and prints one JSON line per record.
 // Only options a flag names are set; otherwise kafkajs's defaults apply (acks=-1, not idempotent,
 // no compression, its DefaultPartitioner = Java-compatible murmur2).
-const fs = require('node:fs');
 const readline = require('node:readline');
-const { Kafka, CompressionTypes, CompressionCodecs, Partitioners, logLevel } = require('kafkajs');
+const { CompressionTypes, CompressionCodecs, Partitioners } = require('kafkajs');
+const connection = require('./connection');
+const { usage } = connection;
 
-const EXIT_OK = 0, EXIT_FAILED = 1, EXIT_USAGE = 2;
-
-function usage(msg) {
-  process.stderr.write(`kafkajs runner: ${msg}\n`);
-  process.exit(EXIT_USAGE);
-}
+const EXIT_OK = 0, EXIT_FAILED = 1;
 
 function parse(argv) {
   if (argv[0] !== 'produce') usage('usage: produce --bootstrap H:P --topic T [flags] < records.jsonl');
@@ -20,8 +16,8 @@ function parse(argv) {
   for (let i = 1; i < argv.length; i += 2) {
     const name = argv[i], v = argv[i + 1];
     if (v === undefined) usage(`${name} needs a value`);
+    if (connection.setFlag(o, name, v)) continue;
     switch (name) {
-      case '--bootstrap': o.bootstrap = v; break;
       case '--topic': o.topic = v; break;
       case '--acks':
         if (!['0', '1', 'all'].includes(v)) usage(`--acks must be 0, 1 or all, got ${v}`);
@@ -35,10 +31,6 @@ function parse(argv) {
       case '--idempotent':
         if (v !== 'true' && v !== 'false') usage(`--idempotent must be true or false, got ${v}`);
         o.idempotent = v === 'true'; break;
-      case '--sasl-user': o.saslUser = v; break;
-      case '--sasl-password': o.saslPassword = v; break;
-      case '--sasl-mechanism': o.saslMechanism = v; break;
-      case '--sasl-token-file': o.saslTokenFile = v; break;
       case '--key-field': o.keyField = v; break;
       case '--timeout':
         o.timeout = Number(v);
@@ -47,8 +39,8 @@ function parse(argv) {
       default: usage(`unknown flag ${name}`);
     }
   }
-  if (!o.bootstrap || !o.topic) usage('--bootstrap and --topic are required');
-  if ((o.saslUser === undefined) !== (o.saslPassword === undefined)) usage('--sasl-user and --sasl-password must be given together');
+  connection.check(o);
+  if (!o.topic) usage('--topic is required');
   return o;
 }
 
@@ -112,21 +104,7 @@ async function main() {
     process.exit(EXIT_FAILED);
   }, o.timeout * 1000);
 
-  // kafkajs logs with console.* by default, which would mix into the JSON on stdout.
-  const logCreator = () => ({ namespace, level, label, log }) => {
-    const { message, ...extra } = log;
-    process.stderr.write(`${label} [${namespace}] ${message} ${JSON.stringify(extra)}\n`);
-  };
-  const kafka = new Kafka({
-    clientId: 'ferry-e2e-kafkajs',
-    brokers: o.bootstrap.split(','),
-    logLevel: logLevel.WARN,
-    logCreator,
-    ...(o.saslTokenFile !== undefined ? {
-      sasl: { mechanism: 'oauthbearer', oauthBearerProvider: async () => ({ value: fs.readFileSync(o.saslTokenFile, 'utf8').trim() }) },
-    } : {}),
-    ...(o.saslUser !== undefined ? { sasl: { mechanism: (o.saslMechanism || 'PLAIN').toLowerCase(), username: o.saslUser, password: o.saslPassword } } : {}),
-  });
+  const kafka = connection.kafka(o);
   // The default partitioner, wrapped only to learn which partition it chose for each message:
   // send() reports a base offset per partition, not per message.
   const chosen = new Map();

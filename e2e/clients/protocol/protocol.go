@@ -1,6 +1,7 @@
-// Package protocol is the uniform command-line contract shared by every producer runner of the client
-// harness (see ../README.md): the flags, the JSON-lines records on stdin and the JSON-lines delivery
-// reports on stdout. The Go runners (cmd/goproduce) parse with it and the test-facing package
+// Package protocol is the uniform command-line contract shared by every runner of the client
+// harness (see ../README.md): for produce the flags, the JSON-lines records on stdin and the
+// JSON-lines delivery reports on stdout; for consume the flags and the JSON-lines records on stdout.
+// The Go runners (cmd/gorunner) parse with it and the test-facing package
 // github.com/ferrygw/ferry/e2e/clients writes with it, so both sides agree byte for byte; the Java,
 // Node and Python runners implement the same contract by hand.
 package protocol
@@ -193,28 +194,10 @@ func (o Options) Validate() error {
 	if o.Partition != nil && *o.Partition < 0 {
 		return fmt.Errorf("--partition must be >= 0, got %d", *o.Partition)
 	}
-	if (o.SASLUser == "") != (o.SASLPassword == "") {
-		return errors.New("--sasl-user and --sasl-password must be given together")
-	}
-	switch o.SASLMechanism {
-	case "", "PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512":
-		if o.SASLTokenFile != "" {
-			return errors.New("--sasl-token-file goes with --sasl-mechanism OAUTHBEARER")
-		}
-	case "OAUTHBEARER":
-		if o.SASLTokenFile == "" || o.SASLUser != "" {
-			return errors.New("--sasl-mechanism OAUTHBEARER takes --sasl-token-file, not a user and password")
-		}
-	default:
-		return fmt.Errorf("--sasl-mechanism must be PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 or OAUTHBEARER, got %q", o.SASLMechanism)
-	}
-	if (o.TLSCert == "") != (o.TLSKey == "") || (o.TLSCert != "" && o.TLSCA == "") {
-		return errors.New("--tls-cert and --tls-key go together, and with --tls-ca")
-	}
 	if o.Timeout <= 0 {
 		return fmt.Errorf("--timeout must be positive, got %v", o.Timeout)
 	}
-	return nil
+	return o.Security().Validate()
 }
 
 // Args renders the options as runner flags (after the "produce" word), omitting what was not given.
@@ -232,21 +215,7 @@ func (o Options) Args() []string {
 	if o.Idempotent != nil {
 		a = append(a, "--idempotent", strconv.FormatBool(*o.Idempotent))
 	}
-	if o.SASLUser != "" {
-		a = append(a, "--sasl-user", o.SASLUser, "--sasl-password", o.SASLPassword)
-	}
-	if o.SASLMechanism != "" {
-		a = append(a, "--sasl-mechanism", o.SASLMechanism)
-	}
-	if o.SASLTokenFile != "" {
-		a = append(a, "--sasl-token-file", o.SASLTokenFile)
-	}
-	if o.TLSCA != "" {
-		a = append(a, "--tls-ca", o.TLSCA)
-	}
-	if o.TLSCert != "" {
-		a = append(a, "--tls-cert", o.TLSCert, "--tls-key", o.TLSKey)
-	}
+	a = append(a, o.Security().Args()...)
 	if o.KeyField != "" {
 		a = append(a, "--key-field", o.KeyField)
 	}
@@ -259,6 +228,7 @@ func (o Options) Args() []string {
 // ParseArgs parses "produce --flag value ..." (the leading "produce" word included).
 func ParseArgs(args []string) (Options, error) {
 	o := Options{Timeout: DefaultTimeout}
+	var sec Security
 	if len(args) == 0 || args[0] != "produce" {
 		return o, errors.New(`usage: produce --bootstrap H:P --topic T [--acks 0|1|all] [--compression none|gzip|snappy|lz4|zstd] [--partition N] [--idempotent true|false] [--sasl-user U --sasl-password P [--sasl-mechanism M] | --sasl-mechanism OAUTHBEARER --sasl-token-file F] [--tls-ca PEM [--tls-cert PEM --tls-key PEM]] [--key-field F] [--timeout SECONDS] < records.jsonl`)
 	}
@@ -273,6 +243,9 @@ func ParseArgs(args []string) (Options, error) {
 		}
 		val := args[1]
 		args = args[2:]
+		if sec.setFlag(name, val) {
+			continue
+		}
 		switch name {
 		case "--bootstrap":
 			o.Bootstrap = val
@@ -295,20 +268,6 @@ func ParseArgs(args []string) (Options, error) {
 				return o, fmt.Errorf("--idempotent must be true or false, got %q", val)
 			}
 			o.Idempotent = &b
-		case "--sasl-user":
-			o.SASLUser = val
-		case "--sasl-password":
-			o.SASLPassword = val
-		case "--sasl-mechanism":
-			o.SASLMechanism = val
-		case "--sasl-token-file":
-			o.SASLTokenFile = val
-		case "--tls-ca":
-			o.TLSCA = val
-		case "--tls-cert":
-			o.TLSCert = val
-		case "--tls-key":
-			o.TLSKey = val
 		case "--key-field":
 			o.KeyField = val
 		case "--timeout":
@@ -321,6 +280,8 @@ func ParseArgs(args []string) (Options, error) {
 			return o, fmt.Errorf("unknown flag %s", name)
 		}
 	}
+	o.SASLUser, o.SASLPassword, o.SASLMechanism, o.SASLTokenFile = sec.SASLUser, sec.SASLPassword, sec.SASLMechanism, sec.SASLTokenFile
+	o.TLSCA, o.TLSCert, o.TLSKey = sec.TLSCA, sec.TLSCert, sec.TLSKey
 	return o, o.Validate()
 }
 
@@ -438,10 +399,88 @@ func Int32(v int32) *int32 { return &v }
 // Int64 returns a pointer to v.
 func Int64(v int64) *int64 { return &v }
 
+// Security is the connection's SASL and TLS settings, shared by produce and consume.
+type Security struct {
+	SASLUser, SASLPassword, SASLMechanism, SASLTokenFile string
+	TLSCA, TLSCert, TLSKey                               string
+}
+
+// Security returns the produce options' SASL and TLS settings.
+func (o Options) Security() Security {
+	return Security{o.SASLUser, o.SASLPassword, o.SASLMechanism, o.SASLTokenFile, o.TLSCA, o.TLSCert, o.TLSKey}
+}
+
 // Mechanism is the SASL mechanism to use: SASLMechanism, PLAIN by default.
-func (o Options) Mechanism() string {
-	if o.SASLMechanism == "" {
+func (s Security) Mechanism() string {
+	if s.SASLMechanism == "" {
 		return "PLAIN"
 	}
-	return o.SASLMechanism
+	return s.SASLMechanism
+}
+
+// Validate names the first bad SASL or TLS setting.
+func (s Security) Validate() error {
+	if (s.SASLUser == "") != (s.SASLPassword == "") {
+		return errors.New("--sasl-user and --sasl-password must be given together")
+	}
+	switch s.SASLMechanism {
+	case "", "PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512":
+		if s.SASLTokenFile != "" {
+			return errors.New("--sasl-token-file goes with --sasl-mechanism OAUTHBEARER")
+		}
+	case "OAUTHBEARER":
+		if s.SASLTokenFile == "" || s.SASLUser != "" {
+			return errors.New("--sasl-mechanism OAUTHBEARER takes --sasl-token-file, not a user and password")
+		}
+	default:
+		return fmt.Errorf("--sasl-mechanism must be PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 or OAUTHBEARER, got %q", s.SASLMechanism)
+	}
+	if (s.TLSCert == "") != (s.TLSKey == "") || (s.TLSCert != "" && s.TLSCA == "") {
+		return errors.New("--tls-cert and --tls-key go together, and with --tls-ca")
+	}
+	return nil
+}
+
+// Args renders the given settings as runner flags.
+func (s Security) Args() []string {
+	var a []string
+	if s.SASLUser != "" {
+		a = append(a, "--sasl-user", s.SASLUser, "--sasl-password", s.SASLPassword)
+	}
+	if s.SASLMechanism != "" {
+		a = append(a, "--sasl-mechanism", s.SASLMechanism)
+	}
+	if s.SASLTokenFile != "" {
+		a = append(a, "--sasl-token-file", s.SASLTokenFile)
+	}
+	if s.TLSCA != "" {
+		a = append(a, "--tls-ca", s.TLSCA)
+	}
+	if s.TLSCert != "" {
+		a = append(a, "--tls-cert", s.TLSCert, "--tls-key", s.TLSKey)
+	}
+	return a
+}
+
+// setFlag stores a SASL or TLS flag; false when name is not one.
+func (s *Security) setFlag(name, val string) bool {
+	switch name {
+	case "--sasl-user":
+		s.SASLUser = val
+	case "--sasl-password":
+		s.SASLPassword = val
+	case "--sasl-mechanism":
+		s.SASLMechanism = val
+	case "--sasl-token-file":
+		s.SASLTokenFile = val
+	case "--tls-ca":
+		s.TLSCA = val
+	case "--tls-cert":
+		s.TLSCert = val
+	case "--tls-key":
+		s.TLSKey = val
+	default:
+		return false
+	}
+	return true
 }

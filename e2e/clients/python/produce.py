@@ -5,17 +5,14 @@ in the PyPI wheel) and prints one JSON line per record from its delivery reports
 names are set; otherwise librdkafka's defaults apply (acks=all, idempotence off, no compression,
 consistent_random partitioner).
 """
-import base64
 import json
 import sys
 import time
 
+import connection
+from connection import usage
+
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
-
-
-def usage(msg):
-    sys.stderr.write(f"confluent-kafka runner: {msg}\n")
-    sys.exit(EXIT_USAGE)
 
 
 def parse(argv):
@@ -26,8 +23,8 @@ def parse(argv):
     if len(args) % 2:
         usage(f"{args[-1]} needs a value")
     for name, v in zip(args[::2], args[1::2]):
-        if name == "--bootstrap":
-            o["bootstrap"] = v
+        if connection.set_flag(o, name, v):
+            pass
         elif name == "--topic":
             o["topic"] = v
         elif name == "--acks":
@@ -46,14 +43,6 @@ def parse(argv):
             if v not in ("true", "false"):
                 usage(f"--idempotent must be true or false, got {v}")
             o["idempotent"] = v
-        elif name == "--sasl-user":
-            o["sasl_user"] = v
-        elif name == "--sasl-password":
-            o["sasl_password"] = v
-        elif name == "--sasl-mechanism":
-            o["sasl_mechanism"] = v
-        elif name == "--sasl-token-file":
-            o["sasl_token_file"] = v
         elif name == "--key-field":
             o["key_field"] = v
         elif name == "--timeout":
@@ -65,10 +54,9 @@ def parse(argv):
                 usage(f"--timeout must be positive, got {v}")
         else:
             usage(f"unknown flag {name}")
-    if "bootstrap" not in o or "topic" not in o:
-        usage("--bootstrap and --topic are required")
-    if ("sasl_user" in o) != ("sasl_password" in o):
-        usage("--sasl-user and --sasl-password must be given together")
+    connection.check(o)
+    if "topic" not in o:
+        usage("--topic is required")
     return o
 
 
@@ -107,27 +95,13 @@ def main(argv):
     recs = read_records(o.get("key_field"))
     from confluent_kafka import KafkaException, Producer
 
-    conf = {"bootstrap.servers": o["bootstrap"], "client.id": "ferry-e2e-confluent-kafka"}
+    conf = connection.conf(o)
     if "acks" in o:
         conf["acks"] = o["acks"]
     if "compression" in o:
         conf["compression.type"] = o["compression"]
     if "idempotent" in o:
         conf["enable.idempotence"] = o["idempotent"] == "true"
-    if "sasl_token_file" in o:
-        path = o["sasl_token_file"]
-
-        def oauth_cb(_config):
-            # librdkafka asks again before the token runs out (and re-authenticates).
-            with open(path) as f:
-                token = f.read().strip()
-            claims = json.loads(base64.urlsafe_b64decode(token.split(".")[1] + "=="))
-            return token, float(claims["exp"])
-
-        conf.update({"security.protocol": "SASL_PLAINTEXT", "sasl.mechanisms": "OAUTHBEARER", "oauth_cb": oauth_cb})
-    if "sasl_user" in o:
-        conf.update({"security.protocol": "SASL_PLAINTEXT", "sasl.mechanisms": o.get("sasl_mechanism", "PLAIN"),
-                     "sasl.username": o["sasl_user"], "sasl.password": o["sasl_password"]})
     lines = [None] * len(recs)
     deadline = time.monotonic() + o["timeout"]
 

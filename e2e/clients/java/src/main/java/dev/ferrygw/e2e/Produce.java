@@ -7,8 +7,6 @@ import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Iterator;
@@ -41,19 +39,12 @@ public final class Produce {
 
   /** Parsed flags; null means "not given". */
   private static final class Opts {
-    String bootstrap;
+    final Connection conn = new Connection();
     String topic;
     String acks;
     String compression;
     Integer partition;
     Boolean idempotent;
-    String saslUser;
-    String saslPassword;
-    String saslMechanism = "PLAIN";
-    String saslTokenFile;
-    String tlsCa;
-    String tlsCert;
-    String tlsKey;
     String keyField;
     double timeoutSeconds = 60;
   }
@@ -93,8 +84,10 @@ public final class Produce {
         throw new IllegalArgumentException(args[i] + " needs a value");
       }
       String v = args[i + 1];
+      if (o.conn.set(args[i], v)) {
+        continue;
+      }
       switch (args[i]) {
-        case "--bootstrap" -> o.bootstrap = v;
         case "--topic" -> o.topic = v;
         case "--acks" -> {
           if (!v.equals("0") && !v.equals("1") && !v.equals("all")) {
@@ -124,13 +117,6 @@ public final class Produce {
           }
           o.idempotent = Boolean.parseBoolean(v);
         }
-        case "--sasl-user" -> o.saslUser = v;
-        case "--sasl-password" -> o.saslPassword = v;
-        case "--sasl-mechanism" -> o.saslMechanism = v;
-        case "--sasl-token-file" -> o.saslTokenFile = v;
-        case "--tls-ca" -> o.tlsCa = v;
-        case "--tls-cert" -> o.tlsCert = v;
-        case "--tls-key" -> o.tlsKey = v;
         case "--key-field" -> o.keyField = v;
         case "--timeout" -> {
           try {
@@ -145,14 +131,9 @@ public final class Produce {
         default -> throw new IllegalArgumentException("unknown flag " + args[i]);
       }
     }
-    if (o.bootstrap == null || o.topic == null) {
-      throw new IllegalArgumentException("--bootstrap and --topic are required");
-    }
-    if ((o.saslUser == null) != (o.saslPassword == null)) {
-      throw new IllegalArgumentException("--sasl-user and --sasl-password must be given together");
-    }
-    if ((o.tlsCert == null) != (o.tlsKey == null) || (o.tlsCert != null && o.tlsCa == null)) {
-      throw new IllegalArgumentException("--tls-cert and --tls-key go together, and with --tls-ca");
+    o.conn.check();
+    if (o.topic == null) {
+      throw new IllegalArgumentException("--topic is required");
     }
     return o;
   }
@@ -205,8 +186,7 @@ public final class Produce {
 
   private static int run(Opts o, List<ObjectNode> recs) throws Exception {
     Properties p = new Properties();
-    p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, o.bootstrap);
-    p.put(ProducerConfig.CLIENT_ID_CONFIG, "ferry-e2e-java");
+    o.conn.configure(p);
     p.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
     p.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
     if (o.acks != null) {
@@ -218,40 +198,6 @@ public final class Produce {
     if (o.idempotent != null) {
       p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, o.idempotent.toString());
     }
-    String security = "PLAINTEXT";
-    if (o.saslTokenFile != null) {
-      // KIP-768's file retriever reads the JWT from the file at each (re-)login.
-      String url = Path.of(o.saslTokenFile).toUri().toString();
-      System.setProperty("org.apache.kafka.sasl.oauthbearer.allowed.urls", url);
-      security = "SASL_PLAINTEXT";
-      p.put("sasl.mechanism", "OAUTHBEARER");
-      p.put("sasl.login.callback.handler.class",
-          "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginCallbackHandler");
-      p.put("sasl.oauthbearer.jwt.retriever.class", "org.apache.kafka.common.security.oauthbearer.FileJwtRetriever");
-      p.put("sasl.oauthbearer.token.endpoint.url", url);
-      p.put("sasl.jaas.config", "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required ;");
-    }
-    if (o.saslUser != null) {
-      security = "SASL_PLAINTEXT";
-      p.put("sasl.mechanism", o.saslMechanism);
-      String module = o.saslMechanism.startsWith("SCRAM-")
-          ? "org.apache.kafka.common.security.scram.ScramLoginModule"
-          : "org.apache.kafka.common.security.plain.PlainLoginModule";
-      p.put("sasl.jaas.config", module + " required username=\""
-          + o.saslUser.replace("\"", "\\\"") + "\" password=\"" + o.saslPassword.replace("\"", "\\\"") + "\";");
-    }
-    if (o.tlsCa != null) {
-      // PEM material inline (KIP-651): the trusted CAs and, for mTLS, the client's chain and key.
-      security = security.replace("PLAINTEXT", "SSL");
-      p.put("ssl.truststore.type", "PEM");
-      p.put("ssl.truststore.certificates", Files.readString(Path.of(o.tlsCa)));
-      if (o.tlsCert != null) {
-        p.put("ssl.keystore.type", "PEM");
-        p.put("ssl.keystore.certificate.chain", Files.readString(Path.of(o.tlsCert)));
-        p.put("ssl.keystore.key", Files.readString(Path.of(o.tlsKey)));
-      }
-    }
-    p.put("security.protocol", security);
 
     String[] lines = new String[recs.size()];
     CountDownLatch done = new CountDownLatch(recs.size());

@@ -48,12 +48,9 @@ var (
 )
 
 func produceKcat(ctx context.Context, o protocol.Options, recs []protocol.Record, log *slog.Logger) ([]protocol.Delivery, error) {
-	bin := os.Getenv("KCAT")
-	if bin == "" {
-		bin = "kcat"
-	}
-	if _, err := exec.LookPath(bin); err != nil {
-		return nil, fmt.Errorf("kcat: %w (install the Debian package kcat)", err)
+	bin, err := kcatBin()
+	if err != nil {
+		return nil, err
 	}
 	base := []string{"-P", "-b", o.Bootstrap, "-t", o.Topic, "-v", "-v"}
 	// Only what a flag names is set; everything else stays librdkafka's default (acks=all,
@@ -70,22 +67,11 @@ func produceKcat(ctx context.Context, o protocol.Options, recs []protocol.Record
 	if o.Partition != nil {
 		base = append(base, "-p", strconv.Itoa(int(*o.Partition)))
 	}
-	if o.SASLTokenFile != "" {
-		return nil, errors.New("kcat runner: kcat cannot pass an OAUTHBEARER token (librdkafka needs an application callback)")
+	sec, err := kcatSecurity(o.Security())
+	if err != nil {
+		return nil, err
 	}
-	security := "PLAINTEXT"
-	if o.SASLUser != "" {
-		security = "SASL_PLAINTEXT"
-		base = append(base, "-X", "sasl.mechanisms="+o.Mechanism(), "-X", "sasl.username="+o.SASLUser, "-X", "sasl.password="+o.SASLPassword)
-	}
-	if o.TLSCA != "" {
-		security = strings.Replace(security, "PLAINTEXT", "SSL", 1)
-		base = append(base, "-X", "ssl.ca.location="+o.TLSCA)
-		if o.TLSCert != "" {
-			base = append(base, "-X", "ssl.certificate.location="+o.TLSCert, "-X", "ssl.key.location="+o.TLSKey)
-		}
-	}
-	base = append(base, "-X", "security.protocol="+security)
+	base = append(base, sec...)
 
 	ds := make([]protocol.Delivery, len(recs))
 	for i := 0; i < len(recs); {
@@ -115,6 +101,39 @@ func produceKcat(ctx context.Context, o protocol.Options, recs []protocol.Record
 		i = j
 	}
 	return ds, nil
+}
+
+// kcatBin is the kcat executable ($KCAT, or kcat on PATH).
+func kcatBin() (string, error) {
+	bin := os.Getenv("KCAT")
+	if bin == "" {
+		bin = "kcat"
+	}
+	if _, err := exec.LookPath(bin); err != nil {
+		return "", fmt.Errorf("kcat: %w (install the Debian package kcat)", err)
+	}
+	return bin, nil
+}
+
+// kcatSecurity is the -X properties for the SASL and TLS settings.
+func kcatSecurity(sec protocol.Security) ([]string, error) {
+	if sec.SASLTokenFile != "" {
+		return nil, errors.New("kcat runner: kcat cannot pass an OAUTHBEARER token (librdkafka needs an application callback)")
+	}
+	var args []string
+	security := "PLAINTEXT"
+	if sec.SASLUser != "" {
+		security = "SASL_PLAINTEXT"
+		args = append(args, "-X", "sasl.mechanisms="+sec.Mechanism(), "-X", "sasl.username="+sec.SASLUser, "-X", "sasl.password="+sec.SASLPassword)
+	}
+	if sec.TLSCA != "" {
+		security = strings.Replace(security, "PLAINTEXT", "SSL", 1)
+		args = append(args, "-X", "ssl.ca.location="+sec.TLSCA)
+		if sec.TLSCert != "" {
+			args = append(args, "-X", "ssl.certificate.location="+sec.TLSCert, "-X", "ssl.key.location="+sec.TLSKey)
+		}
+	}
+	return append(args, "-X", "security.protocol="+security), nil
 }
 
 func kcatGroup(ctx context.Context, bin string, base []string, recs []protocol.Record, from, to int, ds []protocol.Delivery, log *slog.Logger) error {

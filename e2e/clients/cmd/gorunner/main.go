@@ -1,8 +1,9 @@
-// Command goproduce runs one of the Go-reachable Kafka producers — franz-go kgo, IBM/sarama,
+// Command gorunner runs one of the Go-reachable Kafka clients — franz-go kgo, IBM/sarama,
 // segmentio/kafka-go, or kcat (librdkafka, the Debian package, driven as a subprocess) — under the
 // harness's uniform contract (../../README.md):
 //
-//	goproduce --client franz|sarama|kafkago|kcat produce --bootstrap H:P --topic T ... < records.jsonl
+//	gorunner --client franz|sarama|kafkago|kcat produce --bootstrap H:P --topic T ... < records.jsonl
+//	gorunner --client franz|sarama|kafkago|kcat consume --bootstrap H:P --topic T --count N ...
 //
 // Each library is used as an application would use it: only the options a flag names are set, so
 // everything else is the library's own default.
@@ -16,6 +17,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/ferrygw/ferry/e2e/clients/protocol"
 )
@@ -23,45 +25,51 @@ import (
 // producer sends recs and returns one Delivery per record, in index order.
 type producer func(ctx context.Context, o protocol.Options, recs []protocol.Record, log *slog.Logger) ([]protocol.Delivery, error)
 
-var producers = map[string]producer{
-	"franz":   produceFranz,
-	"sarama":  produceSarama,
-	"kafkago": produceKafkaGo,
-	"kcat":    produceKcat,
+// client is one library's produce and consume.
+type client struct {
+	produce producer
+	consume consumer
+}
+
+var clients = map[string]client{
+	"franz":   {produceFranz, consumeFranz},
+	"sarama":  {produceSarama, consumeSarama},
+	"kafkago": {produceKafkaGo, consumeKafkaGo},
+	"kcat":    {produceKcat, consumeKcat},
 }
 
 func main() { os.Exit(run(os.Args[1:])) }
 
 func run(args []string) int {
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	if len(args) < 2 || args[0] != "--client" {
-		fmt.Fprintln(os.Stderr, "usage: goproduce --client franz|sarama|kafkago|kcat produce [flags] < records.jsonl")
+	if len(args) < 3 || args[0] != "--client" {
+		fmt.Fprintln(os.Stderr, "usage: gorunner --client franz|sarama|kafkago|kcat produce|consume [flags]")
 		return protocol.ExitUsage
 	}
 	name := args[1]
-	p, ok := producers[name]
+	c, ok := clients[name]
 	if !ok {
-		fmt.Fprintf(os.Stderr, "goproduce: unknown --client %q (want franz, sarama, kafkago or kcat)\n", name)
+		fmt.Fprintf(os.Stderr, "gorunner: unknown --client %q (want franz, sarama, kafkago or kcat)\n", name)
 		return protocol.ExitUsage
+	}
+	if args[2] == "consume" {
+		return runConsume(name, c.consume, args[2:], log)
 	}
 	o, err := protocol.ParseArgs(args[2:])
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "goproduce: %v\n", err)
+		fmt.Fprintf(os.Stderr, "gorunner: %v\n", err)
 		return protocol.ExitUsage
 	}
 	recs, err := protocol.ReadRecords(os.Stdin, o.KeyField)
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "goproduce: stdin: %v\n", err)
+		fmt.Fprintf(os.Stderr, "gorunner: stdin: %v\n", err)
 		return protocol.ExitUsage
 	}
 	log = log.With("client", name, "topic", o.Topic)
 
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
+	ctx, cancel := runContext(o.Timeout)
 	defer cancel()
-
-	ds, err := p(ctx, o, recs, log)
+	ds, err := c.produce(ctx, o, recs, log)
 	if err != nil {
 		// A set-up failure (bad option combination the client rejects, unreachable binary): every
 		// record reports it, so the caller sees why nothing was delivered.
@@ -71,11 +79,18 @@ func run(args []string) int {
 			ds[i] = protocol.Delivery{Index: i, Error: err.Error()}
 		}
 		if len(recs) == 0 {
-			fmt.Fprintf(os.Stderr, "goproduce: %v\n", err)
+			fmt.Fprintf(os.Stderr, "gorunner: %v\n", err)
 			return protocol.ExitFailed
 		}
 	}
 	return emit(ds)
+}
+
+// runContext ends at the run's deadline or on SIGINT/SIGTERM.
+func runContext(timeout time.Duration) (context.Context, context.CancelFunc) {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	return ctx, func() { cancel(); stop() }
 }
 
 // emit prints the deliveries and derives the exit code.
@@ -87,7 +102,7 @@ func emit(ds []protocol.Delivery) int {
 			code = protocol.ExitFailed
 		}
 		if err := enc.Encode(d); err != nil {
-			fmt.Fprintf(os.Stderr, "goproduce: stdout: %v\n", err)
+			fmt.Fprintf(os.Stderr, "gorunner: stdout: %v\n", err)
 			return protocol.ExitFailed
 		}
 	}
