@@ -119,14 +119,18 @@ Warmup first 1000 records. Steady state results will print after the complete te
 	}
 }
 
-func TestParseAppendBench(t *testing.T) {
-	ms, rows, err := parseAppendBench("some log line\n{\"rows\": 20000, \"elapsed_ms\": 123.456}\n")
+func TestParseJavaTiming(t *testing.T) {
+	ms, rows, err := parseJavaTiming("ScanBench", "some log line\n{\"rows\": 20000, \"elapsed_ms\": 123.456}\n")
 	if err != nil || rows != 20000 || ms != 123.456 {
 		t.Errorf("got %v %v %v", ms, rows, err)
 	}
+	ms, first, rows, err := parseScanTiming("ScanBench", `{"rows": 5, "elapsed_ms": 12.5, "first_row_ms": 3.25}`)
+	if err != nil || rows != 5 || ms != 12.5 || first != 3.25 {
+		t.Errorf("ScanBench line: got %v %v %v %v", ms, first, rows, err)
+	}
 	for _, bad := range []string{"", "{}", `{"rows": 1}`, `{"rows": 1, "elapsed_ms": 0}`, `{"rows": 1, "elapsed_ms": 1, "x": 2}`, "not json"} {
-		if _, _, err := parseAppendBench(bad); err == nil {
-			t.Errorf("parseAppendBench(%q): no error", bad)
+		if _, _, err := parseJavaTiming("AppendBench", bad); err == nil {
+			t.Errorf("parseJavaTiming(%q): no error", bad)
 		}
 	}
 }

@@ -9,6 +9,11 @@
 //   - fluss: the official Fluss Java AppendWriter appending the same rows directly
 //     (e2e/bench/appendbench/AppendBench.java).
 //
+// After each round's producers the records are read back (a group-less franz-go consumer
+// through Kafka and through Ferry's fetchsvc, the Fluss Java LogScanner on the table Ferry
+// wrote, ScanBench.java), and a producer and a consumer on a live tail measure produce→consume
+// latency against Kafka and Ferry.
+//
 // The phases run one after another (Kafka is stopped before Ferry starts) so they do not
 // compete for the CPU. At the end every Kafka topic and Fluss table must hold exactly the
 // records produced into it (end offsets / Fluss ListOffsets). It is not part of `make test`:
@@ -61,6 +66,11 @@ type config struct {
 	Tablets, Replication int
 	// ServerOptions go into every Fluss server's server.yaml.
 	ServerOptions optionFlag
+	// Consume reads every round's records back (consume rows); TailRate records a second for
+	// TailDuration measure produce→consume latency on a live tail (0: not measured).
+	Consume      bool
+	TailRate     int
+	TailDuration time.Duration
 
 	ZooKeeperPort, CoordinatorPort, TabletPort int
 	ServicePortBase                            int
@@ -91,11 +101,14 @@ func (c *config) flags(fs *flag.FlagSet) {
 	fs.IntVar(&c.Tablets, "tablets", 1, "Fluss tablet servers (the extra ones listen on -tablet-port+1, +2, ...)")
 	fs.Var(&c.ServerOptions, "fluss-server-option", "key=value added to every Fluss server's configuration (repeatable), e.g. log.replica.fetch.wait-max-time=20ms")
 	fs.IntVar(&c.Replication, "replication", 1, "Fluss tables' table.replication.factor (at most -tablets); the reference Kafka broker stays a single node")
+	fs.BoolVar(&c.Consume, "consume", true, "after each round's producers, read the records back: a franz-go consumer through Kafka and Ferry, the Fluss LogScanner on the table Ferry wrote")
+	fs.IntVar(&c.TailRate, "tail-rate", 2000, "records a second the tail producer sends while a consumer tails the topic")
+	fs.DurationVar(&c.TailDuration, "tail-duration", 10*time.Second, "how long the tail producer sends (after 1 s of warm-up) each round; 0: no tail latency rows")
 	fs.IntVar(&c.OverloadFactor, "overload-factor", 3, "producers (each offering what one gets through) in the overload mode")
 	fs.IntVar(&c.ZooKeeperPort, "zk-port", 27181, "Ferry stack: ZooKeeper port")
 	fs.IntVar(&c.CoordinatorPort, "coordinator-port", 27122, "Ferry stack: Fluss coordinator port")
 	fs.IntVar(&c.TabletPort, "tablet-port", 27123, "Ferry stack: Fluss tablet server port")
-	fs.IntVar(&c.ServicePortBase, "service-port-base", 27100, "Ferry stack: gRPC ports base+1 catalogsvc, +2 and +12 transcodesvc, +3 appendsvc, +4 frontdoor")
+	fs.IntVar(&c.ServicePortBase, "service-port-base", 27100, "Ferry stack: gRPC ports base+1 catalogsvc, +2 and +12 transcodesvc, +3 appendsvc, +4 frontdoor, +5 fetchsvc")
 	fs.IntVar(&c.FerryKafkaPort, "ferry-kafka-port", 27092, "Ferry stack: frontdoor's Kafka port")
 	fs.IntVar(&c.KafkaPort, "kafka-port", 27192, "reference Kafka broker: client port")
 	fs.IntVar(&c.KafkaControllerPort, "kafka-controller-port", 27193, "reference Kafka broker: KRaft controller port")
@@ -139,6 +152,10 @@ func (c *config) Validate() error {
 		return fmt.Errorf("-overload %v: must be 0 (off) up to 1h", c.Overload)
 	case c.OverloadFactor < 1 || c.OverloadFactor > 32:
 		return fmt.Errorf("-overload-factor %d: must be 1..32", c.OverloadFactor)
+	case c.TailRate < 1 || c.TailRate > 100_000:
+		return fmt.Errorf("-tail-rate %d: must be 1..100000", c.TailRate)
+	case c.TailDuration < 0 || c.TailDuration > 10*time.Minute:
+		return fmt.Errorf("-tail-duration %v: must be 0 (off) up to 10m", c.TailDuration)
 	case c.Tablets < 1 || c.Tablets > 5:
 		return fmt.Errorf("-tablets %d: must be 1..5", c.Tablets)
 	case c.Replication < 1 || c.Replication > c.Tablets:
@@ -218,7 +235,8 @@ func (c *config) ports() []flagPort {
 		{"-zk-port", c.ZooKeeperPort}, {"-coordinator-port", c.CoordinatorPort}, {"-tablet-port", c.TabletPort},
 		{"-service-port-base (+1 catalogsvc)", b + 1}, {"-service-port-base (+2 transcodesvc)", b + 2},
 		{"-service-port-base (+12 transcodesvc-2)", b + 12}, {"-service-port-base (+3 appendsvc)", b + 3},
-		{"-service-port-base (+4 frontdoor)", b + 4}, {"-ferry-kafka-port", c.FerryKafkaPort},
+		{"-service-port-base (+4 frontdoor)", b + 4}, {"-service-port-base (+5 fetchsvc)", b + 5},
+		{"-ferry-kafka-port", c.FerryKafkaPort},
 		{"-kafka-port", c.KafkaPort}, {"-kafka-controller-port", c.KafkaControllerPort},
 	}
 	for i := 1; i < c.Tablets; i++ {

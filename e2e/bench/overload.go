@@ -282,7 +282,7 @@ func tableRows(ctx context.Context, cfg *config, root string, sc stack.Config, d
 		return 0, err
 	}
 	defer os.RemoveAll(jdir)
-	jw, err := compileJava(ctx, root, filepath.Clean(jdir), cfg.Java)
+	jw, err := compileJava(ctx, root, filepath.Clean(jdir), cfg.Java, slog.New(slog.DiscardHandler))
 	if err != nil {
 		return 0, err
 	}

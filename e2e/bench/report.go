@@ -21,11 +21,28 @@ const (
 	producerPerfTest = "perf-test"
 	producerFranz    = "franz-go"
 	producerJava     = "java-writer"
+
+	// consumerFranz is the franz-go group-less consumer; consumerScanner the Fluss Java
+	// LogScanner (ScanBench.java).
+	consumerFranz   = "franz-go"
+	consumerScanner = "log-scanner"
 )
 
-// result is one producer's measurement against one target.
+// Phases of a result: what the run measured.
+const (
+	phaseProduce = "produce"
+	phaseConsume = "consume"
+	phaseTail    = "tail"
+)
+
+// result is one client's measurement against one target: a producer's (phase produce), a
+// consumer's reading a topic or table back (consume), or a producer and a consumer on a live
+// tail (tail).
 type result struct {
-	Target   string
+	// Phase is phaseProduce (also when empty), phaseConsume or phaseTail.
+	Phase  string
+	Target string
+	// Producer is the client: the producer, or for consume the consumer.
 	Producer string
 	Records  int64
 	// RecPerSec and MBPerSec are the throughput; MB is 2^20 bytes of record values, as
@@ -36,6 +53,10 @@ type result struct {
 	// where the producer measures none (the Java writer times the whole run only).
 	P50, P99   time.Duration
 	HasLatency bool
+	// Max is the highest latency (tail runs only).
+	Max time.Duration
+	// MinP99 and MaxP99 are the range of P99 over the rounds (tail runs only).
+	MinP99, MaxP99 time.Duration
 	// Rounds is how many measurements this result summarizes (see summarize); MinRecPerSec
 	// and MaxRecPerSec are their range.
 	Rounds                     int
@@ -61,6 +82,42 @@ func summarize(rounds []result) result {
 	return m
 }
 
+// summarizeTail returns the median tail round by p50 latency (the lower middle one for an even
+// count), with the range of p99 over all rounds.
+func summarizeTail(rounds []result) result {
+	if len(rounds) == 0 {
+		return result{}
+	}
+	sorted := slices.Clone(rounds)
+	slices.SortStableFunc(sorted, func(a, b result) int { return cmp.Compare(a.P50, b.P50) })
+	m := sorted[(len(sorted)-1)/2]
+	m.Rounds = len(rounds)
+	m.MinP99, m.MaxP99 = m.P99, m.P99
+	for _, r := range rounds {
+		m.MinP99, m.MaxP99 = min(m.MinP99, r.P99), max(m.MaxP99, r.P99)
+	}
+	return m
+}
+
+// phase is r.Phase, produce when empty.
+func (r result) phase() string {
+	if r.Phase == "" {
+		return phaseProduce
+	}
+	return r.Phase
+}
+
+// byPhase returns the results of one phase, in order.
+func byPhase(rs []result, phase string) []result {
+	var out []result
+	for _, r := range rs {
+		if r.phase() == phase {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
 // throughput fills RecPerSec and MBPerSec from counts and a duration.
 func throughput(records, bytes int64, elapsed time.Duration) (recPerSec, mbPerSec float64) {
 	if elapsed <= 0 {
@@ -70,7 +127,7 @@ func throughput(records, bytes int64, elapsed time.Duration) (recPerSec, mbPerSe
 	return float64(records) / s, float64(bytes) / (1 << 20) / s
 }
 
-// find returns the result of producer against target, if measured.
+// find returns the result of producer against target, if measured (rs of one phase).
 func find(rs []result, target, producer string) (result, bool) {
 	for _, r := range rs {
 		if r.Target == target && r.Producer == producer {
@@ -125,6 +182,59 @@ func writeTable(w io.Writer, rs []result) error {
 	return tw.Flush()
 }
 
+// writeConsumeTable prints every consume result and, for Ferry rows, how they compare with the
+// same consumer on Kafka and with the Fluss LogScanner reading the table Ferry wrote.
+func writeConsumeTable(w io.Writer, rs []result) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	multi := slices.ContainsFunc(rs, func(r result) bool { return r.Rounds > 1 })
+	header := "target\tconsumer\trecords\trecords/s\tMB/s\tFerry/Kafka\tFerry/LogScanner\t"
+	if multi {
+		header += "rounds\tmin..max records/s\t"
+	}
+	fmt.Fprintln(tw, header)
+	scanner, haveScanner := find(rs, targetFluss, consumerScanner)
+	for _, r := range rs {
+		vsKafka, vsScanner := "", ""
+		if r.Target == targetFerry {
+			vsKafka = "-"
+			if k, ok := find(rs, targetKafka, r.Producer); ok {
+				vsKafka = ratio(r.RecPerSec, k.RecPerSec)
+			}
+			vsScanner = "-"
+			if haveScanner {
+				vsScanner = ratio(r.RecPerSec, scanner.RecPerSec)
+			}
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%.2f\t%s\t%s\t", r.Target, r.Producer, r.Records,
+			groupThousands(int64(r.RecPerSec+0.5)), r.MBPerSec, vsKafka, vsScanner)
+		if multi {
+			fmt.Fprintf(tw, "%d\t%s..%s\t", max(r.Rounds, 1), groupThousands(int64(r.MinRecPerSec+0.5)), groupThousands(int64(r.MaxRecPerSec+0.5)))
+		}
+		fmt.Fprintln(tw)
+	}
+	return tw.Flush()
+}
+
+// writeTailTable prints the produce→consume latency of each tail result.
+func writeTailTable(w io.Writer, rs []result) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	multi := slices.ContainsFunc(rs, func(r result) bool { return r.Rounds > 1 })
+	header := "target\tclients\trecords\trecords/s\tp50 ms\tp99 ms\tmax ms\t"
+	if multi {
+		header += "rounds\tmin..max p99 ms\t"
+	}
+	fmt.Fprintln(tw, header)
+	for _, r := range rs {
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t", r.Target, r.Producer, r.Records,
+			groupThousands(int64(r.RecPerSec+0.5)), millis(r.P50), millis(r.P99), millis(r.Max))
+		if multi {
+			fmt.Fprintf(tw, "%d\t%s..%s\t", max(r.Rounds, 1), millis(r.MinP99), millis(r.MaxP99))
+		}
+		fmt.Fprintln(tw)
+	}
+	return tw.Flush()
+}
+
 func millis(d time.Duration) string {
 	return fmt.Sprintf("%.1f", float64(d)/float64(time.Millisecond))
 }
@@ -150,7 +260,8 @@ func groupThousands(n int64) string {
 // isFerry tells Ferry's own services from the Fluss servers and the rest.
 func isFerry(name string) bool {
 	switch {
-	case name == stack.Frontdoor, name == stack.Catalog, name == stack.Append, strings.HasPrefix(name, stack.Transcode):
+	case name == stack.Frontdoor, name == stack.Catalog, name == stack.Append, name == stack.Fetch,
+		strings.HasPrefix(name, stack.Transcode):
 		return true
 	}
 	return false
@@ -172,7 +283,7 @@ func writeUsage(w io.Writer, rs []result) error {
 		return nil
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprint(tw, "target\tproducer\tferry\t")
+	fmt.Fprint(tw, "target\tphase\tclient\tferry\t")
 	for _, n := range names {
 		fmt.Fprintf(tw, "%s\t", n)
 	}
@@ -198,7 +309,7 @@ func writeUsage(w io.Writer, rs []result) error {
 		if ferryCPU > 0 {
 			total = cell(ferryCPU, ferryRSS)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t", r.Target, r.Producer, total)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t", r.Target, r.phase(), r.Producer, total)
 		for _, n := range names {
 			if u, ok := by[n]; ok {
 				fmt.Fprintf(tw, "%s\t", cell(u.CPU, u.PeakRSS))

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -93,11 +94,29 @@ func run(ctx context.Context, cfg *config, log *slog.Logger, out io.Writer) (err
 	fmt.Fprintf(out, "each producer first sent %d warm-up records in the same process (not measured); %d round(s), median shown\n",
 		cfg.warmupRecords(), cfg.Rounds)
 	fmt.Fprintf(out, "machine: %d CPUs, load average %s at start, %s at end\n\n", runtime.NumCPU(), load0, load1)
-	if err := writeTable(out, results); err != nil {
+	if err := writeTable(out, byPhase(results, phaseProduce)); err != nil {
 		return err
 	}
+	if rs := byPhase(results, phaseConsume); len(rs) > 0 {
+		fmt.Fprintf(out, "\nconsume: the first %d records of the %s topic/table read back from offset 0 of every partition/bucket "+
+			"(after %d warm-up records read the same way by another client), timed from the first poll to the last record; median round:\n\n",
+			cfg.Records, consumedProducer(cfg), cfg.warmupRecords())
+		if err := writeConsumeTable(out, rs); err != nil {
+			return err
+		}
+	}
+	if rs := byPhase(results, phaseTail); len(rs) > 0 {
+		total, measured := tailRecords(cfg)
+		fmt.Fprintf(out, "\ntail: a franz-go producer sends %d records/s (%d in all, the last %d measured) while a franz-go consumer "+
+			"tails the topic from its end; latency = consumer's poll returned the record − just before Produce; median round by p50:\n\n",
+			cfg.TailRate, total, measured)
+		if err := writeTailTable(out, rs); err != nil {
+			return err
+		}
+	}
 	fmt.Fprintf(out, "\nCPU seconds per million records handled (measured and warm-up) and peak RSS, per process, median round:\n\n")
-	if err := writeUsage(out, results); err != nil {
+	ordered := slices.Concat(byPhase(results, phaseProduce), byPhase(results, phaseConsume), byPhase(results, phaseTail))
+	if err := writeUsage(out, ordered); err != nil {
 		return err
 	}
 	if cfg.runs(targetFluss) {
@@ -141,12 +160,21 @@ func kafkaPhase(ctx context.Context, cfg *config, root, dir string, pt perfTest,
 	}()
 	prods := strings.Split(cfg.Producers, ",")
 	topicOf := func(prod string) string { return "bench_" + strings.ReplaceAll(prod, "-", "_") }
+	const tailTopic = "bench_tail"
+	topics := []string{}
 	for _, prod := range prods {
-		if err := clients.CreateTopic(ctx, b.addr, topicOf(prod), int32(cfg.Partitions)); err != nil {
-			return nil, fmt.Errorf("create topic %s on the reference broker: %w", topicOf(prod), err)
+		topics = append(topics, topicOf(prod))
+	}
+	if cfg.TailDuration > 0 {
+		topics = append(topics, tailTopic)
+	}
+	for _, topic := range topics {
+		if err := clients.CreateTopic(ctx, b.addr, topic, int32(cfg.Partitions)); err != nil {
+			return nil, fmt.Errorf("create topic %s on the reference broker: %w", topic, err)
 		}
 	}
-	// Rounds interleave the producers, so a burst of load elsewhere hits both alike.
+	// Rounds interleave the producers (and the consumers), so a burst of load elsewhere hits
+	// all alike.
 	rounds := map[string][]result{}
 	for round := 1; round <= cfg.Rounds; round++ {
 		for _, prod := range prods {
@@ -156,8 +184,34 @@ func kafkaPhase(ctx context.Context, cfg *config, root, dir string, pt perfTest,
 			}
 			rounds[prod] = append(rounds[prod], r)
 		}
+		if cfg.Consume {
+			r, err := consume(ctx, cfg, targetKafka, b.addr, topicOf(consumedProducer(cfg)), p, round, b.watch(), log)
+			if err != nil {
+				return nil, err
+			}
+			rounds[phaseConsume] = append(rounds[phaseConsume], r)
+		}
+		if cfg.TailDuration > 0 {
+			r, err := tail(ctx, cfg, targetKafka, b.addr, tailTopic, round, b.watch(), log)
+			if err != nil {
+				return nil, err
+			}
+			rounds[phaseTail] = append(rounds[phaseTail], r)
+		}
 	}
 	var results []result
+	if rs := rounds[phaseConsume]; len(rs) > 0 {
+		results = append(results, summarize(rs))
+	}
+	if rs := rounds[phaseTail]; len(rs) > 0 {
+		results = append(results, summarizeTail(rs))
+		total, _ := tailRecords(cfg)
+		if n, err := kafkaRecordCount(ctx, b.addr, tailTopic); err != nil {
+			return nil, err
+		} else if want := int64(cfg.Rounds) * total; n != want {
+			return nil, fmt.Errorf("reference broker topic %s holds %d records, want %d", tailTopic, n, want)
+		}
+	}
 	for _, prod := range prods {
 		results = append(results, summarize(rounds[prod]))
 		// The same check as for Fluss: the topic holds every record, once.
@@ -202,6 +256,9 @@ func produce(ctx context.Context, cfg *config, producer, target, bootstrap, topi
 	ctx, cancel := context.WithTimeout(ctx, cfg.RunTimeout)
 	defer cancel()
 	log.Info("producing", "producer", producer, "target", target, "topic", topic, "records", cfg.Records, "round", round)
+	if producer == producerFranz {
+		watch = append(slices.Clone(watch), self())
+	}
 	w, werr := startWindow(watch)
 	if werr != nil {
 		log.Warn("per-process usage incomplete", "err", werr)
@@ -223,6 +280,67 @@ func produce(ctx context.Context, cfg *config, producer, target, bootstrap, topi
 		return result{}, err
 	}
 	log.Info("done", "producer", producer, "target", target, "records/s", int64(r.RecPerSec), "MB/s", fmt.Sprintf("%.2f", r.MBPerSec))
+	return r, nil
+}
+
+// consumedProducer is the producer whose topic (and Fluss table) the consumers read back:
+// franz-go's (records in order) where it runs, else perf-test's.
+func consumedProducer(cfg *config) string {
+	if cfg.uses(producerFranz) {
+		return producerFranz
+	}
+	return producerPerfTest
+}
+
+// self is this process, where the franz-go clients run.
+func self() watched { return watched{name: "franz-go", pid: os.Getpid()} }
+
+// consume reads topic back with the franz-go consumer (runFranzConsume), bounded by
+// -run-timeout, and records what the watched processes and this one spent on it.
+func consume(ctx context.Context, cfg *config, target, bootstrap, topic string, p payloads, round int,
+	watch []watched, log *slog.Logger) (result, error) {
+	log.Info("consuming", "consumer", consumerFranz, "target", target, "topic", topic, "records", cfg.Records,
+		"warmup", cfg.warmupRecords(), "round", round)
+	return measured(ctx, cfg, append(slices.Clone(watch), self()), cfg.Records+cfg.warmupRecords(), log,
+		func(ctx context.Context) (result, error) {
+			return runFranzConsume(ctx, cfg, target, bootstrap, topic, p)
+		})
+}
+
+// tail measures produce→consume latency on topic (runTail), bounded by -run-timeout, and
+// records what the watched processes and this one spent on it.
+func tail(ctx context.Context, cfg *config, target, bootstrap, topic string, round int, watch []watched, log *slog.Logger) (result, error) {
+	total, _ := tailRecords(cfg)
+	log.Info("tailing", "target", target, "topic", topic, "records/s", cfg.TailRate, "duration", cfg.TailDuration, "round", round)
+	return measured(ctx, cfg, append(slices.Clone(watch), self()), total, log,
+		func(ctx context.Context) (result, error) { return runTail(ctx, cfg, target, bootstrap, topic) })
+}
+
+// measured runs fn bounded by -run-timeout inside a per-process window over watch, and adds
+// the usage for handled records to its result.
+func measured(ctx context.Context, cfg *config, watch []watched, handled int64, log *slog.Logger,
+	fn func(context.Context) (result, error)) (result, error) {
+	ctx, cancel := context.WithTimeout(ctx, cfg.RunTimeout)
+	defer cancel()
+	w, werr := startWindow(watch)
+	if werr != nil {
+		log.Warn("per-process usage incomplete", "err", werr)
+	}
+	r, err := fn(ctx)
+	if err != nil {
+		return result{}, err
+	}
+	usage, err := w.end()
+	if err != nil {
+		return result{}, err
+	}
+	r.Procs, r.Handled = append(usage, r.Procs...), handled
+	if r.Phase == phaseTail {
+		log.Info("done", "phase", r.Phase, "target", r.Target, "p50", r.P50, "p99", r.P99, "max", r.Max)
+	} else {
+		log.Info("done", "phase", r.phase(), "client", r.Producer, "target", r.Target, "records/s", int64(r.RecPerSec),
+			"MB/s", fmt.Sprintf("%.2f", r.MBPerSec))
+	}
 	return r, nil
 }
 
@@ -319,7 +437,7 @@ func flussPhase(ctx context.Context, cfg *config, root, dir string, pt perfTest,
 	if err := os.MkdirAll(jdir, 0o755); err != nil {
 		return nil, err
 	}
-	jw, err := compileJava(ctx, root, jdir, cfg.Java)
+	jw, err := compileJava(ctx, root, jdir, cfg.Java, log)
 	if err != nil {
 		return nil, err
 	}
@@ -327,7 +445,9 @@ func flussPhase(ctx context.Context, cfg *config, root, dir string, pt perfTest,
 	type table struct {
 		name, producer string
 		kafka          bool
-		rows           int64
+		// tail is the table of the tail runs (no producer run of its own).
+		tail bool
+		rows int64
 	}
 	var tables []table
 	if cfg.runs(targetFerry) {
@@ -337,11 +457,22 @@ func flussPhase(ctx context.Context, cfg *config, root, dir string, pt perfTest,
 				rows: cfg.Records + cfg.warmupRecords()})
 		}
 	}
+	if cfg.runs(targetFerry) && cfg.TailDuration > 0 {
+		total, _ := tailRecords(cfg)
+		tables = append(tables, table{name: "tail", kafka: true, tail: true, rows: total})
+	}
 	if cfg.runs(targetFluss) {
 		tables = append(tables, table{name: "java_writer", producer: producerJava, rows: cfg.Records})
 		if w := cfg.warmupRecords(); w > 0 {
 			tables = append(tables, table{name: "java_writer_warmup", rows: w})
 		}
+	}
+	// What the consumers read back: the table Ferry's producer wrote; without Ferry, the
+	// LogScanner reads the Java writer's tables.
+	scanTable := strings.ReplaceAll(consumedProducer(cfg), "-", "_")
+	scanWarmup := scanTable
+	if !cfg.runs(targetFerry) {
+		scanTable, scanWarmup = "java_writer", "java_writer_warmup"
 	}
 	var names []string
 	for _, t := range tables {
@@ -368,12 +499,17 @@ func flussPhase(ctx context.Context, cfg *config, root, dir string, pt perfTest,
 		}
 	}
 
+	// Rounds by table name, and by these keys (no table's name: they start with "#") for the
+	// consumers and the tail.
+	const keyFerryConsume, keyScanner, keyTail = "#ferry-consume", "#log-scanner", "#tail"
 	rounds := map[string][]result{}
 	for round := 1; round <= cfg.Rounds; round++ {
 		for _, t := range tables {
 			var r result
 			var err error
 			switch {
+			case t.tail:
+				continue
 			case t.kafka:
 				r, err = produce(ctx, cfg, t.producer, targetFerry, sc.KafkaAddr(), db+"."+t.name, pt, p, round, stackWatch(st), log)
 			case t.producer == producerJava:
@@ -399,8 +535,42 @@ func flussPhase(ctx context.Context, cfg *config, root, dir string, pt perfTest,
 			}
 			rounds[t.name] = append(rounds[t.name], r)
 		}
+		if cfg.Consume && cfg.runs(targetFerry) {
+			r, err := consume(ctx, cfg, targetFerry, sc.KafkaAddr(), db+"."+scanTable, p, round, stackWatch(st), log)
+			if err != nil {
+				return nil, err
+			}
+			rounds[keyFerryConsume] = append(rounds[keyFerryConsume], r)
+		}
+		if cfg.Consume && cfg.runs(targetFluss) {
+			log.Info("scanning", "consumer", consumerScanner, "table", db+"."+scanTable, "rows", cfg.Records,
+				"warmup", cfg.warmupRecords(), "round", round)
+			bytes := int64(float64(cfg.Records)*p.avgSize() + 0.5)
+			r, err := measured(ctx, cfg, stackWatch(st), cfg.Records+cfg.warmupRecords(), log, func(ctx context.Context) (result, error) {
+				return jw.scan(ctx, sc.FlussBootstrap(), db, scanTable, cfg.Records, bytes, scanWarmup, cfg.warmupRecords(), cfg.RunTimeout)
+			})
+			if err != nil {
+				return nil, err
+			}
+			rounds[keyScanner] = append(rounds[keyScanner], r)
+		}
+		if cfg.runs(targetFerry) && cfg.TailDuration > 0 {
+			r, err := tail(ctx, cfg, targetFerry, sc.KafkaAddr(), db+".tail", round, stackWatch(st), log)
+			if err != nil {
+				return nil, err
+			}
+			rounds[keyTail] = append(rounds[keyTail], r)
+		}
 	}
 	var results []result
+	for _, key := range []string{keyFerryConsume, keyScanner} {
+		if rs := rounds[key]; len(rs) > 0 {
+			results = append(results, summarize(rs))
+		}
+	}
+	if rs := rounds[keyTail]; len(rs) > 0 {
+		results = append(results, summarizeTail(rs))
+	}
 	for _, t := range tables {
 		if rs := rounds[t.name]; len(rs) > 0 {
 			results = append(results, summarize(rs))
