@@ -54,6 +54,10 @@ func AppendJSON(dst []byte, col arrow.Array, row int, t types.DataType) ([]byte,
 		return appendFloat(dst, col.(*array.Float64).Value(row), 64), nil
 	case types.Decimal:
 		n := col.(*array.Decimal128).Value(row)
+		if hi, lo := n.HighBits(), n.LowBits(); hi == 0 && lo <= math.MaxInt64 || hi == -1 && lo > math.MaxInt64 {
+			// Fits an int64, as DECIMAL(18) and below always do.
+			return appendDecimalInt(dst, int64(lo), t.Scale), nil
+		}
 		return appendDecimal(dst, n.BigInt(), t.Scale), nil
 	case types.Char, types.String:
 		return appendString(dst, col.(*array.String).Value(row)), nil
@@ -63,7 +67,7 @@ func AppendJSON(dst []byte, col arrow.Array, row int, t types.DataType) ([]byte,
 		return appendBase64(dst, col.(*array.FixedSizeBinary).Value(row)), nil
 	case types.Date:
 		d := time.Unix(int64(col.(*array.Date32).Value(row))*86400, 0).UTC()
-		return d.AppendFormat(append(dst, '"'), "2006-01-02\""), nil
+		return append(appendDate(append(dst, '"'), d), '"'), nil
 	case types.Time:
 		return appendTime(dst, col, row, t.Precision)
 	case types.TimestampNTZ, types.TimestampLTZ:
@@ -118,6 +122,32 @@ func appendFloat(dst []byte, f float64, bits int) []byte {
 		return append(dst, `"-Infinity"`...)
 	}
 	return strconv.AppendFloat(dst, f, 'g', -1, bits)
+}
+
+// appendDecimalInt is appendDecimal for an unscaled value that fits int64,
+// without math/big.
+func appendDecimalInt(dst []byte, unscaled int64, scale int) []byte {
+	var buf [20]byte
+	u := uint64(unscaled)
+	if unscaled < 0 {
+		dst = append(dst, '-')
+		u = -u // also right for math.MinInt64
+	}
+	digits := strconv.AppendUint(buf[:0], u, 10)
+	if scale == 0 {
+		return append(dst, digits...)
+	}
+	if len(digits) <= scale {
+		dst = append(dst, '0', '.')
+		for range scale - len(digits) {
+			dst = append(dst, '0')
+		}
+		return append(dst, digits...)
+	}
+	cut := len(digits) - scale
+	dst = append(dst, digits[:cut]...)
+	dst = append(dst, '.')
+	return append(dst, digits[cut:]...)
 }
 
 // appendDecimal writes unscaled × 10^-scale with exactly scale fractional
@@ -218,7 +248,13 @@ func appendTime(dst []byte, col arrow.Array, row, precision int) ([]byte, error)
 
 func appendTimestamp(dst []byte, t time.Time, precision int, zone bool) []byte {
 	t = t.UTC()
-	dst = t.AppendFormat(append(dst, '"'), "2006-01-02T15:04:05")
+	dst = appendDate(append(dst, '"'), t)
+	if t.Year() < 0 || t.Year() > 9999 {
+		dst = t.AppendFormat(dst, "T15:04:05")
+	} else {
+		h, m, sec := t.Clock()
+		dst = append(dst, 'T', byte('0'+h/10), byte('0'+h%10), ':', byte('0'+m/10), byte('0'+m%10), ':', byte('0'+sec/10), byte('0'+sec%10))
+	}
 	dst = appendFraction(dst, t.Nanosecond(), precision)
 	if zone {
 		dst = append(dst, 'Z')
@@ -226,12 +262,27 @@ func appendTimestamp(dst []byte, t time.Time, precision int, zone bool) []byte {
 	return append(dst, '"')
 }
 
+// appendDate writes t's date as YYYY-MM-DD (time's own format outside
+// years 0-9999).
+func appendDate(dst []byte, t time.Time) []byte {
+	y, mo, d := t.Date()
+	if y < 0 || y > 9999 {
+		return t.AppendFormat(dst, "2006-01-02")
+	}
+	return append(dst, byte('0'+y/1000), byte('0'+y/100%10), byte('0'+y/10%10), byte('0'+y%10), '-',
+		byte('0'+mo/10), byte('0'+mo%10), '-', byte('0'+d/10), byte('0'+d%10))
+}
+
 // appendFraction writes ".f…" with precision digits of nanos (none for 0).
 func appendFraction(dst []byte, nanos, precision int) []byte {
 	if precision <= 0 {
 		return dst
 	}
-	frac := strconv.Itoa(nanos + 1_000_000_000)[1:] // 9 digits, zero padded
+	var frac [9]byte // zero padded
+	for i := 8; i >= 0; i-- {
+		frac[i] = byte('0' + nanos%10)
+		nanos /= 10
+	}
 	return append(append(dst, '.'), frac[:min(precision, 9)]...)
 }
 

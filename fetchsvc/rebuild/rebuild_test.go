@@ -350,3 +350,17 @@ func TestAppendBatchEmptyAndRefusals(t *testing.T) {
 		}
 	}
 }
+
+// TestDecimalIntMatchesBig: the int64 path writes what the math/big one
+// does, at the edges of int64 and for every scale up to beyond the digits.
+func TestDecimalIntMatchesBig(t *testing.T) {
+	for _, v := range []int64{0, 1, -1, 7, -7, 1050, -1050, 123456789, math.MaxInt64, math.MinInt64, -99, 100} {
+		for scale := 0; scale <= 22; scale++ {
+			got := string(appendDecimalInt(nil, v, scale))
+			want := string(appendDecimal(nil, big.NewInt(v), scale))
+			if got != want {
+				t.Errorf("%d scale %d: %s, math/big %s", v, scale, got, want)
+			}
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/ferrygw/ferry/fetchsvc/rebuild"
 	"github.com/ferrygw/ferry/services/fluss/logbatch"
@@ -17,6 +18,8 @@ type converted struct {
 	kafka   []byte // Kafka record batches
 	batches int
 	records int // records in kafka (changelog update-befores are left out)
+	// flussBytes are the Fluss log bytes converted into kafka.
+	flussBytes int
 }
 
 // convertLog turns the Fluss log batches of data (one bucket's FetchLog
@@ -43,6 +46,14 @@ func convertLog(ctx context.Context, data []byte, maxBytes int, plans planFor) (
 		if recs, err = rebuildBatch(ctx, b, plans, recs); err != nil {
 			return out, fmt.Errorf("batch at offset %d: %w", b.BaseOffset, err)
 		}
+		// Room for the batch at the growth seen so far (JSON values take
+		// about four times their Arrow bytes), so that the answer is not
+		// copied over and over as it grows.
+		growth := 4.0
+		if out.flussBytes > 0 {
+			growth = float64(len(out.kafka))/float64(out.flussBytes) + 0.25
+		}
+		out.kafka = slices.Grow(out.kafka, int(float64(len(b.Bytes))*growth))
 		if out.kafka, err = rebuild.AppendBatch(out.kafka, b.BaseOffset, b.LastOffsetDelta, recs); err != nil {
 			return out, fmt.Errorf("batch at offset %d: %w", b.BaseOffset, err)
 		}
@@ -52,6 +63,7 @@ func convertLog(ctx context.Context, data []byte, maxBytes int, plans planFor) (
 		}
 		out.batches++
 		out.records += len(recs)
+		out.flussBytes += len(b.Bytes)
 	}
 	if err := it.Err(); err != nil && !errors.Is(err, logbatch.ErrShortBatch) {
 		return out, err

@@ -7,7 +7,9 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -103,7 +105,10 @@ type topicRead struct {
 	buckets []fluss.FetchBucket
 	parts   []*fetchv1.PartitionRecords // line up with buckets
 	results []fluss.FetchResult         // line up with buckets
-	err     error                       // the whole FetchLog call failed
+	// kafkaMax is each partition's Kafka byte limit; the bucket reads ask
+	// Fluss for about the log bytes that become that much.
+	kafkaMax []int32
+	err      error // the whole FetchLog call failed
 	// maxBytes bounds the Fluss log bytes read (the request's max_bytes).
 	maxBytes int32
 }
@@ -131,10 +136,7 @@ func (s *Service) Read(ctx context.Context, req *fetchv1.ReadRequest) (*fetchv1.
 	if budget <= 0 {
 		budget = defaultMaxBytes
 	}
-	served, records := 0, 0
-	for _, tr := range reads {
-		s.answer(ctx, tr, &budget, &served, &records)
-	}
+	served, records := s.answer(ctx, reads, budget)
 	trace.SpanFromContext(ctx).SetAttributes(attribute.Int("ferry.records", records), attribute.Int("ferry.kafka_bytes", served))
 	return resp, nil
 }
@@ -180,7 +182,9 @@ func (s *Service) prepare(ctx context.Context, tr *topicRead, parts []*fetchv1.R
 		pr := &fetchv1.PartitionRecords{Partition: p.GetPartition(), HighWatermark: -1, LogStartOffset: -1}
 		tr.out.Partitions = append(tr.out.Partitions, pr)
 		tr.parts = append(tr.parts, pr)
-		tr.buckets = append(tr.buckets, fluss.FetchBucket{Bucket: p.GetPartition(), Offset: p.GetFetchOffset(), MaxBytes: p.GetMaxBytes()})
+		tr.kafkaMax = append(tr.kafkaMax, p.GetMaxBytes())
+		tr.buckets = append(tr.buckets, fluss.FetchBucket{Bucket: p.GetPartition(), Offset: p.GetFetchOffset(),
+			MaxBytes: s.tables.logBytesFor(info.TableID, p.GetMaxBytes())})
 	}
 }
 
@@ -259,59 +263,96 @@ func (s *Service) fetchTable(ctx context.Context, tr *topicRead) {
 	tr.results, tr.err = s.fluss.FetchLog(ctx, tr.info.TableID, tr.buckets, fluss.FetchOptions{MaxBytes: tr.maxBytes})
 }
 
-// answer converts tr's fetched log into its partitions' records, within
-// the response's byte budget.
-func (s *Service) answer(ctx context.Context, tr *topicRead, budget, served, records *int) {
-	topic := attribute.String("kafka.topic", tr.m.GetTopic())
-	for i, pr := range tr.parts {
-		var r fluss.FetchResult
-		err := tr.err
-		if err == nil {
-			r = tr.results[i]
-			err = r.Err
-		}
-		if err != nil {
-			ke := kafkaError(err)
-			if ke == kerr.UnknownTopicOrPartition {
-				s.tables.forget(tr.info.TableID)
+// conversion is one partition's fetched log on its way to Kafka batches.
+type conversion struct {
+	tr    *topicRead
+	i     int // position in tr.parts and tr.buckets
+	limit int // Kafka bytes this partition may return
+	c     converted
+	err   error
+}
+
+// answer turns the fetched logs into the partitions' records: errors first,
+// then the conversions, several partitions at a time (one fetch of several
+// partitions uses every core), then the response's byte budget in request
+// order (a partition that would pass it is left for the next fetch).
+func (s *Service) answer(ctx context.Context, reads []*topicRead, budget int) (served, records int) {
+	var work []*conversion
+	for _, tr := range reads {
+		for i, pr := range tr.parts {
+			r, err := fluss.FetchResult{}, tr.err
+			if err == nil {
+				r = tr.results[i]
+				err = r.Err
 			}
-			pr.ErrorCode, pr.ErrorMessage = int32(ke.Code), err.Error()
-			s.errs.Add(ctx, 1, metric.WithAttributes(attribute.Int("kafka.error_code", int(ke.Code))))
-			if ke != kerr.OffsetOutOfRange {
-				s.log.Warn("fetch: bucket read failed", "topic", tr.m.GetTopic(), "partition", pr.Partition, "error", err)
+			if err != nil {
+				s.bucketFailed(ctx, tr, pr, err)
+				continue
 			}
-			continue
+			pr.HighWatermark, pr.LogStartOffset = r.HighWatermark, r.LogStartOffset
+			if len(r.Records) > 0 {
+				limit := int(tr.kafkaMax[i])
+				if limit <= 0 || limit > budget {
+					limit = budget
+				}
+				work = append(work, &conversion{tr: tr, i: i, limit: limit})
+			}
 		}
-		pr.HighWatermark, pr.LogStartOffset = r.HighWatermark, r.LogStartOffset
-		if len(r.Records) == 0 || (*budget <= 0 && *served > 0) {
-			continue
-		}
-		limit := int(tr.buckets[i].MaxBytes)
-		if limit <= 0 || limit > *budget {
-			limit = *budget
-		}
-		plans := func(ctx context.Context, schemaID int16) (*schemaPlan, error) {
-			return s.tables.plan(ctx, tr.m, tr.info, schemaID)
-		}
-		c, err := convertLog(ctx, r.Records, limit, plans)
-		if err != nil && c.batches == 0 {
-			pr.ErrorCode, pr.ErrorMessage = int32(kerr.UnknownServerError.Code), err.Error()
+	}
+	var wg sync.WaitGroup
+	next := atomic.Int64{}
+	for range min(len(work), runtime.GOMAXPROCS(0)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for n := int(next.Add(1) - 1); n < len(work); n = int(next.Add(1) - 1) {
+				w := work[n]
+				plans := func(ctx context.Context, schemaID int16) (*schemaPlan, error) {
+					return s.tables.plan(ctx, w.tr.m, w.tr.info, schemaID)
+				}
+				w.c, w.err = convertLog(ctx, w.tr.results[w.i].Records, w.limit, plans)
+			}
+		}()
+	}
+	wg.Wait()
+	for _, w := range work {
+		pr, topic := w.tr.parts[w.i], w.tr.m.GetTopic()
+		if w.err != nil && w.c.batches == 0 {
+			pr.ErrorCode, pr.ErrorMessage = int32(kerr.UnknownServerError.Code), w.err.Error()
 			s.errs.Add(ctx, 1, metric.WithAttributes(attribute.Int("kafka.error_code", int(kerr.UnknownServerError.Code))))
-			s.log.Error("fetch: log batch could not be served", "topic", tr.m.GetTopic(), "partition", pr.Partition,
-				"offset", tr.buckets[i].Offset, "error", err)
+			s.log.Error("fetch: log batch could not be served", "topic", topic, "partition", pr.Partition,
+				"offset", w.tr.buckets[w.i].Offset, "error", w.err)
 			continue
 		}
-		if err != nil {
+		if w.err != nil {
 			// Serve what converted; the next fetch starts at the batch that
 			// failed and reports it.
-			s.log.Warn("fetch: log batch could not be served", "topic", tr.m.GetTopic(), "partition", pr.Partition, "error", err)
+			s.log.Warn("fetch: log batch could not be served", "topic", topic, "partition", pr.Partition, "error", w.err)
 		}
-		pr.Records = c.kafka
-		*budget -= len(c.kafka)
-		*served += len(c.kafka)
-		*records += c.records
-		s.records.Add(ctx, int64(c.records), metric.WithAttributes(topic))
-		s.bytes.Add(ctx, int64(len(c.kafka)), metric.WithAttributes(topic))
+		s.tables.observeGrowth(w.tr.info.TableID, w.c)
+		if served > 0 && served+len(w.c.kafka) > budget {
+			continue
+		}
+		pr.Records = w.c.kafka
+		served += len(w.c.kafka)
+		records += w.c.records
+		attrs := metric.WithAttributes(attribute.String("kafka.topic", topic))
+		s.records.Add(ctx, int64(w.c.records), attrs)
+		s.bytes.Add(ctx, int64(len(w.c.kafka)), attrs)
+	}
+	return served, records
+}
+
+// bucketFailed answers a partition whose read failed.
+func (s *Service) bucketFailed(ctx context.Context, tr *topicRead, pr *fetchv1.PartitionRecords, err error) {
+	ke := kafkaError(err)
+	if ke == kerr.UnknownTopicOrPartition {
+		s.tables.forget(tr.info.TableID)
+	}
+	pr.ErrorCode, pr.ErrorMessage = int32(ke.Code), err.Error()
+	s.errs.Add(ctx, 1, metric.WithAttributes(attribute.Int("kafka.error_code", int(ke.Code))))
+	if ke != kerr.OffsetOutOfRange {
+		s.log.Warn("fetch: bucket read failed", "topic", tr.m.GetTopic(), "partition", pr.Partition, "error", err)
 	}
 }
 

@@ -53,10 +53,43 @@ type tables struct {
 	mu    sync.Mutex
 	known map[int64]*fluss.TableInfo
 	plans map[schemaKey]*schemaPlan
+	// growth is each table's Kafka bytes per Fluss log byte, as last seen
+	// (JSON values are several times their compressed Arrow form).
+	growth map[int64]float64
+}
+
+// logBytesFor is how many Fluss log bytes to read for kafkaBytes of
+// records of a table: asking for kafkaBytes of log would read several
+// times what one fetch can return, and read it again on the next.
+func (t *tables) logBytesFor(tableID int64, kafkaBytes int32) int32 {
+	if kafkaBytes <= 0 {
+		return 0 // FetchLog's default
+	}
+	t.mu.Lock()
+	g := t.growth[tableID]
+	t.mu.Unlock()
+	if g <= 1 {
+		return kafkaBytes
+	}
+	return max(int32(float64(kafkaBytes)/g), minLogRead)
+}
+
+// minLogRead keeps reads of tables that grow a lot from becoming tiny.
+const minLogRead = 16 << 10
+
+// observeGrowth records the growth of one conversion.
+func (t *tables) observeGrowth(tableID int64, c converted) {
+	if c.flussBytes < minLogRead {
+		return // too little to say
+	}
+	g := float64(len(c.kafka)) / float64(c.flussBytes)
+	t.mu.Lock()
+	t.growth[tableID] = g
+	t.mu.Unlock()
 }
 
 func newTables(f Fluss) *tables {
-	return &tables{fluss: f, known: map[int64]*fluss.TableInfo{}, plans: map[schemaKey]*schemaPlan{}}
+	return &tables{fluss: f, known: map[int64]*fluss.TableInfo{}, plans: map[schemaKey]*schemaPlan{}, growth: map[int64]float64{}}
 }
 
 // errTableGone answers a mapping whose table was dropped (its path may now
@@ -96,6 +129,7 @@ func (t *tables) table(ctx context.Context, m *catalogv1.TopicMapping) (*fluss.T
 func (t *tables) forget(tableID int64) {
 	t.mu.Lock()
 	delete(t.known, tableID)
+	delete(t.growth, tableID)
 	t.mu.Unlock()
 }
 
