@@ -95,7 +95,12 @@ func TestConsumeRealClients(t *testing.T) {
 						consumeWithClient(t, c, clients.ConsumeOptions{Bootstrap: e.kafka, Topic: tb.topic, Count: n}, tb.check)
 					})
 				} else {
-					t.Logf("%s: no group-less consumer: %s", c.Name, why)
+					// A client that only consumes in groups reads this table in a group of its own.
+					t.Logf("%s: no group-less consumer (%s): reads %s in a group", c.Name, why, tb.name)
+					t.Run(tb.name+"/group-only", func(t *testing.T) {
+						consumeWithClient(t, c, clients.ConsumeOptions{Bootstrap: e.kafka, Topic: tb.topic, Count: n,
+							Group: "read-" + db + "-" + c.Name + "-" + tb.name}, tb.check)
+					})
 				}
 			}
 			if ok, why := c.Supports(clients.ConsumeGroup); !ok {

@@ -371,9 +371,8 @@ func (g *groupConsumer) poll(t *testing.T, d time.Duration) {
 }
 
 // TestConsumerGroup: three franz-go members of one group share six partitions; a member joining
-// and one leaving rebalance the group; each commits what it consumed; after frontdoor, fetchsvc,
-// catalogsvc and appendsvc are killed and started again, a new member resumes at the committed
-// offsets: every record is consumed, none is
+// and one leaving rebalance the group; each commits what it consumed; after every Ferry service
+// is killed and started again, a new member resumes at the committed offsets: every record is consumed, none is
 // skipped, and a record is consumed again only if its commit was not made before a rebalance.
 func TestConsumerGroup(t *testing.T) {
 	e, f := need(t)
@@ -424,8 +423,8 @@ func TestConsumerGroup(t *testing.T) {
 	if dg := described[group]; dg.Err != nil || dg.State != "Empty" {
 		t.Errorf("group after every member left: %+v", dg)
 	}
-	// Every service that holds or serves group state crashes, then starts again.
-	services := []string{stack.Frontdoor, stack.Fetch, stack.Catalog, stack.Append}
+	// Every Ferry service crashes, then starts again.
+	services := []string{stack.Frontdoor, stack.Fetch, stack.Catalog, stack.Append, stack.Transcode, stack.Transcode + "-2"}
 	for _, svc := range services {
 		if err := e.stack.Kill(svc); err != nil {
 			t.Fatalf("kill %s: %v", svc, err)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"math"
+	"slices"
 )
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
@@ -58,11 +59,17 @@ func AppendBatch(dst []byte, baseOffset int64, lastOffsetDelta int32, recs []Rec
 	dst = binary.BigEndian.AppendUint16(dst, math.MaxUint16) // producer epoch -1
 	dst = binary.BigEndian.AppendUint32(dst, math.MaxUint32) // base sequence -1
 	dst = binary.BigEndian.AppendUint32(dst, uint32(len(recs)))
-	var body []byte
+	// Sizes first, so that records are written in place into a slice
+	// grown once.
+	total := 0
 	for i := range recs {
-		body = appendRecordBody(body[:0], &recs[i], base)
-		dst = binary.AppendVarint(dst, int64(len(body)))
-		dst = append(dst, body...)
+		n := recordBodySize(&recs[i], base)
+		total += varintSize(int64(n)) + n
+	}
+	dst = slices.Grow(dst, total)
+	for i := range recs {
+		dst = binary.AppendVarint(dst, int64(recordBodySize(&recs[i], base)))
+		dst = appendRecordBody(dst, &recs[i], base)
 	}
 	b := dst[start:]
 	if len(b) > math.MaxInt32 {
@@ -89,6 +96,34 @@ func appendRecordBody(dst []byte, r *Record, baseTS int64) []byte {
 		dst = appendNullableBytes(dst, h.Value)
 	}
 	return dst
+}
+
+// recordBodySize is the length appendRecordBody writes.
+func recordBodySize(r *Record, baseTS int64) int {
+	n := 1 + varintSize(r.Timestamp-baseTS) + varintSize(int64(r.OffsetDelta)) +
+		nullableSize(r.Key) + nullableSize(r.Value) + varintSize(int64(len(r.Headers)))
+	for _, h := range r.Headers {
+		n += varintSize(int64(len(h.Key))) + len(h.Key) + nullableSize(h.Value)
+	}
+	return n
+}
+
+func nullableSize(b []byte) int {
+	if b == nil {
+		return 1 // -1
+	}
+	return varintSize(int64(len(b))) + len(b)
+}
+
+// varintSize is the length of v as a zig-zag varint.
+func varintSize(v int64) int {
+	u := uint64(v<<1) ^ uint64(v>>63)
+	n := 1
+	for u >= 0x80 {
+		u >>= 7
+		n++
+	}
+	return n
 }
 
 func appendNullableBytes(dst, b []byte) []byte {

@@ -364,3 +364,23 @@ func TestDecimalIntMatchesBig(t *testing.T) {
 		}
 	}
 }
+
+// TestRecordBodySize: the size AppendBatch writes ahead of each record is
+// the length of what it writes.
+func TestRecordBodySize(t *testing.T) {
+	long := strings.Repeat("x", 300)
+	for i, r := range []Record{
+		{},
+		{Key: []byte{}, Value: []byte(long), Timestamp: -5, OffsetDelta: 70},
+		{Key: []byte("k"), Timestamp: 1 << 40, OffsetDelta: 1 << 20, Headers: []Header{{Key: long}, {Key: "h", Value: []byte(long)}}},
+	} {
+		if got, want := recordBodySize(&r, 3), len(appendRecordBody(nil, &r, 3)); got != want {
+			t.Errorf("record %d: size %d, written %d", i, got, want)
+		}
+	}
+	for _, v := range []int64{0, -1, 63, 64, -65, 1 << 20, math.MaxInt64, math.MinInt64} {
+		if got, want := varintSize(v), len(binary.AppendVarint(nil, v)); got != want {
+			t.Errorf("varintSize(%d) = %d, want %d", v, got, want)
+		}
+	}
+}

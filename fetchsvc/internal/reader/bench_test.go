@@ -85,7 +85,7 @@ func BenchmarkConvertLog(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for range b.N {
-		c, err := convertLog(context.Background(), log, 64<<20, plans)
+		c, err := convertLog(context.Background(), log, 64<<20, defaultGrowth, plans)
 		if err != nil || c.records != n {
 			b.Fatalf("%d records, %v", c.records, err)
 		}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 
 	"github.com/ferrygw/ferry/fetchsvc/rebuild"
 	"github.com/ferrygw/ferry/services/fluss/logbatch"
@@ -29,8 +28,12 @@ type converted struct {
 // consumer always makes progress. A row of a changelog becomes a record
 // (+I, +U, append-only) or a tombstone (-D); -U rows (the old value of an
 // update) are gaps, as in a compacted topic, so offsets stay Fluss's.
-func convertLog(ctx context.Context, data []byte, maxBytes int, plans planFor) (converted, error) {
+//
+// growth is the Kafka bytes per log byte expected (the table's last
+// conversion's): the answer is allocated once for what data should become.
+func convertLog(ctx context.Context, data []byte, maxBytes int, growth float64, plans planFor) (converted, error) {
 	var out converted
+	out.kafka = make([]byte, 0, min(int(float64(len(data))*growth*1.1), maxBytes+maxBytes/8))
 	var recs []rebuild.Record
 	it := logbatch.NewIterator(data)
 	for it.Next() {
@@ -46,14 +49,6 @@ func convertLog(ctx context.Context, data []byte, maxBytes int, plans planFor) (
 		if recs, err = rebuildBatch(ctx, b, plans, recs); err != nil {
 			return out, fmt.Errorf("batch at offset %d: %w", b.BaseOffset, err)
 		}
-		// Room for the batch at the growth seen so far (JSON values take
-		// about four times their Arrow bytes), so that the answer is not
-		// copied over and over as it grows.
-		growth := 4.0
-		if out.flussBytes > 0 {
-			growth = float64(len(out.kafka))/float64(out.flussBytes) + 0.25
-		}
-		out.kafka = slices.Grow(out.kafka, int(float64(len(b.Bytes))*growth))
 		if out.kafka, err = rebuild.AppendBatch(out.kafka, b.BaseOffset, b.LastOffsetDelta, recs); err != nil {
 			return out, fmt.Errorf("batch at offset %d: %w", b.BaseOffset, err)
 		}

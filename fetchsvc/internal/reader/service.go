@@ -310,7 +310,7 @@ func (s *Service) answer(ctx context.Context, reads []*topicRead, budget int) (s
 				plans := func(ctx context.Context, schemaID int16) (*schemaPlan, error) {
 					return s.tables.plan(ctx, w.tr.m, w.tr.info, schemaID)
 				}
-				w.c, w.err = convertLog(ctx, w.tr.results[w.i].Records, w.limit, plans)
+				w.c, w.err = convertLog(ctx, w.tr.results[w.i].Records, w.limit, s.tables.growthOf(w.tr.info.TableID), plans)
 			}
 		}()
 	}

@@ -74,6 +74,19 @@ func (t *tables) logBytesFor(tableID int64, kafkaBytes int32) int32 {
 	return max(int32(float64(kafkaBytes)/g), minLogRead)
 }
 
+// growthOf is the table's Kafka bytes per log byte as last seen, and a
+// guess (JSON over compressed Arrow) before any.
+func (t *tables) growthOf(tableID int64) float64 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if g, ok := t.growth[tableID]; ok {
+		return g
+	}
+	return defaultGrowth
+}
+
+const defaultGrowth = 4
+
 // minLogRead keeps reads of tables that grow a lot from becoming tiny.
 const minLogRead = 16 << 10
 
