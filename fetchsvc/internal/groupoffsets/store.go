@@ -159,11 +159,16 @@ func (s *Store) Commit(ctx context.Context, group string, offsets []*fetchv1.Com
 	if err != nil {
 		return err
 	}
-	res, err := s.fluss.ProduceLog(ctx, info.TableID, fluss.AcksAll, 30*time.Second,
-		[]fluss.BucketBatch{{Bucket: bucketOf(group, info.NumBuckets), Records: batch}})
-	if err == nil {
-		err = res[0].Err
-	}
+	// A batch without writer id may be stored twice by a retry after a
+	// lost answer: harmless here, the latest row of a partition wins.
+	err = retry(ctx, func() error {
+		res, err := s.fluss.ProduceLog(ctx, info.TableID, fluss.AcksAll, 30*time.Second,
+			[]fluss.BucketBatch{{Bucket: bucketOf(group, info.NumBuckets), Records: batch}})
+		if err == nil {
+			err = res[0].Err
+		}
+		return err
+	})
 	if err != nil {
 		s.forgetOn(err)
 		return fmt.Errorf("groupoffsets: commit of group %q: %w", group, err)
@@ -188,7 +193,11 @@ func (s *Store) List(ctx context.Context, group string) ([]*fetchv1.CommittedOff
 		return nil, err
 	}
 	bucket := bucketOf(group, info.NumBuckets)
-	starts, err := s.fluss.ListOffsets(ctx, info.TableID, nil, []int32{bucket}, fluss.OffsetEarliest)
+	var starts map[int32]int64
+	err = retry(ctx, func() (err error) {
+		starts, err = s.fluss.ListOffsets(ctx, info.TableID, nil, []int32{bucket}, fluss.OffsetEarliest)
+		return err
+	})
 	if err != nil {
 		s.forgetOn(err)
 		return nil, fmt.Errorf("groupoffsets: offsets of group %q: %w", group, err)
@@ -204,10 +213,14 @@ func (s *Store) List(ctx context.Context, group string) ([]*fetchv1.CommittedOff
 	latest := map[key]*fetchv1.CommittedOffset{}
 	next := starts[bucket]
 	for {
-		res, err := s.fluss.FetchLog(ctx, info.TableID, []fluss.FetchBucket{{Bucket: bucket, Offset: next, MaxBytes: 4 << 20}}, fluss.FetchOptions{})
-		if err == nil {
-			err = res[0].Err
-		}
+		var res []fluss.FetchResult
+		err := retry(ctx, func() (err error) {
+			res, err = s.fluss.FetchLog(ctx, info.TableID, []fluss.FetchBucket{{Bucket: bucket, Offset: next, MaxBytes: 4 << 20}}, fluss.FetchOptions{})
+			if err == nil {
+				err = res[0].Err
+			}
+			return err
+		})
 		if err != nil {
 			s.forgetOn(err)
 			return nil, fmt.Errorf("groupoffsets: reading offsets of group %q at %d: %w", group, next, err)
@@ -237,6 +250,28 @@ func (s *Store) List(ctx context.Context, group string) ([]*fetchv1.CommittedOff
 		out = append(out, o)
 	}
 	return out, nil
+}
+
+// retryFor bounds the retries of one call: long enough for a new table's
+// buckets to get leaders, short of clients' request timeouts.
+const retryFor = 10 * time.Second
+
+// retry runs call until it succeeds, fails for good, or retryFor passed.
+func retry(ctx context.Context, call func() error) error {
+	deadline := time.Now().Add(retryFor)
+	pause := 20 * time.Millisecond
+	for {
+		err := call()
+		if err == nil || !fluss.IsRetriable(err) || time.Now().Add(pause).After(deadline) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(pause):
+		}
+		pause = min(2*pause, time.Second)
+	}
 }
 
 // eachRow calls fn with every row of b that belongs to group.
