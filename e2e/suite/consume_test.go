@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/big"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -585,5 +586,114 @@ func TestConsumePrimaryKeyChangelog(t *testing.T) {
 	}
 	if len(got) != len(want) {
 		t.Errorf("consumed %d keys, want %d", len(got), len(want))
+	}
+}
+
+// TestGroupCoordinatorMoves: with two frontdoors, both name the same coordinator for a group;
+// when it dies, the other becomes the coordinator once catalogsvc drops the dead one's lease,
+// and a member joining through it resumes at the offsets committed through the dead one.
+func TestGroupCoordinatorMoves(t *testing.T) {
+	e, f := need(t)
+	cat, ok := e.stack.Spec(stack.Catalog)
+	fd, ok2 := e.stack.Spec(stack.Frontdoor)
+	if !ok || !ok2 {
+		t.Fatal("stack has no catalogsvc or frontdoor spec")
+	}
+	ports, err := freePorts(5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	host := e.stack.Config().Host
+	addr := func(p int) string { return net.JoinHostPort(host, strconv.Itoa(p)) }
+	catSpec := cloneSpec(cat, "catalogsvc-groups", map[string]int{"grpc": ports[0]})
+	catSpec.Env["FERRY_LISTEN"] = addr(ports[0])
+	specs := []stack.ServiceSpec{catSpec}
+	kafka := map[int32]string{}
+	names := map[int32]string{}
+	for i, node := range []int32{21, 22} {
+		name := "frontdoor-groups-" + strconv.Itoa(int(node))
+		s := cloneSpec(fd, name, map[string]int{"grpc": ports[1+2*i], "kafka": ports[2+2*i]})
+		s.Env["FERRY_LISTEN"] = addr(ports[1+2*i])
+		s.Env["FERRY_KAFKA_LISTEN"] = addr(ports[2+2*i])
+		s.Env["FERRY_ADVERTISED_ADDR"] = addr(ports[2+2*i])
+		s.Env["FERRY_CATALOG_ADDR"] = addr(ports[0])
+		s.Env["FERRY_NODE_ID"] = strconv.Itoa(int(node))
+		s.Env["FERRY_BROKER_LEASE"] = "3s"
+		specs = append(specs, s)
+		kafka[node], names[node] = addr(ports[2+2*i]), name
+	}
+	startServices(t, e, specs...)
+
+	db := dbName(t, f, "consume")
+	topic := topicTableAt(t, f, kafka[21], db, "moving", 4, []testenv.Column{{Name: "id", Type: "BIGINT"}}, nil)
+	group := "g-" + db
+	coordinator := func(via string) int32 {
+		cl := newKgo(t, via)
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		req := kmsg.NewPtrFindCoordinatorRequest()
+		req.CoordinatorKeys = []string{group}
+		resp, err := req.RequestWith(ctx, cl)
+		if err != nil || len(resp.Coordinators) != 1 || resp.Coordinators[0].ErrorCode != 0 {
+			return -1
+		}
+		return resp.Coordinators[0].NodeID
+	}
+	// Both frontdoors registered: both name one coordinator.
+	deadline := time.Now().Add(30 * time.Second)
+	var owner int32
+	for {
+		a, b := coordinator(kafka[21]), coordinator(kafka[22])
+		waitBrokers := newKgo(t, kafka[21])
+		_, brokers, _ := partitionLeaders(context.Background(), waitBrokers, topic)
+		if a == b && a > 0 && brokers == 2 {
+			owner = a
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("frontdoors name coordinators %d and %d, %d brokers listed", a, b, brokers)
+		}
+		time.Sleep(300 * time.Millisecond)
+	}
+	other := int32(21)
+	if owner == 21 {
+		other = 22
+	}
+	var recs []*kgo.Record
+	for i := range 200 {
+		recs = append(recs, &kgo.Record{Topic: topic, Partition: int32(i % 4), Value: fmt.Appendf(nil, `{"id": %d}`, i)})
+	}
+	kgoProduce(t, newKgo(t, kafka[other]), recs, 200)
+	first := newGroupConsumer(t, kafka[owner], group, topic)
+	first.poll(t, 6*time.Second)
+	first.cl.Close()
+	if len(first.seen) != 200 {
+		t.Fatalf("first member read %d records, want 200", len(first.seen))
+	}
+
+	if err := e.stack.Kill(names[owner]); err != nil {
+		t.Fatal(err)
+	}
+	deadline = time.Now().Add(30 * time.Second)
+	for coordinator(kafka[other]) != other {
+		if time.Now().After(deadline) {
+			t.Fatalf("frontdoor %d did not become the coordinator after %d died", other, owner)
+		}
+		time.Sleep(300 * time.Millisecond)
+	}
+	for i := range recs {
+		recs[i] = &kgo.Record{Topic: topic, Partition: int32(i % 4), Value: fmt.Appendf(nil, `{"id": %d}`, 1000+i)}
+	}
+	kgoProduce(t, newKgo(t, kafka[other]), recs[:40], 40)
+	second := newGroupConsumer(t, kafka[other], group, topic)
+	second.poll(t, 6*time.Second)
+	second.cl.Close()
+	for k := range second.seen {
+		if k[1] < 50 {
+			t.Errorf("after the move, partition %d offset %d read again (committed 50 per partition)", k[0], k[1])
+		}
+	}
+	if len(second.seen) != 40 {
+		t.Errorf("second member read %d records, want the 40 new ones", len(second.seen))
 	}
 }
