@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/big"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -594,35 +593,9 @@ func TestConsumePrimaryKeyChangelog(t *testing.T) {
 // and a member joining through it resumes at the offsets committed through the dead one.
 func TestGroupCoordinatorMoves(t *testing.T) {
 	e, f := need(t)
-	cat, ok := e.stack.Spec(stack.Catalog)
-	fd, ok2 := e.stack.Spec(stack.Frontdoor)
-	if !ok || !ok2 {
-		t.Fatal("stack has no catalogsvc or frontdoor spec")
-	}
-	ports, err := freePorts(5)
-	if err != nil {
-		t.Fatal(err)
-	}
-	host := e.stack.Config().Host
-	addr := func(p int) string { return net.JoinHostPort(host, strconv.Itoa(p)) }
-	catSpec := cloneSpec(cat, "catalogsvc-groups", map[string]int{"grpc": ports[0]})
-	catSpec.Env["FERRY_LISTEN"] = addr(ports[0])
-	specs := []stack.ServiceSpec{catSpec}
-	kafka := map[int32]string{}
-	names := map[int32]string{}
-	for i, node := range []int32{21, 22} {
-		name := "frontdoor-groups-" + strconv.Itoa(int(node))
-		s := cloneSpec(fd, name, map[string]int{"grpc": ports[1+2*i], "kafka": ports[2+2*i]})
-		s.Env["FERRY_LISTEN"] = addr(ports[1+2*i])
-		s.Env["FERRY_KAFKA_LISTEN"] = addr(ports[2+2*i])
-		s.Env["FERRY_ADVERTISED_ADDR"] = addr(ports[2+2*i])
-		s.Env["FERRY_CATALOG_ADDR"] = addr(ports[0])
-		s.Env["FERRY_NODE_ID"] = strconv.Itoa(int(node))
-		s.Env["FERRY_BROKER_LEASE"] = "3s"
-		specs = append(specs, s)
-		kafka[node], names[node] = addr(ports[2+2*i]), name
-	}
-	startServices(t, e, specs...)
+	fdNames, addrs := startFrontdoors(t, e, "groups", []int{21, 22}, map[string]string{"FERRY_BROKER_LEASE": "3s"})
+	kafka := map[int32]string{21: addrs[0], 22: addrs[1]}
+	names := map[int32]string{21: fdNames[0], 22: fdNames[1]}
 
 	db := dbName(t, f, "consume")
 	topic := topicTableAt(t, f, kafka[21], db, "moving", 4, []testenv.Column{{Name: "id", Type: "BIGINT"}}, nil)

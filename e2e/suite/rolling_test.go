@@ -33,7 +33,7 @@ func TestRollingRestartFrontdoors(t *testing.T) {
 	const partitions = 6
 	topic := topicTable(t, f, db, "rolled", partitions, cols, nil)
 
-	names, seeds := startFrontdoorPair(t, e)
+	names, seeds := startFrontdoors(t, e, "rolling", []int{11, 12}, nil)
 	cl, err := kgo.NewClient(kgo.SeedBrokers(seeds...), kgo.RecordPartitioner(kgo.ManualPartitioner()),
 		kgo.ProducerLinger(2*time.Millisecond), kgo.MaxBufferedRecords(2000),
 		kgo.MetadataMinAge(250*time.Millisecond), kgo.RecordDeliveryTimeout(2*time.Minute))
@@ -169,35 +169,38 @@ func TestRollingRestartFrontdoors(t *testing.T) {
 	}
 }
 
-// startFrontdoorPair starts a catalogsvc and two frontdoors registered with it (node ids 11 and
-// 12, each with its own state dir) and returns the frontdoors' names and Kafka addresses. They
-// stop when the test ends.
-func startFrontdoorPair(t *testing.T, e *suiteEnv) (names, kafka []string) {
+// startFrontdoors starts a catalogsvc and frontdoors with the given node ids registered with it
+// (each with its own state dir, env added to each frontdoor's) and returns the frontdoors' names
+// and Kafka addresses. They stop when the test ends.
+func startFrontdoors(t *testing.T, e *suiteEnv, name string, nodes []int, env map[string]string) (names, kafka []string) {
 	t.Helper()
 	cat, ok := e.stack.Spec(stack.Catalog)
 	fd, ok2 := e.stack.Spec(stack.Frontdoor)
 	if !ok || !ok2 {
 		t.Fatal("stack has no catalogsvc or frontdoor spec")
 	}
-	ports, err := freePorts(5)
+	ports, err := freePorts(1 + 2*len(nodes))
 	if err != nil {
 		t.Fatal(err)
 	}
 	host := e.stack.Config().Host
 	addr := func(p int) string { return net.JoinHostPort(host, strconv.Itoa(p)) }
-	catSpec := cloneSpec(cat, "catalogsvc-rolling", map[string]int{"grpc": ports[0]})
+	catSpec := cloneSpec(cat, "catalogsvc-"+name, map[string]int{"grpc": ports[0]})
 	catSpec.Env["FERRY_LISTEN"] = addr(ports[0])
 	specs := []stack.ServiceSpec{catSpec}
-	for i, node := range []int{11, 12} {
-		name := "frontdoor-rolling-" + strconv.Itoa(node)
-		s := cloneSpec(fd, name, map[string]int{"grpc": ports[1+2*i], "kafka": ports[2+2*i]})
+	for i, node := range nodes {
+		fdName := "frontdoor-" + name + "-" + strconv.Itoa(node)
+		s := cloneSpec(fd, fdName, map[string]int{"grpc": ports[1+2*i], "kafka": ports[2+2*i]})
 		s.Env["FERRY_LISTEN"] = addr(ports[1+2*i])
 		s.Env["FERRY_KAFKA_LISTEN"] = addr(ports[2+2*i])
 		s.Env["FERRY_ADVERTISED_ADDR"] = addr(ports[2+2*i])
 		s.Env["FERRY_CATALOG_ADDR"] = addr(ports[0])
 		s.Env["FERRY_NODE_ID"] = strconv.Itoa(node)
+		for k, v := range env {
+			s.Env[k] = v
+		}
 		specs = append(specs, s)
-		names = append(names, name)
+		names = append(names, fdName)
 		kafka = append(kafka, addr(ports[2+2*i]))
 	}
 	startServices(t, e, specs...)

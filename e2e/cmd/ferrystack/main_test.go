@@ -19,7 +19,7 @@ func TestParseFlags(t *testing.T) {
 			if c.FlussOnly || c.ZooKeeperPort != 2181 || c.CoordinatorPort != 9123 || c.TabletPort != 9124 || c.Name != "dev" {
 				t.Errorf("config = %+v", c)
 			}
-			if len(c.ServiceSpecs()) != 5 {
+			if len(c.ServiceSpecs()) != 6 {
 				t.Errorf("want all services (two transcoders), got %d", len(c.ServiceSpecs()))
 			}
 		}},
