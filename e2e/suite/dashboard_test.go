@@ -63,7 +63,7 @@ func dashboardQueries(t *testing.T) []dashboardQuery {
 }
 
 // TestDashboardQueriesExportedMetrics produces records (and one refused batch, so the error
-// series exist) through the stack, scrapes every service, and checks that each metric a panel
+// series exist) through the stack, consumes them in a group, scrapes every service, and checks that each metric a panel
 // of the Grafana dashboard queries is exported by the service its job="..." selector names,
 // with the labels the query groups by.
 func TestDashboardQueriesExportedMetrics(t *testing.T) {
@@ -79,6 +79,21 @@ func TestDashboardQueriesExportedMetrics(t *testing.T) {
 	bad := []*kgo.Record{{Topic: topic, Partition: 0, Value: []byte(`{"id": "not a number"}`)}}
 	if _, err := kgoProduceErr(cl, bad, 1); err == nil {
 		t.Fatal("a record that does not convert was acknowledged")
+	}
+	// A consumer group reads and commits, so that the consume series exist; the lag gauge
+	// appears once frontdoor refreshed it after the commit.
+	g := newGroupConsumer(t, e.kafka, "g-"+db, topic)
+	g.poll(t, 4*time.Second)
+	g.cl.Close()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if _, ok := scrapeService(t, e, stack.Frontdoor).sum("ferry_frontdoor_consumer_group_lag", map[string]string{"group": "g-" + db}); ok {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no consumer group lag series 30 s after the group committed")
+		}
+		time.Sleep(time.Second)
 	}
 
 	// The job names of deploy/prometheus/prometheus.yml are the compose service names, which
