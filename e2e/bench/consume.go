@@ -13,9 +13,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
-// The consume side: a group-less franz-go consumer (Ferry serves no consumer groups yet, and
-// kafka-consumer-perf-test always subscribes with a group, so it cannot be run against Ferry)
-// reading a topic back from offset 0, and a producer and a consumer on a live tail.
+// The consume side: a group-less franz-go consumer reading a topic back from offset 0, and a
+// producer and a consumer on a live tail.
 
 // consumerOpts is the consumer's configuration: kgo's defaults (fetch.max.bytes 50 MiB,
 // 1 MiB per partition, 5 s max wait), every partition of topic from the given offsets.

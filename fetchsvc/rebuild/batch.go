@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"hash/crc32"
 	"math"
-	"slices"
 )
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
@@ -59,14 +58,8 @@ func AppendBatch(dst []byte, baseOffset int64, lastOffsetDelta int32, recs []Rec
 	dst = binary.BigEndian.AppendUint16(dst, math.MaxUint16) // producer epoch -1
 	dst = binary.BigEndian.AppendUint32(dst, math.MaxUint32) // base sequence -1
 	dst = binary.BigEndian.AppendUint32(dst, uint32(len(recs)))
-	// Sizes first, so that records are written in place into a slice
-	// grown once.
-	total := 0
-	for i := range recs {
-		n := recordBodySize(&recs[i], base)
-		total += varintSize(int64(n)) + n
-	}
-	dst = slices.Grow(dst, total)
+	// Each record is sized first so that it is written in place after its
+	// length (the caller sizes dst for the whole answer).
 	for i := range recs {
 		dst = binary.AppendVarint(dst, int64(recordBodySize(&recs[i], base)))
 		dst = appendRecordBody(dst, &recs[i], base)

@@ -179,18 +179,15 @@ func newMemberID(clientID string) string {
 // Join adds or updates a member and waits for the rebalance it starts to
 // finish (or ctx to end).
 func (c *Coordinator) Join(ctx context.Context, r JoinRequest) JoinResult {
-	c.mu.Lock()
 	switch {
 	case r.Group == "":
-		c.mu.Unlock()
 		return JoinResult{Err: kerr.InvalidGroupID}
 	case r.Session < c.cfg.MinSessionTimeout || r.Session > c.cfg.MaxSessionTimeout:
-		c.mu.Unlock()
 		return JoinResult{Err: kerr.InvalidSessionTimeout}
 	case r.ProtocolType == "" || len(r.Protocols) == 0:
-		c.mu.Unlock()
 		return JoinResult{Err: kerr.InconsistentGroupProtocol}
 	}
+	c.mu.Lock()
 	g := c.groupLocked(r.Group)
 	if len(g.members) > 0 && (g.protocolType != r.ProtocolType || !g.supportsAny(r.Protocols)) {
 		c.mu.Unlock()

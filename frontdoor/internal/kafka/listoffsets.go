@@ -31,14 +31,14 @@ func (h *listOffsetsHandler) api() API {
 
 func (h *listOffsetsHandler) serve(ctx context.Context, s *Session, req Request) (Reply, error) {
 	r := req.Body.(*kmsg.ListOffsetsRequest)
-	log, mayRead := s.Log, s.mayDo(acl.Describe)
+	log, mayDescribe := s.Log, s.mayDo(acl.Describe)
 	denied := map[string]bool{}
 	var names []string
 	for _, t := range r.Topics {
 		if denied[t.Topic] {
 			continue
 		}
-		if !mayRead(t.Topic) {
+		if !mayDescribe(t.Topic) {
 			s.refused(ctx, acl.Describe, t.Topic)
 			denied[t.Topic] = true
 			continue
