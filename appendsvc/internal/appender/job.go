@@ -142,7 +142,7 @@ func (s *Service) build(j *job) error {
 	if req.GetBucketId() < 0 {
 		return invalid(fluss.CodeUnknownTableOrBucket, "bucket_id %d is negative", req.GetBucketId())
 	}
-	if j.batch, j.records, err = s.logBatch(j, req.GetArrowIpc(), req.GetRecordCount(), opts); err != nil {
+	if j.batch, j.records, err = s.logBatch(j, req.GetArrowIpc(), req.GetLogRecords(), req.GetRecordCount(), opts); err != nil {
 		return err
 	}
 	j.span.SetAttributes(attribute.Int64("ferry.records", j.records), attribute.Int("fluss.batch_bytes", len(j.batch)))
@@ -189,9 +189,16 @@ func (s *Service) checkRequest(j *job) (logbatch.Options, error) {
 	}, nil
 }
 
-// logBatch turns an Arrow IPC stream of count rows (0: any) into a Fluss
-// log batch with opts, after checking it against the table's schema.
-func (s *Service) logBatch(j *job, arrowIPC []byte, count int32, opts logbatch.Options) ([]byte, int64, error) {
+// logBatch turns the rows of a request, an Arrow IPC stream of count rows
+// (0: any) or a records section of count rows, into a Fluss log batch with
+// opts, after checking them against the table's schema.
+func (s *Service) logBatch(j *job, arrowIPC, records []byte, count int32, opts logbatch.Options) ([]byte, int64, error) {
+	switch {
+	case len(records) > 0 && len(arrowIPC) > 0:
+		return nil, 0, invalid(fluss.CodeInvalidConfig, "a request carries arrow_ipc or log_records, not both")
+	case len(records) > 0:
+		return s.framedBatch(j, records, count, opts)
+	}
 	r, err := ipc.NewReader(bytes.NewReader(arrowIPC), ipc.WithAllocator(&s.arrowMem))
 	if err != nil {
 		return nil, 0, invalid(fluss.CodeCorruptRecord, "arrow_ipc: %v", err)
@@ -236,6 +243,27 @@ func (s *Service) logBatch(j *job, arrowIPC []byte, count int32, opts logbatch.O
 		return nil, 0, invalid(fluss.CodeCorruptRecord, "%v", err)
 	}
 	return batch, rec.NumRows(), nil
+}
+
+// framedBatch puts the header for opts in front of a records section
+// transcodesvc built, after checking its layout against the table's schema
+// (logbatch.CheckRecords: without decompressing it).
+func (s *Service) framedBatch(j *job, records []byte, count int32, opts logbatch.Options) ([]byte, int64, error) {
+	if count <= 0 {
+		return nil, 0, invalid(fluss.CodeCorruptRecord, "log_records needs a record_count, not %d", count)
+	}
+	ts, err := s.schemaFor(j)
+	if err != nil {
+		return nil, 0, err
+	}
+	if err := logbatch.CheckRecords(records, ts.arrow, count, opts.Compression); err != nil {
+		return nil, 0, invalid(fluss.CodeCorruptRecord, "log_records do not match schema %d of table %s: %v", j.req.GetSchemaId(), j.table, err)
+	}
+	batch, err := logbatch.Frame(nil, records, count, opts)
+	if err != nil {
+		return nil, 0, invalid(fluss.CodeCorruptRecord, "%v", err)
+	}
+	return batch, int64(count), nil
 }
 
 // schemaFor is the schema version j's request names.

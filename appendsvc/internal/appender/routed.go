@@ -56,8 +56,8 @@ func (s *Service) buildRouted(j *job) error {
 	if err != nil {
 		return err
 	}
-	if len(req.GetArrowIpc()) > 0 {
-		return invalid(fluss.CodeInvalidConfig, "a request with pieces must not carry arrow_ipc")
+	if len(req.GetArrowIpc()) > 0 || len(req.GetLogRecords()) > 0 {
+		return invalid(fluss.CodeInvalidConfig, "a request with pieces must not carry arrow_ipc or log_records")
 	}
 	idempotent := req.GetWriterId() >= 0
 	kv := len(req.GetPieces()[0].GetKvRecords()) > 0
@@ -69,8 +69,8 @@ func (s *Service) buildRouted(j *job) error {
 			return invalid(fluss.CodeUnknownTableOrBucket, "piece %d: bucket_id %d is negative", i, p.GetBucketId())
 		case p.GetRecordCount() <= 0:
 			return invalid(fluss.CodeCorruptRecord, "piece %d: record_count %d", i, p.GetRecordCount())
-		case (len(p.GetKvRecords()) > 0) != kv || (len(p.GetArrowIpc()) > 0) == kv:
-			return invalid(fluss.CodeCorruptRecord, "piece %d: every piece carries either arrow_ipc (log tables) or kv_records (primary-key tables)", i)
+		case (len(p.GetKvRecords()) > 0) != kv || (len(p.GetArrowIpc())+len(p.GetLogRecords()) > 0) == kv:
+			return invalid(fluss.CodeCorruptRecord, "piece %d: every piece carries either arrow_ipc or log_records (log tables) or kv_records (primary-key tables)", i)
 		case idempotent && p.GetBatchSequence() < 0, !idempotent && p.GetBatchSequence() != -1:
 			return invalid(fluss.CodeInvalidConfig, "piece %d: batch_sequence %d with writer_id %d", i, p.GetBatchSequence(), req.GetWriterId())
 		}
@@ -96,7 +96,7 @@ func (s *Service) buildRouted(j *job) error {
 		} else {
 			po := opts
 			po.BatchSequence = p.GetBatchSequence()
-			if rp.batch.Records, _, err = s.logBatch(j, p.GetArrowIpc(), p.GetRecordCount(), po); err != nil {
+			if rp.batch.Records, _, err = s.logBatch(j, p.GetArrowIpc(), p.GetLogRecords(), p.GetRecordCount(), po); err != nil {
 				return err
 			}
 		}

@@ -30,7 +30,7 @@ var transcodeCodec = streampool.Codec[*transcodev1.TranscodeRequest, *transcodev
 		if sent[r.MappingId] {
 			return &transcodev1.TranscodeRequest{
 				JobId: r.JobId, MappingId: r.MappingId, Partition: r.Partition,
-				RecordBatch: r.RecordBatch, Trace: r.Trace,
+				RecordBatch: r.RecordBatch, Trace: r.Trace, WantLogRecords: r.WantLogRecords,
 			}
 		}
 		sent[r.MappingId] = true
@@ -55,14 +55,17 @@ func (t *Transcoder) Shutdown(ctx context.Context) error { return t.pool.Shutdow
 
 // Transcode converts one record batch of partition with mapping. An error
 // means no instance answered in time (ctx); a refused batch is a
-// TranscodeResponse with a failure.
+// TranscodeResponse with a failure. Log table rows are asked for as Fluss
+// records sections, which appendsvc only frames; a transcodesvc older than
+// that field answers with Arrow IPC, which appendsvc still takes.
 func (t *Transcoder) Transcode(ctx context.Context, m *catalogv1.TopicMapping, partition int32, batch []byte) (*transcodev1.TranscodeResponse, error) {
 	req := &transcodev1.TranscodeRequest{
-		Mapping:     m,
-		MappingId:   m.GetMappingId(),
-		Partition:   partition,
-		RecordBatch: batch,
-		Trace:       traceContext(ctx, t.prop),
+		Mapping:        m,
+		MappingId:      m.GetMappingId(),
+		Partition:      partition,
+		RecordBatch:    batch,
+		Trace:          traceContext(ctx, t.prop),
+		WantLogRecords: true,
 	}
 	return t.pool.Do(ctx, 0, req)
 }

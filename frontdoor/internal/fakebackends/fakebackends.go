@@ -195,7 +195,7 @@ func (f *Transcoder) Transcode(stream grpc.BidiStreamingServer[transcodev1.Trans
 				f.MissingMap.Add(1)
 				resp.Result = &transcodev1.TranscodeResponse_Failure{Failure: &transcodev1.TranscodeFailure{ErrorCode: int32(kerr.CorruptMessage.Code), ErrorMessage: "mapping not sent on this stream"}}
 			} else {
-				f.convert(resp, req.RecordBatch)
+				f.convert(resp, req.RecordBatch, req.WantLogRecords)
 			}
 			sendMu.Lock()
 			defer sendMu.Unlock()
@@ -204,7 +204,7 @@ func (f *Transcoder) Transcode(stream grpc.BidiStreamingServer[transcodev1.Trans
 	}
 }
 
-func (f *Transcoder) convert(resp *transcodev1.TranscodeResponse, b []byte) {
+func (f *Transcoder) convert(resp *transcodev1.TranscodeResponse, b []byte, logRecords bool) {
 	fail := func(code int16, msg string, recs ...*transcodev1.RecordError) {
 		resp.Result = &transcodev1.TranscodeResponse_Failure{Failure: &transcodev1.TranscodeFailure{ErrorCode: int32(code), ErrorMessage: msg, RecordErrors: recs}}
 	}
@@ -260,7 +260,15 @@ func (f *Transcoder) convert(resp *transcodev1.TranscodeResponse, b []byte) {
 			out = append(out, v...)
 		}
 	}
-	resp.Result = &transcodev1.TranscodeResponse_Batch{Batch: &transcodev1.ArrowBatch{ArrowIpc: out, RecordCount: rb.NumRecords, ProducerId: rb.ProducerID}}
+	batch := &transcodev1.ArrowBatch{RecordCount: rb.NumRecords, ProducerId: rb.ProducerID}
+	// The values travel in the field the real service would use, so that a
+	// frontdoor forwarding the wrong one loses them.
+	if logRecords {
+		batch.LogRecords = out
+	} else {
+		batch.ArrowIpc = out
+	}
+	resp.Result = &transcodev1.TranscodeResponse_Batch{Batch: batch}
 }
 
 // Appender keeps one log per (table, bucket) and answers base offsets.
@@ -405,6 +413,9 @@ func (f *Appender) Append(stream grpc.BidiStreamingServer[appendv1.AppendRequest
 		}
 		var vals []string
 		b := req.ArrowIpc
+		if len(req.LogRecords) > 0 {
+			b = req.LogRecords
+		}
 		for len(b) > 0 {
 			l, used := binary.Uvarint(b)
 			vals = append(vals, string(b[used:used+int(l)]))

@@ -348,6 +348,7 @@ func (p *producer) producePartition(ctx context.Context, w *partWork, t backends
 		ArrowCompression:      m.GetArrowCompression(),
 		ArrowCompressionLevel: m.GetArrowCompressionLevel(),
 		ArrowIpc:              batch.GetArrowIpc(),
+		LogRecords:            batch.GetLogRecords(),
 		RecordCount:           batch.GetRecordCount(),
 		Acks:                  int32(acks),
 		TimeoutMs:             remainingMillis(ctx, timeout),
@@ -355,7 +356,7 @@ func (p *producer) producePartition(ctx context.Context, w *partWork, t backends
 		BatchSequence:         batchSeq,
 	}
 	if targets != nil {
-		areq.ArrowIpc = nil
+		areq.ArrowIpc, areq.LogRecords = nil, nil
 		areq.Pieces = make([]*appendv1.AppendPiece, len(targets))
 		for i, pc := range batch.GetPieces() {
 			seq := int32(-1)
@@ -363,7 +364,7 @@ func (p *producer) producePartition(ctx context.Context, w *partWork, t backends
 				seq = pieceSeqs[i]
 			}
 			areq.Pieces[i] = &appendv1.AppendPiece{PartitionName: pc.GetPartitionName(), BucketId: pc.GetBucket(),
-				ArrowIpc: pc.GetArrowIpc(), KvRecords: pc.GetKvRecords(), RecordCount: pc.GetRecordCount(), BatchSequence: seq}
+				ArrowIpc: pc.GetArrowIpc(), LogRecords: pc.GetLogRecords(), KvRecords: pc.GetKvRecords(), RecordCount: pc.GetRecordCount(), BatchSequence: seq}
 		}
 		span.SetAttributes(attribute.Int("ferry.pieces", len(targets)))
 	}

@@ -150,11 +150,51 @@ func (b *Builder) Append(dst []byte, rec arrow.RecordBatch, opts Options) ([]byt
 			return dst[:start], err
 		}
 	}
+	return seal(dst, start, l, opts, int32(rows))
+}
+
+// AppendRecords appends the records section of an append-only batch holding
+// every row of rec (the Arrow IPC record batch message, compressed per
+// opts) to dst. It is the part of Append that depends on the rows; Frame
+// adds the header, which carries what only the writer knows (writer id,
+// batch sequence). Only Compression and ZSTDLevel of opts are used.
+func (b *Builder) AppendRecords(dst []byte, rec arrow.RecordBatch, opts Options) ([]byte, error) {
+	if rec.NumRows() == 0 || rec.NumRows() > 1<<31-1 {
+		return dst, fmt.Errorf("logbatch: a records section holds 1..2^31-1 rows, not %d", rec.NumRows())
+	}
+	return b.appendArrow(dst, rec, opts)
+}
+
+// Frame appends one complete append-only batch to dst: the header for opts
+// and rows, then records, a records section from AppendRecords (copied).
+// The result is byte for byte what Append gives for the same rows and
+// options. Frame checks only what the header needs; CheckRecords checks the
+// records against a table's columns.
+func Frame(dst, records []byte, rows int32, opts Options) ([]byte, error) {
+	if err := opts.Validate(); err != nil {
+		return dst, err
+	}
+	if !opts.AppendOnly {
+		return dst, errors.New("logbatch: Frame builds append-only batches")
+	}
+	if rows <= 0 || len(records) == 0 {
+		return dst, fmt.Errorf("logbatch: Frame needs rows (%d) and records (%d bytes)", rows, len(records))
+	}
+	l, _ := layoutOf(opts.Magic)
+	start := len(dst)
+	dst = slices.Grow(dst, l.headerSize+len(records))
+	dst = append(dst, make([]byte, l.headerSize)...)
+	dst = append(dst, records...)
+	return seal(dst, start, l, opts, rows)
+}
+
+// seal writes the header of the batch that starts at dst[start].
+func seal(dst []byte, start int, l layout, opts Options, rows int32) ([]byte, error) {
 	batch := dst[start:]
 	if len(batch) > 1<<31-1 {
 		return dst[:start], fmt.Errorf("logbatch: batch of %d bytes exceeds the int32 length field", len(batch))
 	}
-	putHeader(batch, l, opts.Magic, opts.SchemaID, opts.AppendOnly, opts.WriterID, opts.BatchSequence, int32(rows))
+	putHeader(batch, l, opts.Magic, opts.SchemaID, opts.AppendOnly, opts.WriterID, opts.BatchSequence, rows)
 	return dst, nil
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	catalogv1 "github.com/ferrygw/ferry/services/api/gen/ferry/catalog/v1"
+	"github.com/ferrygw/ferry/services/fluss/logbatch"
 	"github.com/ferrygw/ferry/services/fluss/types"
 	"github.com/ferrygw/ferry/transcodesvc/internal/kafkabatch"
 )
@@ -48,6 +49,8 @@ type Converter struct {
 	columns []func(r *kafkabatch.Record, b *kafkabatch.Batch) error
 	scan    scanner
 	out     bytes.Buffer
+	logb    *logbatch.Builder // made on first use: IPC callers never need it
+	logOut  []byte
 	broken  bool // builders hold a half-converted batch
 }
 
@@ -95,24 +98,73 @@ func (c *Converter) build() {
 	c.broken = false
 }
 
-// Output is a converted batch. IPC stays valid until the next Convert.
+// Encoding is the form a converted batch is given in.
+type Encoding uint8
+
+const (
+	// EncodingIPC is an Arrow IPC stream: the schema message, then one
+	// record batch.
+	EncodingIPC Encoding = iota
+	// EncodingLogRecords is the records section of a Fluss log batch
+	// (logbatch.Builder.AppendRecords), compressed per Plan.LogRecords.
+	EncodingLogRecords
+)
+
+// Output is a converted batch. Exactly one of IPC and LogRecords is set, as
+// asked; it stays valid until the next Convert.
 type Output struct {
-	IPC  []byte
-	Rows int
+	IPC        []byte
+	LogRecords []byte
+	Rows       int
 }
 
-// Convert converts every record of b or none: any record error yields a
-// *Failure listing the failing records (INVALID_RECORD) and no output.
+// Convert converts every record of b or none, as an Arrow IPC stream: any
+// record error yields a *Failure listing the failing records
+// (INVALID_RECORD) and no output.
 func (c *Converter) Convert(b *kafkabatch.Batch) (Output, error) {
+	return c.ConvertTo(b, EncodingIPC)
+}
+
+// ConvertTo is Convert giving the rows in enc.
+func (c *Converter) ConvertTo(b *kafkabatch.Batch, enc Encoding) (Output, error) {
 	rec, err := c.ConvertRecord(b, nil)
 	if err != nil {
 		return Output{}, err
 	}
 	defer rec.Release()
-	if err := c.writeIPC(rec); err != nil {
+	out := Output{Rows: int(rec.NumRows())}
+	if enc == EncodingLogRecords {
+		c.logOut, err = c.AppendLogRecords(c.logOut[:0], rec)
+		out.LogRecords = c.logOut
+	} else {
+		err = c.writeIPC(rec)
+		out.IPC = c.out.Bytes()
+	}
+	if err != nil {
 		return Output{}, err
 	}
-	return Output{IPC: c.out.Bytes(), Rows: int(rec.NumRows())}, nil
+	return out, nil
+}
+
+// AppendLogRecords appends rec to dst as the records section of a Fluss
+// log batch, compressed as the plan's table is.
+func (c *Converter) AppendLogRecords(dst []byte, rec arrow.RecordBatch) ([]byte, error) {
+	if c.logb == nil {
+		c.logb = logbatch.NewBuilder()
+	}
+	out, err := c.logb.AppendRecords(dst, rec, c.plan.LogRecords)
+	if err != nil {
+		return dst, fmt.Errorf("build Fluss log records: %w", err)
+	}
+	return out, nil
+}
+
+// Append appends rec to dst in enc.
+func (c *Converter) Append(dst []byte, rec arrow.RecordBatch, enc Encoding) ([]byte, error) {
+	if enc == EncodingLogRecords {
+		return c.AppendLogRecords(dst, rec)
+	}
+	return c.AppendIPC(dst, rec)
 }
 
 // ConvertRecord converts the records of b that include selects (all of

@@ -12,6 +12,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 
 	catalogv1 "github.com/ferrygw/ferry/services/api/gen/ferry/catalog/v1"
+	"github.com/ferrygw/ferry/services/fluss/logbatch"
 	"github.com/ferrygw/ferry/services/fluss/types"
 )
 
@@ -43,6 +44,9 @@ type Plan struct {
 	Topic     string
 	Columns   []types.Field
 	Schema    *arrow.Schema
+	// LogRecords is how the table's log batches are compressed
+	// (Compression and ZSTDLevel; see Converter.AppendLogRecords).
+	LogRecords logbatch.Options
 
 	format        catalogv1.ValueFormat
 	rejectUnknown bool
@@ -50,6 +54,15 @@ type Plan struct {
 	headers       headersShape
 	// jsonFields are the columns a JSON value fills, in table order.
 	jsonFields []int
+}
+
+// logCompressions maps a table's arrow compression onto the log batch
+// codec; unspecified means the table sets nothing, so Fluss's default, ZSTD.
+var logCompressions = map[catalogv1.ArrowCompression]logbatch.Compression{
+	catalogv1.ArrowCompression_ARROW_COMPRESSION_UNSPECIFIED: logbatch.CompressionZSTD,
+	catalogv1.ArrowCompression_ARROW_COMPRESSION_NONE:        logbatch.CompressionNone,
+	catalogv1.ArrowCompression_ARROW_COMPRESSION_LZ4_FRAME:   logbatch.CompressionLZ4Frame,
+	catalogv1.ArrowCompression_ARROW_COMPRESSION_ZSTD:        logbatch.CompressionZSTD,
 }
 
 // Compile validates a topic mapping and compiles it into a Plan. Its errors
@@ -66,6 +79,14 @@ func Compile(m *catalogv1.TopicMapping) (*Plan, error) {
 		return nil, fmt.Errorf("topic %s: table has no columns", m.GetTopic())
 	}
 	p := &Plan{MappingID: m.GetMappingId(), Topic: m.GetTopic(), format: cm.GetValueFormat()}
+	comp, ok := logCompressions[m.GetArrowCompression()]
+	if !ok {
+		return nil, fmt.Errorf("topic %s: arrow compression %v is not supported", p.Topic, m.GetArrowCompression())
+	}
+	p.LogRecords = logbatch.Options{Compression: comp, ZSTDLevel: int(m.GetArrowCompressionLevel())}
+	if err := p.LogRecords.Validate(); err != nil {
+		return nil, fmt.Errorf("topic %s: %w", p.Topic, err)
+	}
 	switch cm.GetUnknownFields() {
 	case catalogv1.UnknownFieldPolicy_UNKNOWN_FIELD_POLICY_REJECT:
 		p.rejectUnknown = true

@@ -38,10 +38,12 @@ type Piece struct {
 	// PartitionName is empty when the table is not partitioned.
 	PartitionName string
 	Bucket        int32
-	// ArrowIPC (log tables) or KVRecords (primary-key tables).
-	ArrowIPC  []byte
-	KVRecords []byte
-	Records   int
+	// ArrowIPC or LogRecords (log tables, as Split was asked) or KVRecords
+	// (primary-key tables).
+	ArrowIPC   []byte
+	LogRecords []byte
+	KVRecords  []byte
+	Records    int
 }
 
 // Router is a topic mapping compiled for splitting. It is immutable and
@@ -195,8 +197,9 @@ func (r *Router) KeyPlan() *convert.Plan { return r.keyPlan }
 // pieces, in the order of their first row. partition is the Kafka
 // partition the batch was produced to: the bucket of rows of tables
 // without bucket keys. Any record that cannot be placed fails the whole
-// batch (*convert.Failure), so nothing of it is written.
-func (r *Router) Split(b *kafkabatch.Batch, partition int32, values, keys *convert.Converter) ([]Piece, error) {
+// batch (*convert.Failure), so nothing of it is written. A log table's
+// pieces are given in enc.
+func (r *Router) Split(b *kafkabatch.Batch, partition int32, values, keys *convert.Converter, enc convert.Encoding) ([]Piece, error) {
 	if r.primaryKey {
 		return r.splitKV(b, values, keys)
 	}
@@ -223,11 +226,11 @@ func (r *Router) Split(b *kafkabatch.Batch, partition int32, values, keys *conve
 	}
 	pieces := make([]Piece, len(groups))
 	if len(groups) == 1 {
-		ipc, err := values.AppendIPC(nil, rec)
+		data, err := values.Append(nil, rec, enc)
 		if err != nil {
 			return nil, err
 		}
-		pieces[0] = Piece{PartitionName: groups[0].partition, Bucket: groups[0].bucket, ArrowIPC: ipc, Records: len(b.Records)}
+		pieces[0] = logPiece(groups[0].partition, groups[0].bucket, data, len(b.Records), enc)
 		return pieces, nil
 	}
 	// Several pieces: convert the records again in piece order, so that
@@ -251,15 +254,25 @@ func (r *Router) Split(b *kafkabatch.Batch, partition int32, values, keys *conve
 		end := start + int64(len(g.rows))
 		part := all.NewSlice(start, end)
 		at := len(buf)
-		buf, err = values.AppendIPC(buf, part)
+		buf, err = values.Append(buf, part, enc)
 		part.Release()
 		if err != nil {
 			return nil, err
 		}
-		pieces[gi] = Piece{PartitionName: g.partition, Bucket: g.bucket, ArrowIPC: buf[at:len(buf):len(buf)], Records: len(g.rows)}
+		pieces[gi] = logPiece(g.partition, g.bucket, buf[at:len(buf):len(buf)], len(g.rows), enc)
 		start = end
 	}
 	return pieces, nil
+}
+
+func logPiece(partition string, bucket int32, data []byte, records int, enc convert.Encoding) Piece {
+	p := Piece{PartitionName: partition, Bucket: bucket, Records: records}
+	if enc == convert.EncodingLogRecords {
+		p.LogRecords = data
+	} else {
+		p.ArrowIPC = data
+	}
+	return p
 }
 
 // splitKV splits a primary-key table's batch: a record with a value is an

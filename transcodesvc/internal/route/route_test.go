@@ -15,6 +15,7 @@ import (
 	catalogv1 "github.com/ferrygw/ferry/services/api/gen/ferry/catalog/v1"
 	"github.com/ferrygw/ferry/services/fluss/bucketing"
 	"github.com/ferrygw/ferry/services/fluss/kvbatch"
+	"github.com/ferrygw/ferry/services/fluss/logbatch"
 	"github.com/ferrygw/ferry/services/fluss/types"
 	"github.com/ferrygw/ferry/transcodesvc/internal/convert"
 	"github.com/ferrygw/ferry/transcodesvc/internal/kafkabatch"
@@ -58,6 +59,7 @@ func batchOf(recs ...rec) *kafkabatch.Batch {
 
 type fixture struct {
 	router       *Router
+	plan         *convert.Plan
 	values, keys *convert.Converter
 }
 
@@ -75,7 +77,7 @@ func compile(t *testing.T, m *catalogv1.TopicMapping, now time.Time) fixture {
 		t.Fatal(err)
 	}
 	r.now = func() time.Time { return now }
-	f := fixture{router: r, values: p.NewConverter(memory.DefaultAllocator)}
+	f := fixture{router: r, plan: p, values: p.NewConverter(memory.DefaultAllocator)}
 	if kp := r.KeyPlan(); kp != nil {
 		f.keys = kp.NewConverter(memory.DefaultAllocator)
 	}
@@ -84,8 +86,9 @@ func compile(t *testing.T, m *catalogv1.TopicMapping, now time.Time) fixture {
 
 func (f fixture) split(t *testing.T, partition int32, recs ...rec) ([]Piece, *convert.Failure) {
 	t.Helper()
-	pieces, err := f.router.Split(batchOf(recs...), partition, f.values, f.keys)
+	pieces, err := f.router.Split(batchOf(recs...), partition, f.values, f.keys, convert.EncodingIPC)
 	if err == nil {
+		f.sameAsLogRecords(t, partition, recs, pieces)
 		return pieces, nil
 	}
 	cf, ok := err.(*convert.Failure)
@@ -93,6 +96,44 @@ func (f fixture) split(t *testing.T, partition int32, recs ...rec) ([]Piece, *co
 		t.Fatalf("Split: %v", err)
 	}
 	return nil, cf
+}
+
+// sameAsLogRecords splits the batch again into Fluss records sections and
+// checks that each log piece, framed, is the batch built from the rows of
+// the same piece as Arrow IPC, and that KV pieces do not change.
+func (f fixture) sameAsLogRecords(t *testing.T, partition int32, recs []rec, pieces []Piece) {
+	t.Helper()
+	logPieces, err := f.router.Split(batchOf(recs...), partition, f.values, f.keys, convert.EncodingLogRecords)
+	if err != nil || len(logPieces) != len(pieces) {
+		t.Fatalf("split into log records: %d pieces, %v; into IPC: %d pieces", len(logPieces), err, len(pieces))
+	}
+	opts := logbatch.DefaultOptions(1)
+	for i, p := range pieces {
+		lp := logPieces[i]
+		if lp.PartitionName != p.PartitionName || lp.Bucket != p.Bucket || lp.Records != p.Records || !bytes.Equal(lp.KVRecords, p.KVRecords) || len(lp.ArrowIPC) != 0 {
+			t.Fatalf("piece %d: %+v as log records, %+v as IPC", i, lp, p)
+		}
+		if len(p.ArrowIPC) == 0 {
+			continue
+		}
+		r, err := ipc.NewReader(bytes.NewReader(p.ArrowIPC))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !r.Next() {
+			t.Fatal(r.Err())
+		}
+		opts.Compression = f.plan.LogRecords.Compression
+		want, err := logbatch.Build(r.RecordBatch(), opts)
+		r.Release()
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := logbatch.Frame(nil, lp.LogRecords, int32(lp.Records), opts)
+		if err != nil || !bytes.Equal(got, want) {
+			t.Fatalf("piece %d: framed log records differ from the IPC rows' batch (%v)", i, err)
+		}
+	}
 }
 
 // ids reads the BIGINT column id of a piece's Arrow IPC.
@@ -452,7 +493,7 @@ func BenchmarkSplit(b *testing.B) {
 			b.ReportAllocs()
 			b.ResetTimer()
 			for b.Loop() {
-				if _, err := r.Split(batch, 0, values, keys); err != nil {
+				if _, err := r.Split(batch, 0, values, keys, convert.EncodingIPC); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -311,7 +311,7 @@ func (s *Service) run(ctx context.Context, req *transcodev1.TranscodeRequest, e 
 		return s.runRouted(ctx, req, e, batch, failed)
 	}
 	conv := e.converter()
-	out, err := conv.Convert(batch)
+	out, err := conv.ConvertTo(batch, encodingOf(req))
 	if err != nil {
 		e.converters.Put(conv)
 		var f *convert.Failure
@@ -320,21 +320,30 @@ func (s *Service) run(ctx context.Context, req *transcodev1.TranscodeRequest, e 
 		}
 		return failed(kerr.UnknownServerError.Code, err.Error(), nil)
 	}
-	if len(out.IPC) > s.cfg.MaxOutputBytes {
+	if size := len(out.IPC) + len(out.LogRecords); size > s.cfg.MaxOutputBytes {
 		e.converters.Put(conv)
-		return failed(kerr.MessageTooLarge.Code, fmt.Sprintf("the batch converts to %d bytes of Arrow, more than the %d an answer may carry; send smaller batches (batch.size / max.request.size)", len(out.IPC), s.cfg.MaxOutputBytes), nil)
+		return failed(kerr.MessageTooLarge.Code, fmt.Sprintf("the batch converts to %d bytes of Arrow, more than the %d an answer may carry; send smaller batches (batch.size / max.request.size)", size, s.cfg.MaxOutputBytes), nil)
 	}
 	s.countJob(ctx, 0)
 	s.records.Add(ctx, int64(out.Rows))
 	h := &batch.Header
 	return &transcodev1.TranscodeResponse{JobId: req.GetJobId(), Result: &transcodev1.TranscodeResponse_Batch{Batch: &transcodev1.ArrowBatch{
 		ArrowIpc:      out.IPC,
+		LogRecords:    out.LogRecords,
 		RecordCount:   int32(out.Rows),
 		ProducerId:    h.ProducerID,
 		ProducerEpoch: int32(h.ProducerEpoch),
 		BaseSequence:  h.BaseSequence,
 		MaxTimestamp:  h.MaxTimestamp,
 	}}}, func() { e.converters.Put(conv) }
+}
+
+// encodingOf is the form req wants log table rows in.
+func encodingOf(req *transcodev1.TranscodeRequest) convert.Encoding {
+	if req.GetWantLogRecords() {
+		return convert.EncodingLogRecords
+	}
+	return convert.EncodingIPC
 }
 
 // runRouted splits a batch of a table that places rows itself into pieces
@@ -348,7 +357,7 @@ func (s *Service) runRouted(ctx context.Context, req *transcodev1.TranscodeReque
 			e.keyConverters.Put(keys)
 		}
 	}()
-	pieces, err := e.router.Split(batch, req.GetPartition(), conv, keys)
+	pieces, err := e.router.Split(batch, req.GetPartition(), conv, keys, encodingOf(req))
 	if err != nil {
 		var f *convert.Failure
 		if errors.As(err, &f) {
@@ -359,9 +368,9 @@ func (s *Service) runRouted(ctx context.Context, req *transcodev1.TranscodeReque
 	out := &transcodev1.ArrowBatch{RecordCount: int32(len(batch.Records))}
 	size := 0
 	for _, p := range pieces {
-		size += len(p.ArrowIPC) + len(p.KVRecords) + len(p.PartitionName) + 16
+		size += len(p.ArrowIPC) + len(p.LogRecords) + len(p.KVRecords) + len(p.PartitionName) + 16
 		out.Pieces = append(out.Pieces, &transcodev1.RoutedPiece{PartitionName: p.PartitionName, Bucket: p.Bucket,
-			ArrowIpc: p.ArrowIPC, KvRecords: p.KVRecords, RecordCount: int32(p.Records)})
+			ArrowIpc: p.ArrowIPC, LogRecords: p.LogRecords, KvRecords: p.KVRecords, RecordCount: int32(p.Records)})
 	}
 	if size > s.cfg.MaxOutputBytes {
 		return failed(kerr.MessageTooLarge.Code, fmt.Sprintf("the batch converts to %d bytes, more than the %d an answer may carry; send smaller batches (batch.size / max.request.size)", size, s.cfg.MaxOutputBytes), nil)

@@ -29,6 +29,7 @@ import (
 	catalogv1 "github.com/ferrygw/ferry/services/api/gen/ferry/catalog/v1"
 	tracev1 "github.com/ferrygw/ferry/services/api/gen/ferry/trace/v1"
 	transcodev1 "github.com/ferrygw/ferry/services/api/gen/ferry/transcode/v1"
+	"github.com/ferrygw/ferry/services/fluss/logbatch"
 	"github.com/ferrygw/ferry/transcodesvc/internal/convert"
 )
 
@@ -210,6 +211,55 @@ func TestTranscodeStream(t *testing.T) {
 	}
 	if recs := resps[6].GetFailure().GetRecordErrors(); len(recs) != 4 || recs[0].GetBatchIndex() != 0 || !strings.Contains(recs[0].GetMessage(), "tombstone") || recs[3].GetBatchIndex() != 3 {
 		t.Errorf("record errors %v", recs)
+	}
+}
+
+// TestLogRecords asks for Fluss records sections: with the table's
+// compression, and holding the same rows as the IPC answer to the same
+// batch.
+func TestLogRecords(t *testing.T) {
+	h := newHarness(t, DefaultConfig())
+	m := benchMapping("bench-lz4")
+	m.ArrowCompression = catalogv1.ArrowCompression_ARROW_COMPRESSION_LZ4_FRAME
+	good := fixture(t, "franz-go-bench-zstd.batch")
+	resps := h.exchange(t,
+		&transcodev1.TranscodeRequest{JobId: 1, Mapping: m, MappingId: "bench-lz4", RecordBatch: good},
+		&transcodev1.TranscodeRequest{JobId: 2, MappingId: "bench-lz4", RecordBatch: good, WantLogRecords: true},
+	)
+	ipcAnswer, logAnswer := resps[1].GetBatch(), resps[2].GetBatch()
+	if ipcAnswer == nil || logAnswer == nil {
+		t.Fatalf("answers %v, %v", resps[1], resps[2])
+	}
+	if len(logAnswer.GetArrowIpc()) != 0 || len(logAnswer.GetLogRecords()) == 0 || logAnswer.GetRecordCount() != 1000 {
+		t.Fatalf("log records answer: %d IPC bytes, %d records bytes, %d records", len(logAnswer.GetArrowIpc()), len(logAnswer.GetLogRecords()), logAnswer.GetRecordCount())
+	}
+	plan, err := convert.Compile(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := logbatch.CheckRecords(logAnswer.GetLogRecords(), plan.Schema, 1000, logbatch.CompressionLZ4Frame); err != nil {
+		t.Fatal(err)
+	}
+	opts := logbatch.DefaultOptions(1)
+	opts.Compression = logbatch.CompressionLZ4Frame
+	framed, err := logbatch.Frame(nil, logAnswer.GetLogRecords(), 1000, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := ipc.NewReader(bytes.NewReader(ipcAnswer.GetArrowIpc()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Release()
+	if !r.Next() {
+		t.Fatal(r.Err())
+	}
+	want, err := logbatch.Build(r.RecordBatch(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(framed, want) {
+		t.Fatal("the records section framed differs from the batch built from the IPC answer's rows")
 	}
 }
 

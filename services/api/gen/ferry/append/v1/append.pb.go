@@ -502,7 +502,13 @@ type AppendRequest struct {
 	// first; nothing is written when one cannot be. The answer's base_offset
 	// is the first piece's: its log offset for a log table, the changelog end
 	// offset after the write for a primary-key table.
-	Pieces        []*AppendPiece `protobuf:"bytes,17,rep,name=pieces,proto3" json:"pieces,omitempty"`
+	Pieces []*AppendPiece `protobuf:"bytes,17,rep,name=pieces,proto3" json:"pieces,omitempty"`
+	// Set instead of arrow_ipc: the records section of a Fluss log batch
+	// (ferry.transcode.v1.ArrowBatch.log_records), already laid out and
+	// compressed with arrow_compression. appendsvc checks it against the
+	// table's columns without decompressing it (services/fluss/logbatch
+	// CheckRecords) and adds the batch header.
+	LogRecords    []byte `protobuf:"bytes,18,opt,name=log_records,json=logRecords,proto3" json:"log_records,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -656,6 +662,13 @@ func (x *AppendRequest) GetPieces() []*AppendPiece {
 	return nil
 }
 
+func (x *AppendRequest) GetLogRecords() []byte {
+	if x != nil {
+		return x.LogRecords
+	}
+	return nil
+}
+
 // The rows of one Kafka batch bound for one Fluss bucket.
 type AppendPiece struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -670,6 +683,9 @@ type AppendPiece struct {
 	RecordCount int32  `protobuf:"varint,5,opt,name=record_count,json=recordCount,proto3" json:"record_count,omitempty"`
 	// The writer's sequence on this bucket; -1 without a writer.
 	BatchSequence int32 `protobuf:"varint,6,opt,name=batch_sequence,json=batchSequence,proto3" json:"batch_sequence,omitempty"`
+	// Log tables: a records section, as AppendRequest.log_records, instead of
+	// arrow_ipc.
+	LogRecords    []byte `protobuf:"bytes,7,opt,name=log_records,json=logRecords,proto3" json:"log_records,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -744,6 +760,13 @@ func (x *AppendPiece) GetBatchSequence() int32 {
 		return x.BatchSequence
 	}
 	return 0
+}
+
+func (x *AppendPiece) GetLogRecords() []byte {
+	if x != nil {
+		return x.LogRecords
+	}
+	return nil
 }
 
 type AppendResponse struct {
@@ -895,7 +918,7 @@ const file_ferry_append_v1_append_proto_rawDesc = "" +
 	"\abatches\x18\x01 \x03(\v2\x1c.ferry.append.v1.WriterBatchR\abatches\x12\x1f\n" +
 	"\vnext_offset\x18\x02 \x01(\x03R\n" +
 	"nextOffset\x12%\n" +
-	"\x0ehigh_watermark\x18\x03 \x01(\x03R\rhighWatermark\"\x90\x05\n" +
+	"\x0ehigh_watermark\x18\x03 \x01(\x03R\rhighWatermark\"\xb1\x05\n" +
 	"\rAppendRequest\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\x04R\x05jobId\x12\x19\n" +
 	"\btable_id\x18\x02 \x01(\x03R\atableId\x12&\n" +
@@ -915,8 +938,10 @@ const file_ferry_append_v1_append_proto_rawDesc = "" +
 	"\x05trace\x18\x0e \x01(\v2\x1c.ferry.trace.v1.TraceContextR\x05trace\x12\x1a\n" +
 	"\bdatabase\x18\x0f \x01(\tR\bdatabase\x12\x14\n" +
 	"\x05table\x18\x10 \x01(\tR\x05table\x124\n" +
-	"\x06pieces\x18\x11 \x03(\v2\x1c.ferry.append.v1.AppendPieceR\x06piecesB\x0f\n" +
-	"\r_partition_id\"\xd7\x01\n" +
+	"\x06pieces\x18\x11 \x03(\v2\x1c.ferry.append.v1.AppendPieceR\x06pieces\x12\x1f\n" +
+	"\vlog_records\x18\x12 \x01(\fR\n" +
+	"logRecordsB\x0f\n" +
+	"\r_partition_id\"\xf8\x01\n" +
 	"\vAppendPiece\x12%\n" +
 	"\x0epartition_name\x18\x01 \x01(\tR\rpartitionName\x12\x1b\n" +
 	"\tbucket_id\x18\x02 \x01(\x05R\bbucketId\x12\x1b\n" +
@@ -924,7 +949,9 @@ const file_ferry_append_v1_append_proto_rawDesc = "" +
 	"\n" +
 	"kv_records\x18\x04 \x01(\fR\tkvRecords\x12!\n" +
 	"\frecord_count\x18\x05 \x01(\x05R\vrecordCount\x12%\n" +
-	"\x0ebatch_sequence\x18\x06 \x01(\x05R\rbatchSequence\"\xa5\x02\n" +
+	"\x0ebatch_sequence\x18\x06 \x01(\x05R\rbatchSequence\x12\x1f\n" +
+	"\vlog_records\x18\a \x01(\fR\n" +
+	"logRecords\"\xa5\x02\n" +
 	"\x0eAppendResponse\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\x04R\x05jobId\x12\x1f\n" +
 	"\vbase_offset\x18\x02 \x01(\x03R\n" +

@@ -35,10 +35,16 @@ type TranscodeRequest struct {
 	MappingId string           `protobuf:"bytes,3,opt,name=mapping_id,json=mappingId,proto3" json:"mapping_id,omitempty"`
 	Partition int32            `protobuf:"varint,4,opt,name=partition,proto3" json:"partition,omitempty"`
 	// One Kafka record batch (magic 2), exactly as the client sent it.
-	RecordBatch   []byte            `protobuf:"bytes,5,opt,name=record_batch,json=recordBatch,proto3" json:"record_batch,omitempty"`
-	Trace         *v11.TraceContext `protobuf:"bytes,6,opt,name=trace,proto3" json:"trace,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	RecordBatch []byte            `protobuf:"bytes,5,opt,name=record_batch,json=recordBatch,proto3" json:"record_batch,omitempty"`
+	Trace       *v11.TraceContext `protobuf:"bytes,6,opt,name=trace,proto3" json:"trace,omitempty"`
+	// Answer log tables with Fluss records sections (ArrowBatch.log_records,
+	// RoutedPiece.log_records) instead of Arrow IPC streams: the rows are
+	// then laid out and compressed as Fluss stores them once, here, and
+	// appendsvc only adds the batch header. Callers that pass arrow_ipc on
+	// leave it unset.
+	WantLogRecords bool `protobuf:"varint,7,opt,name=want_log_records,json=wantLogRecords,proto3" json:"want_log_records,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *TranscodeRequest) Reset() {
@@ -111,6 +117,13 @@ func (x *TranscodeRequest) GetTrace() *v11.TraceContext {
 		return x.Trace
 	}
 	return nil
+}
+
+func (x *TranscodeRequest) GetWantLogRecords() bool {
+	if x != nil {
+		return x.WantLogRecords
+	}
+	return false
 }
 
 type TranscodeResponse struct {
@@ -222,7 +235,13 @@ type ArrowBatch struct {
 	// record_count stays the whole batch's count. The split is a pure
 	// function of the batch and the mapping, so a retried batch gives the
 	// same pieces.
-	Pieces        []*RoutedPiece `protobuf:"bytes,7,rep,name=pieces,proto3" json:"pieces,omitempty"`
+	Pieces []*RoutedPiece `protobuf:"bytes,7,rep,name=pieces,proto3" json:"pieces,omitempty"`
+	// Set instead of arrow_ipc when the request asked for want_log_records:
+	// the records section of a Fluss log batch (services/fluss/logbatch): the
+	// Arrow record batch message, compressed with the mapping's
+	// arrow_compression, without the batch header that carries the writer id
+	// and sequence.
+	LogRecords    []byte `protobuf:"bytes,8,opt,name=log_records,json=logRecords,proto3" json:"log_records,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -306,6 +325,13 @@ func (x *ArrowBatch) GetPieces() []*RoutedPiece {
 	return nil
 }
 
+func (x *ArrowBatch) GetLogRecords() []byte {
+	if x != nil {
+		return x.LogRecords
+	}
+	return nil
+}
+
 // The rows of one Kafka batch that go to one Fluss bucket.
 type RoutedPiece struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -318,8 +344,11 @@ type RoutedPiece struct {
 	// Primary-key tables: the records of a Fluss KV batch (services/fluss/kvbatch),
 	// upserts and deletes (tombstones) in Kafka order, without the batch header
 	// that carries the writer id and sequence.
-	KvRecords     []byte `protobuf:"bytes,4,opt,name=kv_records,json=kvRecords,proto3" json:"kv_records,omitempty"`
-	RecordCount   int32  `protobuf:"varint,5,opt,name=record_count,json=recordCount,proto3" json:"record_count,omitempty"`
+	KvRecords   []byte `protobuf:"bytes,4,opt,name=kv_records,json=kvRecords,proto3" json:"kv_records,omitempty"`
+	RecordCount int32  `protobuf:"varint,5,opt,name=record_count,json=recordCount,proto3" json:"record_count,omitempty"`
+	// Log tables, when the request asked for want_log_records: a records
+	// section as ArrowBatch.log_records, these rows only, instead of arrow_ipc.
+	LogRecords    []byte `protobuf:"bytes,6,opt,name=log_records,json=logRecords,proto3" json:"log_records,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -387,6 +416,13 @@ func (x *RoutedPiece) GetRecordCount() int32 {
 		return x.RecordCount
 	}
 	return 0
+}
+
+func (x *RoutedPiece) GetLogRecords() []byte {
+	if x != nil {
+		return x.LogRecords
+	}
+	return nil
 }
 
 // Why a batch was refused; nothing of it may be written.
@@ -510,7 +546,7 @@ var File_ferry_transcode_v1_transcode_proto protoreflect.FileDescriptor
 
 const file_ferry_transcode_v1_transcode_proto_rawDesc = "" +
 	"\n" +
-	"\"ferry/transcode/v1/transcode.proto\x12\x12ferry.transcode.v1\x1a\x1eferry/catalog/v1/catalog.proto\x1a\x1aferry/trace/v1/trace.proto\"\xf7\x01\n" +
+	"\"ferry/transcode/v1/transcode.proto\x12\x12ferry.transcode.v1\x1a\x1eferry/catalog/v1/catalog.proto\x1a\x1aferry/trace/v1/trace.proto\"\xa1\x02\n" +
 	"\x10TranscodeRequest\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\x04R\x05jobId\x128\n" +
 	"\amapping\x18\x02 \x01(\v2\x1e.ferry.catalog.v1.TopicMappingR\amapping\x12\x1d\n" +
@@ -518,12 +554,13 @@ const file_ferry_transcode_v1_transcode_proto_rawDesc = "" +
 	"mapping_id\x18\x03 \x01(\tR\tmappingId\x12\x1c\n" +
 	"\tpartition\x18\x04 \x01(\x05R\tpartition\x12!\n" +
 	"\frecord_batch\x18\x05 \x01(\fR\vrecordBatch\x122\n" +
-	"\x05trace\x18\x06 \x01(\v2\x1c.ferry.trace.v1.TraceContextR\x05trace\"\xae\x01\n" +
+	"\x05trace\x18\x06 \x01(\v2\x1c.ferry.trace.v1.TraceContextR\x05trace\x12(\n" +
+	"\x10want_log_records\x18\a \x01(\bR\x0ewantLogRecords\"\xae\x01\n" +
 	"\x11TranscodeResponse\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\x04R\x05jobId\x126\n" +
 	"\x05batch\x18\x02 \x01(\v2\x1e.ferry.transcode.v1.ArrowBatchH\x00R\x05batch\x12@\n" +
 	"\afailure\x18\x03 \x01(\v2$.ferry.transcode.v1.TranscodeFailureH\x00R\afailureB\b\n" +
-	"\x06result\"\x97\x02\n" +
+	"\x06result\"\xb8\x02\n" +
 	"\n" +
 	"ArrowBatch\x12\x1b\n" +
 	"\tarrow_ipc\x18\x01 \x01(\fR\barrowIpc\x12!\n" +
@@ -533,14 +570,18 @@ const file_ferry_transcode_v1_transcode_proto_rawDesc = "" +
 	"\x0eproducer_epoch\x18\x04 \x01(\x05R\rproducerEpoch\x12#\n" +
 	"\rbase_sequence\x18\x05 \x01(\x05R\fbaseSequence\x12#\n" +
 	"\rmax_timestamp\x18\x06 \x01(\x03R\fmaxTimestamp\x127\n" +
-	"\x06pieces\x18\a \x03(\v2\x1f.ferry.transcode.v1.RoutedPieceR\x06pieces\"\xab\x01\n" +
+	"\x06pieces\x18\a \x03(\v2\x1f.ferry.transcode.v1.RoutedPieceR\x06pieces\x12\x1f\n" +
+	"\vlog_records\x18\b \x01(\fR\n" +
+	"logRecords\"\xcc\x01\n" +
 	"\vRoutedPiece\x12%\n" +
 	"\x0epartition_name\x18\x01 \x01(\tR\rpartitionName\x12\x16\n" +
 	"\x06bucket\x18\x02 \x01(\x05R\x06bucket\x12\x1b\n" +
 	"\tarrow_ipc\x18\x03 \x01(\fR\barrowIpc\x12\x1d\n" +
 	"\n" +
 	"kv_records\x18\x04 \x01(\fR\tkvRecords\x12!\n" +
-	"\frecord_count\x18\x05 \x01(\x05R\vrecordCount\"\x9c\x01\n" +
+	"\frecord_count\x18\x05 \x01(\x05R\vrecordCount\x12\x1f\n" +
+	"\vlog_records\x18\x06 \x01(\fR\n" +
+	"logRecords\"\x9c\x01\n" +
 	"\x10TranscodeFailure\x12\x1d\n" +
 	"\n" +
 	"error_code\x18\x01 \x01(\x05R\terrorCode\x12#\n" +
