@@ -3,6 +3,7 @@ package convert
 import (
 	"encoding/binary"
 	"errors"
+	"math/bits"
 	"strconv"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -90,13 +91,15 @@ func (s *scanner) str() ([]byte, error) {
 	start := s.pos
 	ascii := true
 	for s.pos < len(s.data) {
-		// Skip eight plain ASCII bytes at a time: most strings are short
-		// names and values without escapes.
-		for s.pos+8 <= len(s.data) && plain8(binary.LittleEndian.Uint64(s.data[s.pos:])) {
-			s.pos += 8
-		}
-		if s.pos >= len(s.data) {
-			break
+		// Eight bytes at a time: jump straight to the first byte that is
+		// not plain ASCII (most strings are short names and values without
+		// escapes, so this is usually the closing quote).
+		if s.pos+8 <= len(s.data) {
+			i := firstSpecial8(binary.LittleEndian.Uint64(s.data[s.pos:]))
+			s.pos += i
+			if i == 8 {
+				continue
+			}
 		}
 		c := s.data[s.pos]
 		switch {
@@ -124,13 +127,16 @@ const (
 	highs = 0x8080808080808080
 )
 
-// plain8 reports whether none of the eight bytes in x is a quote, a
-// backslash, a control character (< 0x20) or non-ASCII (>= 0x80), using the
-// classic SWAR zero-byte tests.
-func plain8(x uint64) bool {
+// firstSpecial8 returns the index (0..7, in memory order) of the first of
+// the eight bytes in x (little-endian) that is a quote, a backslash, a
+// control character (< 0x20) or non-ASCII (>= 0x80), or 8 when all are
+// plain, using the classic SWAR zero-byte tests. Those tests can also flag
+// a byte above a flagged one (a borrow), never below, so the lowest flag
+// is exact.
+func firstSpecial8(x uint64) int {
 	hasZero := func(v uint64) uint64 { return (v - ones) & ^v & highs }
 	less20 := (x - ones*0x20) & ^x & highs
-	return (hasZero(x^(ones*'"')) | hasZero(x^(ones*'\\')) | less20 | x&highs) == 0
+	return bits.TrailingZeros64(hasZero(x^(ones*'"'))|hasZero(x^(ones*'\\'))|less20|x&highs) >> 3
 }
 
 // strEscaped continues str once an escape shows up, unescaping into scratch.

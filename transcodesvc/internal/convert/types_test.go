@@ -315,20 +315,42 @@ func TestUnknownFieldPolicy(t *testing.T) {
 	}
 }
 
-// TestPlain8 checks the eight-byte string fast path against the byte rule
-// for every byte value at every position.
-func TestPlain8(t *testing.T) {
+// TestFirstSpecial8 checks the eight-byte string fast path against the
+// byte rule: every byte value at every position, alone and with a second
+// special byte (a quote or a control character, whose borrow could flag
+// bytes above it) at every later position.
+func TestFirstSpecial8(t *testing.T) {
+	special := func(v byte) bool { return v < 0x20 || v >= 0x80 || v == '"' || v == '\\' }
+	word := func(b []byte) uint64 {
+		x := uint64(0)
+		for i := 7; i >= 0; i-- {
+			x = x<<8 | uint64(b[i])
+		}
+		return x
+	}
+	if got := firstSpecial8(word([]byte("abcdefgh"))); got != 8 {
+		t.Fatalf("plain word: %d, want 8", got)
+	}
 	for pos := 0; pos < 8; pos++ {
 		for v := 0; v < 256; v++ {
-			b := []byte("abcdefgh")
-			b[pos] = byte(v)
-			want := v >= 0x20 && v < 0x80 && v != '"' && v != '\\'
-			x := uint64(0)
-			for i := 7; i >= 0; i-- {
-				x = x<<8 | uint64(b[i])
-			}
-			if got := plain8(x); got != want {
-				t.Fatalf("byte %#x at %d: plain8 %v, want %v", v, pos, got, want)
+			for second := pos + 1; second <= 8; second++ {
+				for _, w := range []byte{'"', 0x00, 0x1f, 0xff} {
+					b := []byte("abcdefgh")
+					b[pos] = byte(v)
+					if second < 8 {
+						b[second] = w
+					}
+					want := 8
+					for i, c := range b {
+						if special(c) {
+							want = i
+							break
+						}
+					}
+					if got := firstSpecial8(word(b)); got != want {
+						t.Fatalf("%q: firstSpecial8 %d, want %d", b, got, want)
+					}
+				}
 			}
 		}
 	}
