@@ -17,6 +17,7 @@ import (
 
 	appendv1 "github.com/ferrygw/ferry/services/api/gen/ferry/append/v1"
 	tracev1 "github.com/ferrygw/ferry/services/api/gen/ferry/trace/v1"
+	"github.com/ferrygw/ferry/services/fluss/arrowmem"
 	"github.com/ferrygw/ferry/services/runtime"
 )
 
@@ -30,7 +31,7 @@ type Service struct {
 	tracer     trace.Tracer
 	propagator propagation.TextMapPropagator
 	builders   sync.Pool // *logbatch.Builder
-	arrowMem   pooledAllocator
+	arrowMem   arrowmem.Pool
 	schemas    sync.Map // schemaKey -> *tableSchema
 	// warnedNoPath is set once a request without a table path was logged.
 	warnedNoPath atomic.Bool

@@ -10,6 +10,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"github.com/ferrygw/ferry/services/fluss/arrowmem"
 	"github.com/ferrygw/ferry/transcodesvc/internal/kafkabatch"
 )
 
@@ -99,7 +100,8 @@ func BenchmarkTranscode(b *testing.B) {
 		b.Run(codec, func(b *testing.B) {
 			raw := fixtureRaw(b, "franz-go-bench-"+codec+".batch")
 			d := kafkabatch.NewDecoder(0)
-			c := p.NewConverter(memory.DefaultAllocator)
+			// The allocator transcodesvc's server gives its converters.
+			c := p.NewConverter(&arrowmem.Pool{})
 			b.SetBytes(int64(len(raw)))
 			b.ReportAllocs()
 			rows := 0

@@ -51,7 +51,10 @@ type Converter struct {
 	out     bytes.Buffer
 	logb    *logbatch.Builder // made on first use: IPC callers never need it
 	logOut  []byte
-	broken  bool // builders hold a half-converted batch
+	// dataPerRow is, per column, the value bytes per row of the last batch
+	// (STRING and BYTES columns; 0 for others), to size the next one.
+	dataPerRow []int
+	broken     bool // builders hold a half-converted batch
 }
 
 // NewConverter builds a Converter for p allocating Arrow buffers from mem.
@@ -176,6 +179,7 @@ func (c *Converter) ConvertRecord(b *kafkabatch.Batch, include func(i int) bool)
 	}
 	c.broken = true
 	c.rb.Reserve(len(b.Records))
+	c.reserveData(len(b.Records))
 	var errs []RecordError
 	failed, rows := 0, 0
 	for i := range b.Records {
@@ -200,7 +204,45 @@ func (c *Converter) ConvertRecord(b *kafkabatch.Batch, include func(i int) bool)
 		return nil, &Failure{Code: kerr.InvalidRecord.Code, Message: msg, Records: errs}
 	}
 	c.broken = false
+	c.noteData(rows)
 	return c.rb.NewRecordBatch(), nil
+}
+
+// varWidth is what the STRING and BYTES column builders offer for sizing
+// their value bytes.
+type varWidth interface {
+	ReserveData(int)
+	DataLen() int
+}
+
+// reserveData sizes the value bytes of STRING and BYTES columns for rows
+// rows at the last batch's bytes per row, so they do not grow (and copy)
+// step by step while the batch is converted.
+func (c *Converter) reserveData(rows int) {
+	if len(c.dataPerRow) == 0 {
+		return
+	}
+	for i, f := range c.rb.Fields() {
+		if per := c.dataPerRow[i]; per > 0 {
+			f.(varWidth).ReserveData(per * rows)
+		}
+	}
+}
+
+// noteData records the bytes per row of each STRING and BYTES column of
+// the batch just converted, rounded up.
+func (c *Converter) noteData(rows int) {
+	if rows == 0 {
+		return
+	}
+	if c.dataPerRow == nil {
+		c.dataPerRow = make([]int, len(c.rb.Fields()))
+	}
+	for i, f := range c.rb.Fields() {
+		if v, ok := f.(varWidth); ok {
+			c.dataPerRow[i] = (v.DataLen() + rows - 1) / rows
+		}
+	}
 }
 
 // AppendIPC appends rec to dst as an Arrow IPC stream with the plan's

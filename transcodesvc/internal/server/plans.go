@@ -4,9 +4,8 @@ import (
 	"container/list"
 	"sync"
 
-	"github.com/apache/arrow-go/v18/arrow/memory"
-
 	catalogv1 "github.com/ferrygw/ferry/services/api/gen/ferry/catalog/v1"
+	"github.com/ferrygw/ferry/services/fluss/arrowmem"
 	"github.com/ferrygw/ferry/transcodesvc/internal/convert"
 	"github.com/ferrygw/ferry/transcodesvc/internal/route"
 )
@@ -27,11 +26,16 @@ type planEntry struct {
 	keyConverters sync.Pool
 }
 
+// arrowMem holds the Arrow buffers of converted batches between jobs: each
+// job's record is released once its answer is encoded, and the next job
+// builds one of about the same sizes.
+var arrowMem arrowmem.Pool
+
 func (e *planEntry) converter() *convert.Converter {
 	if c, ok := e.converters.Get().(*convert.Converter); ok {
 		return c
 	}
-	return e.plan.NewConverter(memory.DefaultAllocator)
+	return e.plan.NewConverter(&arrowMem)
 }
 
 func (e *planEntry) keyConverter() *convert.Converter {
@@ -41,7 +45,7 @@ func (e *planEntry) keyConverter() *convert.Converter {
 	if c, ok := e.keyConverters.Get().(*convert.Converter); ok {
 		return c
 	}
-	return e.router.KeyPlan().NewConverter(memory.DefaultAllocator)
+	return e.router.KeyPlan().NewConverter(&arrowMem)
 }
 
 // compile compiles m into e.

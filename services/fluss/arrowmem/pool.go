@@ -1,4 +1,5 @@
-package appender
+// Package arrowmem is an Arrow memory allocator that recycles buffers.
+package arrowmem
 
 import (
 	"math/bits"
@@ -7,24 +8,25 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 )
 
-// pooledAllocator recycles the buffers the Arrow IPC reader allocates for
-// each job (chiefly the message body, as large as the batch) instead of
-// leaving them to the garbage collector, which is most of appendsvc's
-// allocation volume. Buffers come in power-of-two classes from minPooled
-// up to maxPooled; others are allocated and dropped as usual. Memory is
-// zeroed on Allocate, as Arrow's Go allocator does.
-type pooledAllocator struct {
+// Pool recycles the buffers Arrow frees (when the last reference to an
+// array or record is released) instead of leaving them to the garbage
+// collector: a service that builds or reads one record per batch otherwise
+// allocates, zeroes and collects the same sizes over and over. Buffers come
+// in power-of-two classes from minPooled up to maxPooled; others are
+// allocated and dropped as usual. Memory is zeroed on Allocate, as Arrow's
+// Go allocator does. The zero value is ready; it is safe for concurrent use.
+type Pool struct {
 	classes [maxClass - minClass + 1]sync.Pool
 }
 
 const (
-	minClass  = 12 // 4 KiB
+	minClass  = 9  // 512 bytes
 	maxClass  = 24 // 16 MiB
 	minPooled = 1 << minClass
 	maxPooled = 1 << maxClass
 )
 
-var _ memory.Allocator = (*pooledAllocator)(nil)
+var _ memory.Allocator = (*Pool)(nil)
 
 // class returns the pool index for a buffer of size bytes, or -1.
 func class(size int) int {
@@ -34,7 +36,7 @@ func class(size int) int {
 	return bits.Len(uint(size-1)) - minClass
 }
 
-func (a *pooledAllocator) Allocate(size int) []byte {
+func (a *Pool) Allocate(size int) []byte {
 	c := class(size)
 	if c < 0 {
 		return make([]byte, size)
@@ -47,7 +49,7 @@ func (a *pooledAllocator) Allocate(size int) []byte {
 	return make([]byte, size, 1<<(c+minClass))
 }
 
-func (a *pooledAllocator) Reallocate(size int, b []byte) []byte {
+func (a *Pool) Reallocate(size int, b []byte) []byte {
 	if size <= cap(b) {
 		old := len(b)
 		b = b[:size]
@@ -62,7 +64,7 @@ func (a *pooledAllocator) Reallocate(size int, b []byte) []byte {
 	return nb
 }
 
-func (a *pooledAllocator) Free(b []byte) {
+func (a *Pool) Free(b []byte) {
 	c := class(cap(b))
 	if c < 0 || cap(b) != 1<<(c+minClass) {
 		return // not one of ours

@@ -1,9 +1,9 @@
-package appender
+package arrowmem
 
 import "testing"
 
-func TestPooledAllocatorReusesZeroedClasses(t *testing.T) {
-	var a pooledAllocator
+func TestPoolReusesZeroedClasses(t *testing.T) {
+	var a Pool
 	b := a.Allocate(5000)
 	if len(b) != 5000 || cap(b) != 8192 {
 		t.Fatalf("len %d cap %d, want 5000 and the 8 KiB class", len(b), cap(b))
