@@ -25,9 +25,11 @@ import (
 	"go.opentelemetry.io/otel/trace"
 )
 
-// Telemetry owns the service's OpenTelemetry providers. Spans are always
-// recorded (so trace context propagates through every hop); they leave the
-// process only when an OTLP endpoint is configured.
+// Telemetry owns the service's OpenTelemetry providers. Spans are recorded
+// and leave the process only when an OTLP endpoint is configured (then
+// OTEL_TRACES_SAMPLER decides which, every one by default); without one
+// they are not recorded, but their trace context is still made and
+// propagated.
 type Telemetry struct {
 	TracerProvider   *sdktrace.TracerProvider
 	MeterProvider    *sdkmetric.MeterProvider
@@ -103,6 +105,11 @@ func NewTelemetry(ctx context.Context, service string, cfg TelemetryConfig) (*Te
 		}
 		mpOpts = append(mpOpts, sdkmetric.WithReader(exp))
 		t.scrape = reg
+	}
+	if !t.exporting {
+		// Nothing would read them: recording every batch's spans for
+		// nobody cost frontdoor and appendsvc 5-10% of their CPU.
+		tpOpts = append(tpOpts, sdktrace.WithSampler(sdktrace.NeverSample()))
 	}
 	t.TracerProvider = sdktrace.NewTracerProvider(tpOpts...)
 	t.MeterProvider = sdkmetric.NewMeterProvider(mpOpts...)

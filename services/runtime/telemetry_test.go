@@ -163,11 +163,17 @@ func TestTelemetryWithoutEndpoint(t *testing.T) {
 	if tel.Exporting() {
 		t.Fatal("Exporting() = true without endpoint")
 	}
-	// Spans are still real (sampled, valid ids) so context propagates.
-	_, span := tel.Tracer("test").Start(context.Background(), "x")
+	// Spans have valid ids, so context propagates, but nothing records them:
+	// nothing would read them.
+	ctx, span := tel.Tracer("test").Start(context.Background(), "x")
 	defer span.End()
-	if !span.SpanContext().IsValid() || !span.SpanContext().IsSampled() {
-		t.Fatalf("span context %v not valid+sampled without exporter", span.SpanContext())
+	if !span.SpanContext().IsValid() || span.SpanContext().IsSampled() || span.IsRecording() {
+		t.Fatalf("span context %v (recording %v) without exporter, want valid, unsampled, not recording", span.SpanContext(), span.IsRecording())
+	}
+	_, child := tel.Tracer("test").Start(ctx, "y")
+	defer child.End()
+	if child.SpanContext().TraceID() != span.SpanContext().TraceID() || child.IsRecording() {
+		t.Fatalf("child %v of %v", child.SpanContext(), span.SpanContext())
 	}
 	if err := tel.Shutdown(context.Background()); err != nil {
 		t.Fatal(err)
