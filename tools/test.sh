@@ -281,6 +281,7 @@ frontdoor/internal/kafka FuzzReadRequest
 frontdoor/internal/kafka FuzzShapeMatchesKmsg
 frontdoor/internal/kafka FuzzDedupeProduce
 transcodesvc/internal/kafkabatch FuzzDecodeBatch
+transcodesvc/internal/kafkabatch FuzzLZ4Frames
 transcodesvc/internal/convert FuzzConvertJSON
 services/fluss/logbatch FuzzDecode
 services/fluss/kvbatch FuzzDecode

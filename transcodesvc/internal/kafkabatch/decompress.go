@@ -10,7 +10,6 @@ import (
 	"github.com/golang/snappy"
 	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/zstd"
-	"github.com/pierrec/lz4/v4"
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/ferrygw/ferry/services/recordbatch"
@@ -28,7 +27,6 @@ const xerialHeaderSize = 16
 // (windows, tables) is reused from batch to batch.
 type decompressors struct {
 	gz      *gzip.Reader
-	lz      *lz4.Reader
 	zs      *zstd.Decoder
 	zsLimit int
 	src     bytes.Reader
@@ -60,13 +58,7 @@ func (d *decompressors) decompress(c recordbatch.Codec, src, dst []byte, limit i
 		}
 		return snappyBlock(src, dst, limit)
 	case recordbatch.CodecLZ4:
-		d.src.Reset(src)
-		if d.lz == nil {
-			d.lz = lz4.NewReader(&d.src)
-		} else {
-			d.lz.Reset(&d.src)
-		}
-		return readBounded(d.lz, dst, limit)
+		return lz4Frames(src, dst, limit)
 	case recordbatch.CodecZstd:
 		if d.zs == nil || d.zsLimit != limit {
 			zs, err := zstd.NewReader(nil, zstdDecoderOptions(limit)...)
