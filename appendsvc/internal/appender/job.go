@@ -64,7 +64,7 @@ func (s *Service) newJob(streamCtx context.Context, req *appendv1.AppendRequest)
 		attribute.Int64("fluss.table_id", req.GetTableId()),
 		attribute.String("fluss.table", fluss.TablePath{Database: req.GetDatabase(), Table: req.GetTable()}.String()),
 		attribute.Int("fluss.bucket", int(req.GetBucketId())),
-		attribute.Int("ferry.arrow_ipc_bytes", len(req.GetArrowIpc())),
+		attribute.Int("ferry.rows_bytes", len(req.GetLogRecords())+len(req.GetArrowIpc())),
 	}
 	if req.PartitionId != nil {
 		attrs = append(attrs, attribute.Int64("fluss.partition_id", req.GetPartitionId()))
