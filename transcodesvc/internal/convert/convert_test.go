@@ -393,3 +393,35 @@ func TestAllTypes(t *testing.T) {
 		}
 	}
 }
+
+// TestReservedValueBytesBounded: value bytes are reserved at the last
+// batch's bytes per row, but never beyond what a batch's records hold, so a
+// batch of one large value does not make the next batch of many small ones
+// reserve their count times that value.
+func TestReservedValueBytesBounded(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	p := mustCompile(t, jsonMapping(catalogv1.UnknownFieldPolicy_UNKNOWN_FIELD_POLICY_IGNORE, &catalogv1.Field{Name: "s", Type: tString(true)}))
+	c := p.NewConverter(mem)
+	big := valuesBatch([]byte(`{"s": "` + strings.Repeat("x", 64<<10) + `"}`))
+	rec, err := c.ConvertRecord(big, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec.Release()
+	small := make([][]byte, 2000)
+	for i := range small {
+		small[i] = []byte(`{"s": "y"}`)
+	}
+	rec, err = c.ConvertRecord(valuesBatch(small...), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rec.Release()
+	// Unbounded, the guess would be 2000 x 64 KiB = 128 MiB.
+	if got := mem.CurrentAlloc(); got > 1<<20 {
+		t.Fatalf("%d bytes held for 2000 one-byte values", got)
+	}
+	if s := rec.Column(0).(*array.String); s.Len() != 2000 || s.Value(1999) != "y" {
+		t.Fatalf("column %v", rec.Column(0))
+	}
+}

@@ -179,7 +179,7 @@ func (c *Converter) ConvertRecord(b *kafkabatch.Batch, include func(i int) bool)
 	}
 	c.broken = true
 	c.rb.Reserve(len(b.Records))
-	c.reserveData(len(b.Records))
+	c.reserveData(len(b.Records), b.RawSize)
 	var errs []RecordError
 	failed, rows := 0, 0
 	for i := range b.Records {
@@ -217,14 +217,16 @@ type varWidth interface {
 
 // reserveData sizes the value bytes of STRING and BYTES columns for rows
 // rows at the last batch's bytes per row, so they do not grow (and copy)
-// step by step while the batch is converted.
-func (c *Converter) reserveData(rows int) {
+// step by step while the batch is converted. A column's values cannot
+// outgrow the batch's records (rawSize bytes), which bounds the guess after
+// a batch of a few large values.
+func (c *Converter) reserveData(rows, rawSize int) {
 	if len(c.dataPerRow) == 0 {
 		return
 	}
 	for i, f := range c.rb.Fields() {
 		if per := c.dataPerRow[i]; per > 0 {
-			f.(varWidth).ReserveData(per * rows)
+			f.(varWidth).ReserveData(min(per*rows, rawSize))
 		}
 	}
 }

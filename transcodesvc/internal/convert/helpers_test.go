@@ -138,6 +138,7 @@ func valuesBatch(values ...[]byte) *kafkabatch.Batch {
 	b := &kafkabatch.Batch{Header: kafkabatch.Header{BaseTimestamp: 1767323045678, RecordCount: int32(len(values))}}
 	for i, v := range values {
 		b.Records = append(b.Records, kafkabatch.Record{OffsetDelta: int32(i), Value: v})
+		b.RawSize += len(v) // a lower bound of the record section, which also holds lengths and headers
 	}
 	return b
 }
