@@ -48,9 +48,8 @@ type Converter struct {
 	obj     *objectDecoder // the JSON columns
 	columns []func(r *kafkabatch.Record, b *kafkabatch.Batch) error
 	scan    scanner
-	out     bytes.Buffer
+	out     []byte            // the last ConvertTo's answer, reused
 	logb    *logbatch.Builder // made on first use: IPC callers never need it
-	logOut  []byte
 	// dataPerRow is, per column, the value bytes per row of the last batch
 	// (STRING and BYTES columns; 0 for others), to size the next one.
 	dataPerRow []int
@@ -135,16 +134,14 @@ func (c *Converter) ConvertTo(b *kafkabatch.Batch, enc Encoding) (Output, error)
 		return Output{}, err
 	}
 	defer rec.Release()
+	if c.out, err = c.Append(c.out[:0], rec, enc); err != nil {
+		return Output{}, err
+	}
 	out := Output{Rows: int(rec.NumRows())}
 	if enc == EncodingLogRecords {
-		c.logOut, err = c.AppendLogRecords(c.logOut[:0], rec)
-		out.LogRecords = c.logOut
+		out.LogRecords = c.out
 	} else {
-		err = c.writeIPC(rec)
-		out.IPC = c.out.Bytes()
-	}
-	if err != nil {
-		return Output{}, err
+		out.IPC = c.out
 	}
 	return out, nil
 }
@@ -267,19 +264,6 @@ type appendWriter struct{ buf []byte }
 func (w *appendWriter) Write(p []byte) (int, error) {
 	w.buf = append(w.buf, p...)
 	return len(p), nil
-}
-
-func (c *Converter) writeIPC(rec arrow.RecordBatch) error {
-	c.out.Reset()
-	w := ipc.NewWriter(&c.out, ipc.WithSchema(c.plan.Schema), ipc.WithAllocator(c.mem))
-	if err := w.Write(rec); err != nil {
-		w.Close()
-		return fmt.Errorf("write Arrow IPC: %w", err)
-	}
-	if err := w.Close(); err != nil {
-		return fmt.Errorf("close Arrow IPC stream: %w", err)
-	}
-	return nil
 }
 
 func (c *Converter) convertRecord(r *kafkabatch.Record, b *kafkabatch.Batch) error {
