@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"strconv"
-	"strings"
 	"time"
 	"unicode/utf8"
 )
@@ -108,60 +107,37 @@ const consumeUsage = `usage: consume --bootstrap H:P --topic T --count N [--part
 // ParseConsumeArgs parses "consume --flag value ..." (the leading "consume" word included).
 func ParseConsumeArgs(args []string) (ConsumeOptions, error) {
 	o := ConsumeOptions{Timeout: DefaultTimeout}
-	if len(args) == 0 || args[0] != "consume" {
-		return o, errors.New(consumeUsage)
-	}
-	var sec Security
-	args = args[1:]
-	for len(args) > 0 {
-		name := args[0]
-		if name == "--commit" { // the one flag without a value
-			o.Commit = true
-			args = args[1:]
-			continue
-		}
-		if !strings.HasPrefix(name, "--") {
-			return o, fmt.Errorf("unexpected argument %q", name)
-		}
-		if len(args) < 2 {
-			return o, fmt.Errorf("%s needs a value", name)
-		}
-		val := args[1]
-		args = args[2:]
-		if sec.setFlag(name, val) {
-			continue
-		}
+	// --commit is the one flag without a value.
+	sec, err := parseFlags(args, "consume", consumeUsage, map[string]bool{"--commit": true}, func(name, val string) error {
+		var err error
 		switch name {
+		case "--commit":
+			o.Commit = true
 		case "--bootstrap":
 			o.Bootstrap = val
 		case "--topic":
 			o.Topic = val
 		case "--count":
-			n, err := strconv.Atoi(val)
-			if err != nil {
-				return o, fmt.Errorf("--count must be a number, got %q", val)
+			n, cerr := strconv.Atoi(val)
+			if cerr != nil {
+				return fmt.Errorf("--count must be a number, got %q", val)
 			}
 			o.Count = n
 		case "--partition":
-			n, err := strconv.ParseInt(val, 10, 32)
-			if err != nil {
-				return o, fmt.Errorf("--partition: %w", err)
-			}
-			p := int32(n)
-			o.Partition = &p
+			o.Partition, err = parsePartition(val)
 		case "--from":
 			o.From = val
 		case "--group":
 			o.Group = val
 		case "--timeout":
-			s, err := strconv.ParseFloat(val, 64)
-			if err != nil {
-				return o, fmt.Errorf("--timeout must be seconds, got %q", val)
-			}
-			o.Timeout = time.Duration(s * float64(time.Second))
+			o.Timeout, err = parseTimeout(val)
 		default:
-			return o, fmt.Errorf("unknown flag %s", name)
+			return fmt.Errorf("unknown flag %s", name)
 		}
+		return err
+	})
+	if err != nil {
+		return o, err
 	}
 	o.SASLUser, o.SASLPassword, o.SASLMechanism, o.SASLTokenFile = sec.SASLUser, sec.SASLPassword, sec.SASLMechanism, sec.SASLTokenFile
 	o.TLSCA, o.TLSCert, o.TLSKey = sec.TLSCA, sec.TLSCert, sec.TLSKey

@@ -225,27 +225,13 @@ func (o Options) Args() []string {
 	return a
 }
 
+const produceUsage = `usage: produce --bootstrap H:P --topic T [--acks 0|1|all] [--compression none|gzip|snappy|lz4|zstd] [--partition N] [--idempotent true|false] [--sasl-user U --sasl-password P [--sasl-mechanism M] | --sasl-mechanism OAUTHBEARER --sasl-token-file F] [--tls-ca PEM [--tls-cert PEM --tls-key PEM]] [--key-field F] [--timeout SECONDS] < records.jsonl`
+
 // ParseArgs parses "produce --flag value ..." (the leading "produce" word included).
 func ParseArgs(args []string) (Options, error) {
 	o := Options{Timeout: DefaultTimeout}
-	var sec Security
-	if len(args) == 0 || args[0] != "produce" {
-		return o, errors.New(`usage: produce --bootstrap H:P --topic T [--acks 0|1|all] [--compression none|gzip|snappy|lz4|zstd] [--partition N] [--idempotent true|false] [--sasl-user U --sasl-password P [--sasl-mechanism M] | --sasl-mechanism OAUTHBEARER --sasl-token-file F] [--tls-ca PEM [--tls-cert PEM --tls-key PEM]] [--key-field F] [--timeout SECONDS] < records.jsonl`)
-	}
-	args = args[1:]
-	for len(args) > 0 {
-		name := args[0]
-		if !strings.HasPrefix(name, "--") {
-			return o, fmt.Errorf("unexpected argument %q", name)
-		}
-		if len(args) < 2 {
-			return o, fmt.Errorf("%s needs a value", name)
-		}
-		val := args[1]
-		args = args[2:]
-		if sec.setFlag(name, val) {
-			continue
-		}
+	sec, err := parseFlags(args, "produce", produceUsage, nil, func(name, val string) error {
+		var err error
 		switch name {
 		case "--bootstrap":
 			o.Bootstrap = val
@@ -256,29 +242,24 @@ func ParseArgs(args []string) (Options, error) {
 		case "--compression":
 			o.Compression = val
 		case "--partition":
-			n, err := strconv.ParseInt(val, 10, 32)
-			if err != nil {
-				return o, fmt.Errorf("--partition: %w", err)
-			}
-			p := int32(n)
-			o.Partition = &p
+			o.Partition, err = parsePartition(val)
 		case "--idempotent":
-			b, err := strconv.ParseBool(val)
-			if err != nil || (val != "true" && val != "false") {
-				return o, fmt.Errorf("--idempotent must be true or false, got %q", val)
+			b, perr := strconv.ParseBool(val)
+			if perr != nil || (val != "true" && val != "false") {
+				return fmt.Errorf("--idempotent must be true or false, got %q", val)
 			}
 			o.Idempotent = &b
 		case "--key-field":
 			o.KeyField = val
 		case "--timeout":
-			s, err := strconv.ParseFloat(val, 64)
-			if err != nil {
-				return o, fmt.Errorf("--timeout must be seconds, got %q", val)
-			}
-			o.Timeout = time.Duration(s * float64(time.Second))
+			o.Timeout, err = parseTimeout(val)
 		default:
-			return o, fmt.Errorf("unknown flag %s", name)
+			return fmt.Errorf("unknown flag %s", name)
 		}
+		return err
+	})
+	if err != nil {
+		return o, err
 	}
 	o.SASLUser, o.SASLPassword, o.SASLMechanism, o.SASLTokenFile = sec.SASLUser, sec.SASLPassword, sec.SASLMechanism, sec.SASLTokenFile
 	o.TLSCA, o.TLSCert, o.TLSKey = sec.TLSCA, sec.TLSCert, sec.TLSKey
@@ -460,6 +441,61 @@ func (s Security) Args() []string {
 		a = append(a, "--tls-cert", s.TLSCert, "--tls-key", s.TLSKey)
 	}
 	return a
+}
+
+// parseFlags walks "word --flag value ...": the SASL and TLS flags go to the returned Security,
+// the flags in bare take no value and reach set with "", every other flag reaches set with its
+// value. Without word first the error is usage.
+func parseFlags(args []string, word, usage string, bare map[string]bool, set func(name, val string) error) (Security, error) {
+	var sec Security
+	if len(args) == 0 || args[0] != word {
+		return sec, errors.New(usage)
+	}
+	args = args[1:]
+	for len(args) > 0 {
+		name := args[0]
+		if bare[name] {
+			if err := set(name, ""); err != nil {
+				return sec, err
+			}
+			args = args[1:]
+			continue
+		}
+		if !strings.HasPrefix(name, "--") {
+			return sec, fmt.Errorf("unexpected argument %q", name)
+		}
+		if len(args) < 2 {
+			return sec, fmt.Errorf("%s needs a value", name)
+		}
+		val := args[1]
+		args = args[2:]
+		if sec.setFlag(name, val) {
+			continue
+		}
+		if err := set(name, val); err != nil {
+			return sec, err
+		}
+	}
+	return sec, nil
+}
+
+// parsePartition reads a --partition value.
+func parsePartition(val string) (*int32, error) {
+	n, err := strconv.ParseInt(val, 10, 32)
+	if err != nil {
+		return nil, fmt.Errorf("--partition: %w", err)
+	}
+	p := int32(n)
+	return &p, nil
+}
+
+// parseTimeout reads a --timeout value in seconds.
+func parseTimeout(val string) (time.Duration, error) {
+	s, err := strconv.ParseFloat(val, 64)
+	if err != nil {
+		return 0, fmt.Errorf("--timeout must be seconds, got %q", val)
+	}
+	return time.Duration(s * float64(time.Second)), nil
 }
 
 // setFlag stores a SASL or TLS flag; false when name is not one.
