@@ -14,7 +14,6 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	appendv1 "github.com/ferrygw/ferry/services/api/gen/ferry/append/v1"
-	catalogv1 "github.com/ferrygw/ferry/services/api/gen/ferry/catalog/v1"
 	"github.com/ferrygw/ferry/services/fluss"
 	"github.com/ferrygw/ferry/services/fluss/logbatch"
 )
@@ -124,14 +123,6 @@ func (j *job) abandon(err error) {
 	j.span.End()
 }
 
-var compressions = map[catalogv1.ArrowCompression]logbatch.Compression{
-	// Unspecified means the table sets nothing: Fluss's default, ZSTD.
-	catalogv1.ArrowCompression_ARROW_COMPRESSION_UNSPECIFIED: logbatch.CompressionZSTD,
-	catalogv1.ArrowCompression_ARROW_COMPRESSION_NONE:        logbatch.CompressionNone,
-	catalogv1.ArrowCompression_ARROW_COMPRESSION_LZ4_FRAME:   logbatch.CompressionLZ4Frame,
-	catalogv1.ArrowCompression_ARROW_COMPRESSION_ZSTD:        logbatch.CompressionZSTD,
-}
-
 // build validates the request and turns its Arrow IPC stream into j.batch.
 func (s *Service) build(j *job) error {
 	req := j.req
@@ -167,7 +158,7 @@ func (s *Service) checkRequest(j *job) (logbatch.Options, error) {
 	if id := req.GetSchemaId(); id < 0 || id > math.MaxInt16 {
 		return logbatch.Options{}, invalid(fluss.CodeSchemaNotExist, "schema_id %d outside 0..%d", id, math.MaxInt16)
 	}
-	comp, ok := compressions[req.GetArrowCompression()]
+	comp, ok := logbatch.CompressionOf(req.GetArrowCompression())
 	if !ok {
 		return logbatch.Options{}, invalid(fluss.CodeInvalidConfig, "arrow_compression %d unknown", req.GetArrowCompression())
 	}

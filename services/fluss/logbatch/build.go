@@ -9,6 +9,8 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	flatbuffers "github.com/google/flatbuffers/go"
+
+	catalogv1 "github.com/ferrygw/ferry/services/api/gen/ferry/catalog/v1"
 )
 
 // Compression is the Arrow body compression of a log table
@@ -334,4 +336,19 @@ func (b *Builder) recordBatchMessage(length, bodyLen int64, c Compression) []byt
 	fb.PrependInt64Slot(msgSlotBodyLength, bodyLen, 0)
 	fb.Finish(fb.EndObject())
 	return fb.FinishedBytes()
+}
+
+// CompressionOf is the log batch compression of a table whose Ferry catalog
+// mapping says c; false for a value this build does not know. Unspecified
+// means the table sets nothing: Fluss's default, ZSTD.
+func CompressionOf(c catalogv1.ArrowCompression) (Compression, bool) {
+	switch c {
+	case catalogv1.ArrowCompression_ARROW_COMPRESSION_UNSPECIFIED, catalogv1.ArrowCompression_ARROW_COMPRESSION_ZSTD:
+		return CompressionZSTD, true
+	case catalogv1.ArrowCompression_ARROW_COMPRESSION_NONE:
+		return CompressionNone, true
+	case catalogv1.ArrowCompression_ARROW_COMPRESSION_LZ4_FRAME:
+		return CompressionLZ4Frame, true
+	}
+	return 0, false
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	catalogv1 "github.com/ferrygw/ferry/services/api/gen/ferry/catalog/v1"
 	"github.com/ferrygw/ferry/services/fluss/logbatch"
 	"github.com/ferrygw/ferry/services/fluss/logbatch/goldentest"
 	"github.com/ferrygw/ferry/services/fluss/types"
@@ -158,5 +159,21 @@ func TestCheckRecords(t *testing.T) {
 	}
 	if err := logbatch.CheckRecords(section, strictSchema, 5, logbatch.CompressionNone); err != nil {
 		t.Fatalf("no nulls in a NOT NULL column: %v", err)
+	}
+}
+
+func TestCompressionOf(t *testing.T) {
+	for c, want := range map[catalogv1.ArrowCompression]logbatch.Compression{
+		catalogv1.ArrowCompression_ARROW_COMPRESSION_UNSPECIFIED: logbatch.CompressionZSTD, // Fluss's default
+		catalogv1.ArrowCompression_ARROW_COMPRESSION_NONE:        logbatch.CompressionNone,
+		catalogv1.ArrowCompression_ARROW_COMPRESSION_LZ4_FRAME:   logbatch.CompressionLZ4Frame,
+		catalogv1.ArrowCompression_ARROW_COMPRESSION_ZSTD:        logbatch.CompressionZSTD,
+	} {
+		if got, ok := logbatch.CompressionOf(c); !ok || got != want {
+			t.Errorf("%v: %v %v, want %v", c, got, ok, want)
+		}
+	}
+	if _, ok := logbatch.CompressionOf(catalogv1.ArrowCompression(99)); ok {
+		t.Error("an unknown value was mapped")
 	}
 }

@@ -56,15 +56,6 @@ type Plan struct {
 	jsonFields []int
 }
 
-// logCompressions maps a table's arrow compression onto the log batch
-// codec; unspecified means the table sets nothing, so Fluss's default, ZSTD.
-var logCompressions = map[catalogv1.ArrowCompression]logbatch.Compression{
-	catalogv1.ArrowCompression_ARROW_COMPRESSION_UNSPECIFIED: logbatch.CompressionZSTD,
-	catalogv1.ArrowCompression_ARROW_COMPRESSION_NONE:        logbatch.CompressionNone,
-	catalogv1.ArrowCompression_ARROW_COMPRESSION_LZ4_FRAME:   logbatch.CompressionLZ4Frame,
-	catalogv1.ArrowCompression_ARROW_COMPRESSION_ZSTD:        logbatch.CompressionZSTD,
-}
-
 // Compile validates a topic mapping and compiles it into a Plan. Its errors
 // describe a mapping Ferry cannot serve; they are not the records' fault.
 func Compile(m *catalogv1.TopicMapping) (*Plan, error) {
@@ -79,7 +70,7 @@ func Compile(m *catalogv1.TopicMapping) (*Plan, error) {
 		return nil, fmt.Errorf("topic %s: table has no columns", m.GetTopic())
 	}
 	p := &Plan{MappingID: m.GetMappingId(), Topic: m.GetTopic(), format: cm.GetValueFormat()}
-	comp, ok := logCompressions[m.GetArrowCompression()]
+	comp, ok := logbatch.CompressionOf(m.GetArrowCompression())
 	if !ok {
 		return nil, fmt.Errorf("topic %s: arrow compression %v is not supported", p.Topic, m.GetArrowCompression())
 	}
