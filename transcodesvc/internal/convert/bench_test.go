@@ -2,14 +2,19 @@ package convert
 
 import (
 	"bytes"
+	"encoding/base64"
+	"encoding/binary"
 	"errors"
+	"fmt"
 	"runtime"
+	"strconv"
 	"testing"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	catalogv1 "github.com/ferrygw/ferry/services/api/gen/ferry/catalog/v1"
 	"github.com/ferrygw/ferry/services/fluss/arrowmem"
 	"github.com/ferrygw/ferry/transcodesvc/internal/kafkabatch"
 )
@@ -152,4 +157,40 @@ func FuzzConvertJSON(f *testing.F) {
 			t.Fatalf("%d rows", rec.NumRows())
 		}
 	})
+}
+
+// BenchmarkBenchRows converts batches of 330 rows shaped as e2e/bench writes
+// them (the same ten columns and JSON spelling) into LZ4 records sections:
+// one transcode job of that bench, without the Kafka batch decoding.
+func BenchmarkBenchRows(b *testing.B) {
+	m := jsonMapping(catalogv1.UnknownFieldPolicy_UNKNOWN_FIELD_POLICY_IGNORE,
+		fld("id", tBig(false)), fld("qty", tInt(true)), fld("price", tDouble(true)), fld("flag", tBool(true)),
+		fld("name", tString(true)), fld("category", tString(true)), fld("ts", tLTZ(3, true)),
+		fld("amount", tDec(10, 2, true)), fld("payload", tBytes(true)), fld("day", tDate(true)))
+	m.ArrowCompression = catalogv1.ArrowCompression_ARROW_COMPRESSION_LZ4_FRAME
+	p := mustCompile(b, m)
+	var values [][]byte
+	for i := int64(1_000_000); i < 1_000_330; i++ {
+		name := "null"
+		if i%10 != 0 {
+			name = fmt.Sprintf(`"name-%d"`, i)
+		}
+		var payload [16]byte
+		binary.LittleEndian.PutUint64(payload[:8], uint64(i))
+		binary.LittleEndian.PutUint64(payload[8:], uint64(i*31))
+		values = append(values, fmt.Appendf(nil,
+			`{"id":%d,"qty":%d,"price":%s,"flag":%t,"name":%s,"category":"cat-%d","ts":"%s","amount":"%d.%02d","payload":"%s","day":"%s"}`,
+			i, i%1000, strconv.FormatFloat(float64(i)*0.25, 'f', -1, 64), i%2 == 0, name, i%8,
+			time.UnixMilli(1_767_225_600_000+i).UTC().Format("2006-01-02T15:04:05.000Z07:00"), i%1_000_000/100, i%100,
+			base64.StdEncoding.EncodeToString(payload[:]), time.Unix((19000+i%365)*86400, 0).UTC().Format("2006-01-02")))
+	}
+	batch := valuesBatch(values...)
+	c := p.NewConverter(&arrowmem.Pool{})
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		if _, err := c.ConvertTo(batch, EncodingLogRecords); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(len(values)*b.N)/b.Elapsed().Seconds(), "rows/s")
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math"
 	"math/bits"
+	"strconv"
 	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
@@ -32,6 +33,70 @@ func isJSONNumber(lit []byte) bool {
 	}
 	n, err := s.number()
 	return err == nil && len(n) == len(lit)
+}
+
+// exactPow10 are the powers of ten a float64 holds exactly.
+var exactPow10 = [...]float64{1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
+	1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22}
+
+// parseFloat64 parses a JSON number literal (the scanner checked its
+// grammar). Most literals have few digits and a small exponent: then the
+// digits as an integer m <= 2^53 and 10^|e| <= 10^22 are both exact float64s,
+// and one multiplication or division rounds m*10^e correctly (Clinger's fast
+// path, the first thing strconv tries too, after a slower generic scan). The
+// rest goes to strconv.ParseFloat.
+func parseFloat64(lit []byte) (float64, error) {
+	i, neg := 0, false
+	if len(lit) > 0 && lit[0] == '-' {
+		i, neg = 1, true
+	}
+	var m uint64
+	digits, exp := 0, 0
+	for ; i < len(lit) && lit[i] >= '0' && lit[i] <= '9'; i++ {
+		m = m*10 + uint64(lit[i]-'0')
+		digits++
+	}
+	if i < len(lit) && lit[i] == '.' {
+		for i++; i < len(lit) && lit[i] >= '0' && lit[i] <= '9'; i++ {
+			m = m*10 + uint64(lit[i]-'0')
+			digits++
+			exp--
+		}
+	}
+	if i < len(lit) {
+		// An exponent ('e' or 'E'; the grammar allows nothing else here).
+		i++
+		eneg := false
+		if lit[i] == '+' || lit[i] == '-' {
+			eneg = lit[i] == '-'
+			i++
+		}
+		e := 0
+		for ; i < len(lit) && e < 1000; i++ {
+			e = e*10 + int(lit[i]-'0')
+		}
+		if i < len(lit) {
+			digits = 100 // a huge exponent: not for the fast path
+		}
+		if eneg {
+			e = -e
+		}
+		exp += e
+	}
+	// 19 digits never overflow m; m <= 2^53 is exact.
+	if digits <= 19 && m <= 1<<53 && exp >= -22 && exp <= 22 {
+		f := float64(m)
+		if exp < 0 {
+			f /= exactPow10[-exp]
+		} else {
+			f *= exactPow10[exp]
+		}
+		if neg {
+			f = -f
+		}
+		return f, nil
+	}
+	return strconv.ParseFloat(bstr(lit), 64)
 }
 
 // parseInt parses an integral number literal into an int64 within

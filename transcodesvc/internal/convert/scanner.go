@@ -1,6 +1,7 @@
 package convert
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"math/bits"
@@ -281,6 +282,13 @@ func (s *scanner) objectStart() error { return s.expect('{') }
 // objectNext returns the next key (its value comes next), or done at '}'.
 // first tells whether this is the first call for the object.
 func (s *scanner) objectNext(first bool) (key []byte, done bool, err error) {
+	return s.objectNextGuess(first, nil)
+}
+
+// objectNextGuess is objectNext with the key the caller expects, as its JSON
+// string with the quotes (see quotedKey): when the input holds exactly
+// those bytes, the key is taken without scanning it.
+func (s *scanner) objectNextGuess(first bool, guess []byte) (key []byte, done bool, err error) {
 	c := s.peek()
 	if c == '}' {
 		s.pos++
@@ -295,7 +303,10 @@ func (s *scanner) objectNext(first bool) (key []byte, done bool, err error) {
 		}
 		s.pos++
 	}
-	if key, err = s.str(); err != nil {
+	if guess != nil && s.peek() == '"' && bytes.HasPrefix(s.data[s.pos:], guess) {
+		key = guess[1 : len(guess)-1]
+		s.pos += len(guess)
+	} else if key, err = s.str(); err != nil {
 		return nil, false, err
 	}
 	if err = s.expect(':'); err != nil {
@@ -398,3 +409,19 @@ func kind(c byte) string {
 }
 
 func itoa(v int) string { return strconv.Itoa(v) }
+
+// quotedKey returns name as a JSON string token whose bytes, wherever they
+// start a key in the input, can only be that key: no quote, backslash or
+// control character, valid UTF-8. nil otherwise. (An escaped spelling of
+// the same key does not match them and is scanned.)
+func quotedKey(name string) []byte {
+	if !utf8.ValidString(name) {
+		return nil
+	}
+	for i := 0; i < len(name); i++ {
+		if c := name[i]; c == '"' || c == '\\' || c < 0x20 {
+			return nil
+		}
+	}
+	return []byte(`"` + name + `"`)
+}

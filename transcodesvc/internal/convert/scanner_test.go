@@ -58,3 +58,46 @@ func FuzzScannerMatchesEncodingJSON(f *testing.F) {
 		}
 	})
 }
+
+// TestObjectNextGuess: a guessed key is taken only when the input holds
+// exactly its token; anything else (escaped spelling, a longer key, another
+// key) is scanned as before and gives the same key.
+func TestObjectNextGuess(t *testing.T) {
+	tests := []struct {
+		in, name, want string
+	}{
+		{`{"id":1}`, "id", "id"},
+		{`{ "id" :1}`, "id", "id"},
+		{`{"idx":1}`, "id", "idx"},
+		{`{"i\u0064":1}`, "id", "id"},
+		{`{"qty":1}`, "id", "qty"},
+		{`{"a/b":1}`, "a/b", "a/b"},
+		{`{"a\/b":1}`, "a/b", "a/b"},
+		{`{"größe":1}`, "größe", "größe"},
+	}
+	for _, tc := range tests {
+		s := scanner{data: []byte(tc.in)}
+		if err := s.objectStart(); err != nil {
+			t.Fatal(err)
+		}
+		key, done, err := s.objectNextGuess(true, quotedKey(tc.name))
+		if err != nil || done || string(key) != tc.want {
+			t.Errorf("%s with guess %q: key %q, done %v, err %v; want %q", tc.in, tc.name, key, done, err, tc.want)
+		}
+		if c := s.peek(); c != '1' {
+			t.Errorf("%s: next byte %q, want the value", tc.in, c)
+		}
+	}
+	for _, name := range []string{`a"b`, `a\b`, "a\nb", "\xff"} {
+		if q := quotedKey(name); q != nil {
+			t.Errorf("quotedKey(%q) = %q, want nil: the raw bytes would not be the key's token", name, q)
+		}
+	}
+	// A name with a quote must not be guessed: `"a"b"` in the input is the
+	// key "a" followed by garbage.
+	s := scanner{data: []byte(`{"a"b":1}`)}
+	_ = s.objectStart()
+	if _, _, err := s.objectNextGuess(true, quotedKey(`a"b`)); err == nil {
+		t.Error(`{"a"b":1}: accepted`)
+	}
+}

@@ -269,11 +269,12 @@ func (w *floatWriter) value(s *scanner) error {
 		if err != nil {
 			return err
 		}
-		bitSize := 64
 		if w.b32 != nil {
-			bitSize = 32
+			f, err = strconv.ParseFloat(bstr(lit), 32)
+		} else {
+			f, err = parseFloat64(lit)
 		}
-		if f, err = strconv.ParseFloat(bstr(lit), bitSize); err != nil {
+		if err != nil {
 			return valueErr(lit, w.t, errRange)
 		}
 	default:
@@ -696,7 +697,10 @@ func (w *structWriter) value(s *scanner) error {
 // objectDecoder fills a set of named fields from a JSON object: the table's
 // JSON columns, or a ROW's fields.
 type objectDecoder struct {
-	names         []string
+	names []string
+	// quoted[i] is names[i] as quotedKey writes it: the guess for the key
+	// after field i-1 (producers usually write fields in schema order).
+	quoted        [][]byte
 	writers       []writer
 	index         map[string]int
 	seen          []bool
@@ -707,6 +711,7 @@ func newObjectDecoder(fields []types.Field, ws []writer, rejectUnknown bool) *ob
 	o := &objectDecoder{writers: ws, index: make(map[string]int, len(fields)), seen: make([]bool, len(fields)), rejectUnknown: rejectUnknown}
 	for i, f := range fields {
 		o.names = append(o.names, f.Name)
+		o.quoted = append(o.quoted, quotedKey(f.Name))
 		o.index[f.Name] = i
 	}
 	return o
@@ -724,7 +729,11 @@ func (o *objectDecoder) decode(s *scanner) error {
 	clear(o.seen)
 	next := 0
 	for first := true; ; first = false {
-		key, done, err := s.objectNext(first)
+		var guess []byte
+		if next < len(o.quoted) {
+			guess = o.quoted[next]
+		}
+		key, done, err := s.objectNextGuess(first, guess)
 		if err != nil {
 			return err
 		}
