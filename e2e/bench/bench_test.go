@@ -28,6 +28,8 @@ func TestParseConfig(t *testing.T) {
 		{"small batch", []string{"-batch-size", "10"}, "-batch-size 10"},
 		{"bad in-flight", []string{"-max-in-flight", "0"}, "-max-in-flight 0"},
 		{"bad warmup", []string{"-warmup", "-2"}, "-warmup -2"},
+		{"no warm-up rounds", []string{"-warmup-rounds", "0"}, ""},
+		{"negative warm-up rounds", []string{"-warmup-rounds", "-1"}, "-warmup-rounds -1"},
 		{"unknown target", []string{"-targets", "kafka,pulsar"}, `-targets: unknown "pulsar"`},
 		{"empty targets", []string{"-targets", ""}, "-targets: empty"},
 		{"repeated producer", []string{"-producers", "franz-go,franz-go"}, `-producers: "franz-go" named twice`},
@@ -66,6 +68,22 @@ func TestWarmupRecords(t *testing.T) {
 		if got := c.warmupRecords(); got != tc.want {
 			t.Errorf("records %d warmup %d: got %d, want %d", tc.records, tc.warmup, got, tc.want)
 		}
+	}
+}
+
+func TestRounds(t *testing.T) {
+	c := config{Rounds: 3, WarmupRounds: 1}
+	if got := c.producedRounds(); got != 4 {
+		t.Errorf("producedRounds = %d, want 4", got)
+	}
+	xs := []string{"a", "b", "c"}
+	for round, want := range map[int][]string{0: {"c", "b", "a"}, 1: {"a", "b", "c"}, 2: {"c", "b", "a"}, 3: {"a", "b", "c"}} {
+		if got := inRoundOrder(round, xs); !slices.Equal(got, want) {
+			t.Errorf("round %d: %q, want %q", round, got, want)
+		}
+	}
+	if !slices.Equal(xs, []string{"a", "b", "c"}) {
+		t.Errorf("inRoundOrder changed its argument: %q", xs)
 	}
 }
 

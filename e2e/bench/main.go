@@ -50,6 +50,7 @@ type config struct {
 	MaxInFlight      int
 	Warmup           int64
 	Rounds           int
+	WarmupRounds     int
 	Targets          string
 	Producers        string
 	Java             string
@@ -88,6 +89,7 @@ func (c *config) flags(fs *flag.FlagSet) {
 	fs.IntVar(&c.MaxInFlight, "max-in-flight", 5, "produce requests in flight per connection (Java max.in.flight.requests.per.connection, franz-go MaxProduceRequestsInflightPerBroker)")
 	fs.Int64Var(&c.Warmup, "warmup", -1, "records each producer sends before the measured ones, in the same process (-1: half of -records; 0: none)")
 	fs.IntVar(&c.Rounds, "rounds", 1, "measure every producer this many times (interleaved) and report the median round by records/s")
+	fs.IntVar(&c.WarmupRounds, "warmup-rounds", 1, "unmeasured rounds of every producer and consumer before the measured ones, so the servers' JVMs (Kafka broker, Fluss tablet server) have compiled their hot paths before anything is timed; their records count in the row checks")
 	fs.StringVar(&c.Targets, "targets", "kafka,ferry,fluss", "what to measure: any of kafka, ferry, fluss (the Java writer)")
 	fs.StringVar(&c.Producers, "producers", "perf-test,franz-go", "Kafka producers: any of perf-test, franz-go")
 	fs.StringVar(&c.Java, "java", "java", "java executable (perf-test, the Java writer, the Fluss servers)")
@@ -140,6 +142,8 @@ func (c *config) Validate() error {
 		return fmt.Errorf("-warmup %d: must be -1 (half of -records), 0 or up to 100000000", c.Warmup)
 	case c.Rounds < 1 || c.Rounds > 100:
 		return fmt.Errorf("-rounds %d: must be 1..100", c.Rounds)
+	case c.WarmupRounds < 0 || c.WarmupRounds > 10:
+		return fmt.Errorf("-warmup-rounds %d: must be 0..10", c.WarmupRounds)
 	case c.Java == "":
 		return errors.New("-java: empty")
 	case !slices.Contains([]string{"debug", "info", "warn", "error"}, c.LogLevel):
@@ -268,6 +272,21 @@ func (c *config) warmupRecords() int64 {
 		return c.Records / 2
 	}
 	return c.Warmup
+}
+
+// producedRounds is how many times every producer writes its topic: warm-up rounds and
+// measured ones.
+func (c *config) producedRounds() int64 { return int64(c.WarmupRounds + c.Rounds) }
+
+// inRoundOrder returns xs in round's order: reversed in even rounds, so no producer always
+// runs right after another one's load (or always on the servers' coldest code).
+func inRoundOrder[T any](round int, xs []T) []T {
+	if round%2 != 0 {
+		return xs
+	}
+	r := slices.Clone(xs)
+	slices.Reverse(r)
+	return r
 }
 
 // parseConfig parses and validates the command line.

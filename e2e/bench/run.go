@@ -91,8 +91,8 @@ func run(ctx context.Context, cfg *config, log *slog.Logger, out io.Writer) (err
 		"%d Fluss tablet server(s), replication factor %d, Fluss server options {%s}\n",
 		cfg.Records, p.avgSize(), cfg.Partitions, cfg.Compression, cfg.LingerMS, cfg.BatchSize, cfg.MaxInFlight, cfg.ArrowCompression,
 		cfg.Tablets, cfg.Replication, cfg.ServerOptions.String())
-	fmt.Fprintf(out, "each producer first sent %d warm-up records in the same process (not measured); %d round(s), median shown\n",
-		cfg.warmupRecords(), cfg.Rounds)
+	fmt.Fprintf(out, "each producer first sent %d warm-up records in the same process (not measured); %d unmeasured warm-up round(s), "+
+		"then %d round(s), median shown\n", cfg.warmupRecords(), cfg.WarmupRounds, cfg.Rounds)
 	fmt.Fprintf(out, "machine: %d CPUs, load average %s at start, %s at end\n\n", runtime.NumCPU(), load0, load1)
 	if err := writeTable(out, byPhase(results, phaseProduce)); err != nil {
 		return err
@@ -175,23 +175,29 @@ func kafkaPhase(ctx context.Context, cfg *config, root, dir string, pt perfTest,
 	}
 	// Rounds interleave the producers (and the consumers), so a burst of load elsewhere hits
 	// all alike.
+	// Rounds below 1 are warm-up rounds: run, checked, not reported.
 	rounds := map[string][]result{}
-	for round := 1; round <= cfg.Rounds; round++ {
-		for _, prod := range prods {
+	for round := 1 - cfg.WarmupRounds; round <= cfg.Rounds; round++ {
+		keep := func(key string, r result) {
+			if round >= 1 {
+				rounds[key] = append(rounds[key], r)
+			}
+		}
+		for _, prod := range inRoundOrder(round, prods) {
 			r, err := produce(ctx, cfg, prod, targetKafka, b.addr, topicOf(prod), pt, p, round, b.watch(), log)
 			if err != nil {
 				return nil, err
 			}
-			rounds[prod] = append(rounds[prod], r)
+			keep(prod, r)
 		}
 		if cfg.Consume {
 			r, err := consume(ctx, cfg, targetKafka, b.addr, topicOf(consumedProducer(cfg)), p, round, b.watch(), log)
 			if err != nil {
 				return nil, err
 			}
-			rounds[phaseConsume] = append(rounds[phaseConsume], r)
+			keep(phaseConsume, r)
 		}
-		if cfg.TailDuration > 0 {
+		if cfg.TailDuration > 0 && round >= 1 {
 			r, err := tail(ctx, cfg, targetKafka, b.addr, tailTopic, round, b.watch(), log)
 			if err != nil {
 				return nil, err
@@ -215,7 +221,7 @@ func kafkaPhase(ctx context.Context, cfg *config, root, dir string, pt perfTest,
 	for _, prod := range prods {
 		results = append(results, summarize(rounds[prod]))
 		// The same check as for Fluss: the topic holds every record, once.
-		want := int64(cfg.Rounds) * (cfg.Records + cfg.warmupRecords())
+		want := cfg.producedRounds() * (cfg.Records + cfg.warmupRecords())
 		n, err := kafkaRecordCount(ctx, b.addr, topicOf(prod))
 		if err != nil {
 			return nil, err
@@ -502,9 +508,15 @@ func flussPhase(ctx context.Context, cfg *config, root, dir string, pt perfTest,
 	// Rounds by table name, and by these keys (no table's name: they start with "#") for the
 	// consumers and the tail.
 	const keyFerryConsume, keyScanner, keyTail = "#ferry-consume", "#log-scanner", "#tail"
+	// Rounds below 1 are warm-up rounds: run, checked, not reported.
 	rounds := map[string][]result{}
-	for round := 1; round <= cfg.Rounds; round++ {
-		for _, t := range tables {
+	for round := 1 - cfg.WarmupRounds; round <= cfg.Rounds; round++ {
+		keep := func(key string, r result) {
+			if round >= 1 {
+				rounds[key] = append(rounds[key], r)
+			}
+		}
+		for _, t := range inRoundOrder(round, tables) {
 			var r result
 			var err error
 			switch {
@@ -533,14 +545,14 @@ func flussPhase(ctx context.Context, cfg *config, root, dir string, pt perfTest,
 			if err != nil {
 				return nil, err
 			}
-			rounds[t.name] = append(rounds[t.name], r)
+			keep(t.name, r)
 		}
 		if cfg.Consume && cfg.runs(targetFerry) {
 			r, err := consume(ctx, cfg, targetFerry, sc.KafkaAddr(), db+"."+scanTable, p, round, stackWatch(st), log)
 			if err != nil {
 				return nil, err
 			}
-			rounds[keyFerryConsume] = append(rounds[keyFerryConsume], r)
+			keep(keyFerryConsume, r)
 		}
 		if cfg.Consume && cfg.runs(targetFluss) {
 			log.Info("scanning", "consumer", consumerScanner, "table", db+"."+scanTable, "rows", cfg.Records,
@@ -552,9 +564,9 @@ func flussPhase(ctx context.Context, cfg *config, root, dir string, pt perfTest,
 			if err != nil {
 				return nil, err
 			}
-			rounds[keyScanner] = append(rounds[keyScanner], r)
+			keep(keyScanner, r)
 		}
-		if cfg.runs(targetFerry) && cfg.TailDuration > 0 {
+		if cfg.runs(targetFerry) && cfg.TailDuration > 0 && round >= 1 {
 			r, err := tail(ctx, cfg, targetFerry, sc.KafkaAddr(), db+".tail", round, stackWatch(st), log)
 			if err != nil {
 				return nil, err
@@ -583,7 +595,11 @@ func flussPhase(ctx context.Context, cfg *config, root, dir string, pt perfTest,
 	}
 	for _, t := range tables {
 		n := counts[t.name]
-		if want := int64(cfg.Rounds) * t.rows; n != want {
+		want := cfg.producedRounds() * t.rows
+		if t.tail {
+			want = int64(cfg.Rounds) * t.rows
+		}
+		if n != want {
 			return nil, fmt.Errorf("table %s.%s holds %d rows, want %d", db, t.name, n, want)
 		}
 		log.Info("verified", "table", db+"."+t.name, "rows", n)
