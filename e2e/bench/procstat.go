@@ -20,6 +20,9 @@ const userHZ = 100
 type procUsage struct {
 	Name string
 	CPU  time.Duration
+	// JIT is the part of CPU a JVM's JIT compiler threads spent: a fresh server compiles for
+	// seconds, charged to whatever runs meanwhile, a long-running one no more.
+	JIT time.Duration
 	// PeakRSS is the highest resident set size during the run, in bytes.
 	PeakRSS int64
 }
@@ -34,6 +37,7 @@ type watched struct {
 type procWindow struct {
 	procs []watched
 	cpu   []time.Duration
+	jit   []map[int]time.Duration
 }
 
 // startWindow resets each process's peak RSS (clear_refs 5, Linux 4.0+) and notes its CPU time.
@@ -53,6 +57,7 @@ func startWindow(procs []watched) (*procWindow, error) {
 		}
 		w.procs = append(w.procs, p)
 		w.cpu = append(w.cpu, cpu)
+		w.jit = append(w.jit, jitThreadCPU(p.pid))
 	}
 	if len(errs) > 0 {
 		return w, fmt.Errorf("not measured: %s", strings.Join(errs, "; "))
@@ -72,9 +77,49 @@ func (w *procWindow) end() ([]procUsage, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s (pid %d): %w", p.name, p.pid, err)
 		}
-		out = append(out, procUsage{Name: p.name, CPU: cpu - w.cpu[i], PeakRSS: rss})
+		var jit time.Duration
+		for tid, c := range jitThreadCPU(p.pid) {
+			jit += c - w.jit[i][tid]
+		}
+		out = append(out, procUsage{Name: p.name, CPU: cpu - w.cpu[i], JIT: jit, PeakRSS: rss})
 	}
 	return out, nil
+}
+
+// jitThreadCPU is the CPU time of each of a JVM's JIT compiler threads ("C1 CompilerThre…",
+// "C2 CompilerThre…" in /proc/<pid>/task/<tid>/stat) by thread id; none for other processes.
+// HotSpot stops idle compiler threads, so a window can miss the time of one that ended in it:
+// the JIT figure is a lower bound.
+func jitThreadCPU(pid int) map[int]time.Duration {
+	m := map[int]time.Duration{}
+	tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	if err != nil {
+		return m
+	}
+	for _, t := range tasks {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/stat", pid, t.Name()))
+		if err != nil {
+			continue // the thread ended
+		}
+		tid, err := strconv.Atoi(t.Name())
+		if err != nil || !isJITThread(b) {
+			continue
+		}
+		if cpu, err := parseStatCPU(b); err == nil {
+			m[tid] = cpu
+		}
+	}
+	return m
+}
+
+// isJITThread tells from a thread's stat line whether it is a HotSpot compiler thread.
+func isJITThread(stat []byte) bool {
+	open := bytes.IndexByte(stat, '(')
+	if open < 0 {
+		return false
+	}
+	name := stat[open+1:]
+	return bytes.HasPrefix(name, []byte("C1 CompilerThre")) || bytes.HasPrefix(name, []byte("C2 CompilerThre"))
 }
 
 // procCPU is a process's user plus system time, all threads: fields 14 and 15 of

@@ -52,8 +52,8 @@ func TestWindowOnSelf(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(u) != 1 || u[0].CPU < 100*time.Millisecond || u[0].PeakRSS < 64<<20 {
-		t.Fatalf("usage %+v: want at least 100ms of CPU and 64 MiB peak (spun %d times, buffer %d)", u, x, buf[len(buf)-1])
+	if len(u) != 1 || u[0].CPU < 100*time.Millisecond || u[0].PeakRSS < 64<<20 || u[0].JIT != 0 {
+		t.Fatalf("usage %+v: want at least 100ms of CPU, 64 MiB peak and no JIT (spun %d times, buffer %d)", u, x, buf[len(buf)-1])
 	}
 }
 
@@ -62,7 +62,7 @@ func TestWriteUsage(t *testing.T) {
 		{Target: targetFerry, Producer: producerFranz, Handled: 2_000_000, Procs: []procUsage{
 			{Name: "frontdoor", CPU: 2 * time.Second, PeakRSS: 100 << 20},
 			{Name: "transcodesvc", CPU: 3 * time.Second, PeakRSS: 50 << 20},
-			{Name: "tablet", CPU: 4 * time.Second, PeakRSS: 1 << 30},
+			{Name: "tablet", CPU: 4 * time.Second, JIT: time.Second, PeakRSS: 1 << 30},
 		}},
 		{Target: targetKafka, Producer: producerFranz, Handled: 1_000_000, Procs: []procUsage{{Name: "kafka-broker", CPU: time.Second, PeakRSS: 300 << 20}}},
 	}
@@ -71,9 +71,24 @@ func TestWriteUsage(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := b.String()
-	for _, want := range []string{"2.50 s/M 150 MiB", "1.00 s/M 100 MiB", "2.00 s/M 1024 MiB", "1.00 s/M 300 MiB"} {
+	for _, want := range []string{"2.50 s/M 150 MiB", "1.00 s/M 100 MiB", "2.00 s/M (JIT 0.50) 1024 MiB", "1.00 s/M 300 MiB"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("usage table lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+func TestIsJITThread(t *testing.T) {
+	for line, want := range map[string]bool{
+		"41 (C2 CompilerThre) S 1 1 1 0 -1 4194624 5 0 0 0 95 3 0 0 20 0":   true,
+		"42 (C1 CompilerThre) S 1 1 1 0 -1 4194624 5 0 0 0 21 0 0 0 20 0":   true,
+		"43 (fluss-netty-ser) S 1 1 1 0 -1 4194624 5 0 0 0 57 9 0 0 20 0":   false,
+		"44 (VM Thread) S 1 1 1 0 -1 4194624 5 0 0 0 2 0 0 0 20 0":          false,
+		"45 (x) C2 CompilerThre) S 1 1 1 0 -1 4194624 5 0 0 0 2 0 0 0 20 0": false,
+		"no name": false,
+	} {
+		if got := isJITThread([]byte(line)); got != want {
+			t.Errorf("isJITThread(%q) = %v, want %v", line, got, want)
 		}
 	}
 }

@@ -269,7 +269,7 @@ func isFerry(name string) bool {
 
 // writeUsage prints, per result, each process's CPU seconds per million records handled and its
 // peak RSS, with Ferry's services summed ("ferry": CPU added up, RSS added up too, as the
-// processes run side by side).
+// processes run side by side); a JVM's JIT compiler time is shown inside its figure.
 func writeUsage(w io.Writer, rs []result) error {
 	var names []string
 	for _, r := range rs {
@@ -292,8 +292,12 @@ func writeUsage(w io.Writer, rs []result) error {
 		if r.Handled <= 0 {
 			continue
 		}
-		cell := func(cpu time.Duration, rss int64) string {
-			return fmt.Sprintf("%.2f s/M %d MiB", cpu.Seconds()/(float64(r.Handled)/1e6), rss>>20)
+		perM := func(d time.Duration) float64 { return d.Seconds() / (float64(r.Handled) / 1e6) }
+		cell := func(cpu, jit time.Duration, rss int64) string {
+			if jit > 0 {
+				return fmt.Sprintf("%.2f s/M (JIT %.2f) %d MiB", perM(cpu), perM(jit), rss>>20)
+			}
+			return fmt.Sprintf("%.2f s/M %d MiB", perM(cpu), rss>>20)
 		}
 		var ferryCPU time.Duration
 		var ferryRSS int64
@@ -307,12 +311,12 @@ func writeUsage(w io.Writer, rs []result) error {
 		}
 		total := "-"
 		if ferryCPU > 0 {
-			total = cell(ferryCPU, ferryRSS)
+			total = cell(ferryCPU, 0, ferryRSS)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t", r.Target, r.phase(), r.Producer, total)
 		for _, n := range names {
 			if u, ok := by[n]; ok {
-				fmt.Fprintf(tw, "%s\t", cell(u.CPU, u.PeakRSS))
+				fmt.Fprintf(tw, "%s\t", cell(u.CPU, u.JIT, u.PeakRSS))
 			} else {
 				fmt.Fprint(tw, "-\t")
 			}
