@@ -174,8 +174,7 @@ func kafkaPhase(ctx context.Context, cfg *config, root, dir string, pt perfTest,
 		}
 	}
 	// Rounds interleave the producers (and the consumers), so a burst of load elsewhere hits
-	// all alike.
-	// Rounds below 1 are warm-up rounds: run, checked, not reported.
+	// all alike. Rounds below 1 are warm-up rounds: run, checked, not reported.
 	rounds := map[string][]result{}
 	for round := 1 - cfg.WarmupRounds; round <= cfg.Rounds; round++ {
 		keep := func(key string, r result) {
