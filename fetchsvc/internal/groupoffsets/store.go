@@ -33,6 +33,7 @@ type Fluss interface {
 	ProduceLog(ctx context.Context, tableID int64, acks fluss.Acks, timeout time.Duration, batches []fluss.BucketBatch) ([]fluss.BucketResult, error)
 	FetchLog(ctx context.Context, tableID int64, buckets []fluss.FetchBucket, opt fluss.FetchOptions) ([]fluss.FetchResult, error)
 	ListOffsets(ctx context.Context, tableID int64, partitionID *int64, buckets []int32, spec fluss.OffsetSpec) (map[int32]int64, error)
+	RefreshTableRoute(ctx context.Context, path fluss.TablePath) (*fluss.TableRoute, error)
 }
 
 // DefaultTable is where offsets are kept unless configured otherwise.
@@ -104,6 +105,7 @@ func (s *Store) table(ctx context.Context) (*fluss.TableInfo, error) {
 		}, true); err != nil {
 			return nil, fmt.Errorf("groupoffsets: create table %s: %w", s.path, err)
 		}
+		s.awaitLeaders(ctx)
 		info, err = s.fluss.GetTableInfo(ctx, s.path)
 	}
 	if err != nil {
@@ -120,6 +122,41 @@ func (s *Store) table(ctx context.Context) (*fluss.TableInfo, error) {
 	}
 	s.info = info
 	return info, nil
+}
+
+// newTableLeadersWithin bounds the wait for a table the store created to
+// have a leader in every bucket. Fluss assigns them soon after creating it,
+// but a loaded two-core machine took more than retryFor (10 s).
+const newTableLeadersWithin = time.Minute
+
+// awaitLeaders waits, within newTableLeadersWithin and ctx, until every
+// bucket of the store's table has a leader. If they do not come, the calls
+// that need them retry and report as for any missing leader.
+func (s *Store) awaitLeaders(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(ctx, newTableLeadersWithin)
+	defer cancel()
+	pause := 50 * time.Millisecond
+	for {
+		if r, err := s.fluss.RefreshTableRoute(ctx, s.path); err == nil && allLed(r.Buckets) {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(pause):
+		}
+		pause = min(2*pause, time.Second)
+	}
+}
+
+// allLed reports whether buckets is not empty and each has a leader.
+func allLed(buckets []fluss.BucketLocation) bool {
+	for _, b := range buckets {
+		if b.Leader == fluss.NoLeader {
+			return false
+		}
+	}
+	return len(buckets) > 0
 }
 
 func bucketOf(group string, buckets int) int32 {
