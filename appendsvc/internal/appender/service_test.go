@@ -640,7 +640,6 @@ func TestAppendTracesPerMessage(t *testing.T) {
 	}
 }
 
-// ipcWithNullID is testCols with a null in the NOT NULL id column.
 // logRecordsOf is rec as the records section of a log batch.
 func logRecordsOf(t testing.TB, rec arrow.RecordBatch, c logbatch.Compression) []byte {
 	t.Helper()
@@ -651,6 +650,8 @@ func logRecordsOf(t testing.TB, rec arrow.RecordBatch, c logbatch.Compression) [
 	return b
 }
 
+// ipcWithNullID is testCols with a null in the NOT NULL id column, as
+// Arrow IPC.
 func ipcWithNullID(t *testing.T) []byte {
 	t.Helper()
 	rec := recordWithNullID(t)
@@ -707,10 +708,9 @@ func TestConfigValidate(t *testing.T) {
 // BenchmarkAppendBucket streams jobs of one bucket through the service,
 // keeping window jobs unanswered as frontdoor does, against a Fluss that
 // answers after a fixed round trip: what one bucket sustains when building
-// batches competes with waiting for Fluss.
-// BenchmarkAppendBucket measures one bucket's jobs through the service, as
-// Arrow IPC (appendsvc decodes, checks and encodes the rows) and as records
-// sections (appendsvc checks the layout and adds the header).
+// batches competes with waiting for Fluss. The jobs come as Arrow IPC
+// (appendsvc decodes, checks and encodes the rows) and as records sections
+// (appendsvc checks the layout and adds the header).
 func BenchmarkAppendBucket(b *testing.B) {
 	const rows = 300
 	ipcBytes, rec := ipcOf(b, rows, 1)
