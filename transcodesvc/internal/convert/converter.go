@@ -146,9 +146,9 @@ func (c *Converter) ConvertTo(b *kafkabatch.Batch, enc Encoding) (Output, error)
 	return out, nil
 }
 
-// AppendLogRecords appends rec to dst as the records section of a Fluss
+// appendLogRecords appends rec to dst as the records section of a Fluss
 // log batch, compressed as the plan's table is.
-func (c *Converter) AppendLogRecords(dst []byte, rec arrow.RecordBatch) ([]byte, error) {
+func (c *Converter) appendLogRecords(dst []byte, rec arrow.RecordBatch) ([]byte, error) {
 	if c.logb == nil {
 		c.logb = logbatch.NewBuilder()
 	}
@@ -162,7 +162,7 @@ func (c *Converter) AppendLogRecords(dst []byte, rec arrow.RecordBatch) ([]byte,
 // Append appends rec to dst in enc.
 func (c *Converter) Append(dst []byte, rec arrow.RecordBatch, enc Encoding) ([]byte, error) {
 	if enc == EncodingLogRecords {
-		return c.AppendLogRecords(dst, rec)
+		return c.appendLogRecords(dst, rec)
 	}
 	return c.AppendIPC(dst, rec)
 }

@@ -45,7 +45,7 @@ type Plan struct {
 	Columns   []types.Field
 	Schema    *arrow.Schema
 	// LogRecords is how the table's log batches are compressed
-	// (Compression and ZSTDLevel; see Converter.AppendLogRecords).
+	// (Compression and ZSTDLevel; see Converter.Append).
 	LogRecords logbatch.Options
 
 	format        catalogv1.ValueFormat
