@@ -133,20 +133,13 @@ const newTableLeadersWithin = time.Minute
 // bucket of the store's table has a leader. If they do not come, the calls
 // that need them retry and report as for any missing leader.
 func (s *Store) awaitLeaders(ctx context.Context) {
-	ctx, cancel := context.WithTimeout(ctx, newTableLeadersWithin)
-	defer cancel()
-	pause := 50 * time.Millisecond
-	for {
-		if r, err := s.fluss.RefreshTableRoute(ctx, s.path); err == nil && allLed(r.Buckets) {
-			return
+	_ = retryWithin(ctx, newTableLeadersWithin, func() error {
+		r, err := s.fluss.RefreshTableRoute(ctx, s.path)
+		if err == nil && !allLed(r.Buckets) {
+			err = &fluss.Error{Code: fluss.CodeLeaderNotAvailable, Message: fmt.Sprintf("table %s: a bucket has no leader yet", s.path)}
 		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(pause):
-		}
-		pause = min(2*pause, time.Second)
-	}
+		return err
+	})
 }
 
 // allLed reports whether buckets is not empty and each has a leader.
@@ -295,7 +288,12 @@ const retryFor = 10 * time.Second
 
 // retry runs call until it succeeds, fails for good, or retryFor passed.
 func retry(ctx context.Context, call func() error) error {
-	deadline := time.Now().Add(retryFor)
+	return retryWithin(ctx, retryFor, call)
+}
+
+// retryWithin is retry bounded by d.
+func retryWithin(ctx context.Context, d time.Duration, call func() error) error {
+	deadline := time.Now().Add(d)
 	pause := 20 * time.Millisecond
 	for {
 		err := call()
