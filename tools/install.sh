@@ -16,6 +16,7 @@ go_tool() { # name module@version
 }
 go_tool protoc-gen-go google.golang.org/protobuf/cmd/protoc-gen-go@v1.36.12
 go_tool protoc-gen-go-grpc google.golang.org/grpc/cmd/protoc-gen-go-grpc@v1.6.0
+go_tool protoc-gen-go-vtproto github.com/planetscale/vtprotobuf/cmd/protoc-gen-go-vtproto@v0.6.1-0.20240319094008-0393e58bdf10
 go_tool buf github.com/bufbuild/buf/cmd/buf@v1.75.0
 
 

@@ -3,6 +3,7 @@ module github.com/ferrygw/ferry/services/api
 go 1.26.0
 
 require (
+	github.com/planetscale/vtprotobuf v0.6.1-0.20240319094008-0393e58bdf10
 	google.golang.org/grpc v1.85.0
 	google.golang.org/protobuf v1.36.12
 )

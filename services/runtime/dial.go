@@ -41,7 +41,8 @@ func Dial(target, peer string, tel *Telemetry, sec *TransportSecurity, opts ...g
 		grpc.WithKeepaliveParams(keepalive.ClientParameters{
 			Time: clientKeepaliveTime, Timeout: clientKeepaliveTimeout, PermitWithoutStream: true,
 		}),
-		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(MaxMessageSize), grpc.MaxCallSendMsgSize(MaxMessageSize)),
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(MaxMessageSize), grpc.MaxCallSendMsgSize(MaxMessageSize),
+			grpc.ForceCodecV2(codec{})),
 		grpc.WithInitialWindowSize(streamWindow),
 		grpc.WithInitialConnWindowSize(connWindow),
 		grpc.WithReadBufferSize(transportBuffer),

@@ -84,6 +84,7 @@ func NewServer(listen string, logger *slog.Logger, tel *Telemetry, sec *Transpor
 		grpc.ChainStreamInterceptor(s.streamInterceptor),
 		grpc.MaxRecvMsgSize(MaxMessageSize),
 		grpc.MaxSendMsgSize(MaxMessageSize),
+		grpc.ForceServerCodecV2(codec{}),
 		grpc.InitialWindowSize(streamWindow),
 		grpc.InitialConnWindowSize(connWindow),
 		grpc.ReadBufferSize(transportBuffer),
