@@ -213,7 +213,8 @@ func verifyPeer(certs []*x509.Certificate, roots *x509.CertPool, name string, us
 
 // observedCreds logs and counts failed handshakes, which gRPC itself only
 // reports through its own logger: a refused caller must show up in the
-// service's log with its address.
+// service's log with its address. Its connections send each write's TLS
+// records together (corkconn.go).
 type observedCreds struct {
 	credentials.TransportCredentials
 	ts   *TransportSecurity
@@ -222,19 +223,25 @@ type observedCreds struct {
 }
 
 func (c *observedCreds) ServerHandshake(conn net.Conn) (net.Conn, credentials.AuthInfo, error) {
-	out, info, err := c.TransportCredentials.ServerHandshake(conn)
+	raw := newCorkConn(conn)
+	out, info, err := c.TransportCredentials.ServerHandshake(raw)
 	if err != nil {
 		c.failed(err, "internal gRPC caller refused: TLS handshake failed", "remote", conn.RemoteAddr().String())
+		return out, info, err
 	}
-	return out, info, err
+	return &tlsWriteConn{Conn: out, raw: raw}, info, nil
 }
 
 func (c *observedCreds) ClientHandshake(ctx context.Context, authority string, conn net.Conn) (net.Conn, credentials.AuthInfo, error) {
-	out, info, err := c.TransportCredentials.ClientHandshake(ctx, authority, conn)
-	if err != nil && ctx.Err() == nil {
-		c.failed(err, "internal gRPC peer not trusted: TLS handshake failed", "peer", c.peer, "remote", conn.RemoteAddr().String())
+	raw := newCorkConn(conn)
+	out, info, err := c.TransportCredentials.ClientHandshake(ctx, authority, raw)
+	if err != nil {
+		if ctx.Err() == nil {
+			c.failed(err, "internal gRPC peer not trusted: TLS handshake failed", "peer", c.peer, "remote", conn.RemoteAddr().String())
+		}
+		return out, info, err
 	}
-	return out, info, err
+	return &tlsWriteConn{Conn: out, raw: raw}, info, nil
 }
 
 func (c *observedCreds) Clone() credentials.TransportCredentials {

@@ -27,7 +27,7 @@ import (
 
 // testPKI is a CA in a temp dir with certificates for appendsvc (server)
 // and frontdoor (caller), none of which names an address.
-func testPKI(t *testing.T) (string, *devpki.CA) {
+func testPKI(t testing.TB) (string, *devpki.CA) {
 	t.Helper()
 	dir := t.TempDir()
 	ca, err := devpki.NewCA("test CA")
@@ -43,7 +43,7 @@ func testPKI(t *testing.T) (string, *devpki.CA) {
 	return dir, ca
 }
 
-func issue(t *testing.T, ca *devpki.CA, dir, name string) {
+func issue(t testing.TB, ca *devpki.CA, dir, name string) {
 	t.Helper()
 	leaf, err := ca.Issue(name)
 	if err != nil {
@@ -58,7 +58,7 @@ func tlsFiles(dir, name string) GRPCTLSConfig {
 	return GRPCTLSConfig{CAFile: filepath.Join(dir, devpki.CAFile), CertFile: devpki.CertFile(dir, name), KeyFile: devpki.KeyFile(dir, name)}
 }
 
-func mustSecurity(t *testing.T, cfg GRPCTLSConfig, logger *slog.Logger, mp *sdkmetric.MeterProvider) *TransportSecurity {
+func mustSecurity(t testing.TB, cfg GRPCTLSConfig, logger *slog.Logger, mp *sdkmetric.MeterProvider) *TransportSecurity {
 	t.Helper()
 	var sec *TransportSecurity
 	var err error
