@@ -259,6 +259,9 @@ func (s *Service) framedBatch(j *job, records []byte, count int32, opts logbatch
 
 // schemaFor is the schema version j's request names.
 func (s *Service) schemaFor(j *job) (*tableSchema, error) {
+	if v, ok := s.schemas.Load(schemaKey{j.table.ID, j.req.GetSchemaId()}); ok {
+		return v.(*tableSchema), nil // known: no deadline context to build
+	}
 	sctx, cancel := context.WithDeadline(j.ctx, j.deadline)
 	defer cancel()
 	return s.schemaOf(sctx, j.table, j.req.GetSchemaId())

@@ -32,7 +32,9 @@ func CheckRecords(records []byte, schema *arrow.Schema, rows int32, want Compres
 		return fmt.Errorf("logbatch: records section of %d bytes holds a message of %d", len(records), n)
 	}
 	node, buf := 0, 0
-	for i, f := range schema.Fields() {
+	// Field(i), not Fields(), which copies the slice on every call.
+	for i := range schema.NumFields() {
+		f := schema.Field(i)
 		nodes, bufs, err := layoutCounts(f.Type)
 		if err != nil {
 			return fmt.Errorf("logbatch: column %s: %w", f.Name, err)
@@ -52,7 +54,7 @@ func CheckRecords(records []byte, schema *arrow.Schema, rows int32, want Compres
 	}
 	if node != len(m.Nodes) || buf != len(m.Buffers) {
 		return fmt.Errorf("logbatch: records section has %d field nodes and %d buffers, the table's %d columns have %d and %d",
-			len(m.Nodes), len(m.Buffers), len(schema.Fields()), node, buf)
+			len(m.Nodes), len(m.Buffers), schema.NumFields(), node, buf)
 	}
 	return nil
 }
