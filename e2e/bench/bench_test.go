@@ -30,6 +30,8 @@ func TestParseConfig(t *testing.T) {
 		{"bad warmup", []string{"-warmup", "-2"}, "-warmup -2"},
 		{"no warm-up rounds", []string{"-warmup-rounds", "0"}, ""},
 		{"negative warm-up rounds", []string{"-warmup-rounds", "-1"}, "-warmup-rounds -1"},
+		{"one core per service", []string{"-service-gomaxprocs", "1"}, ""},
+		{"negative GOMAXPROCS", []string{"-service-gomaxprocs", "-1"}, "-service-gomaxprocs -1"},
 		{"unknown target", []string{"-targets", "kafka,pulsar"}, `-targets: unknown "pulsar"`},
 		{"empty targets", []string{"-targets", ""}, "-targets: empty"},
 		{"repeated producer", []string{"-producers", "franz-go,franz-go"}, `-producers: "franz-go" named twice`},

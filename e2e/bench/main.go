@@ -56,6 +56,7 @@ type config struct {
 	Java             string
 	LogLevel         string
 	PprofPortOffset  int
+	ServiceProcs     int
 	ServerHeap       string
 	Timeout          time.Duration
 	RunTimeout       time.Duration
@@ -94,6 +95,7 @@ func (c *config) flags(fs *flag.FlagSet) {
 	fs.StringVar(&c.Producers, "producers", "perf-test,franz-go", "Kafka producers: any of perf-test, franz-go")
 	fs.StringVar(&c.Java, "java", "java", "java executable (perf-test, the Java writer, the Fluss servers)")
 	fs.StringVar(&c.LogLevel, "log-level", "info", "Ferry services' log level: debug, info, warn or error")
+	fs.IntVar(&c.ServiceProcs, "service-gomaxprocs", 0, "Ferry stack: when positive, every Ferry service runs with GOMAXPROCS set to it, as a container CPU limit would (0: Go's default, every core)")
 	fs.IntVar(&c.PprofPortOffset, "pprof-port-offset", 0, "Ferry stack: when positive, every service serves Go profiles (/debug/pprof) on its gRPC port plus this offset")
 	fs.StringVar(&c.ServerHeap, "server-heap", "1g", "JVM heap of the Fluss servers")
 	fs.DurationVar(&c.Timeout, "timeout", 30*time.Minute, "bound for the whole run")
@@ -164,6 +166,8 @@ func (c *config) Validate() error {
 		return fmt.Errorf("-tablets %d: must be 1..5", c.Tablets)
 	case c.Replication < 1 || c.Replication > c.Tablets:
 		return fmt.Errorf("-replication %d: must be 1..-tablets (%d)", c.Replication, c.Tablets)
+	case c.ServiceProcs < 0 || c.ServiceProcs > 256:
+		return fmt.Errorf("-service-gomaxprocs %d: must be 0..256", c.ServiceProcs)
 	}
 	if err := checkList("-targets", c.Targets, knownTargets); err != nil {
 		return err

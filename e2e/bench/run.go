@@ -31,7 +31,8 @@ func run(ctx context.Context, cfg *config, log *slog.Logger, out io.Writer) (err
 	}
 	load0 := loadAvg()
 	if cfg.Overload > 0 {
-		fmt.Fprintf(out, "machine: %d CPUs, load average %s at start\n", runtime.NumCPU(), load0)
+		fmt.Fprintf(out, "machine: %d CPUs, load average %s at start; Ferry services' GOMAXPROCS %s\n",
+			runtime.NumCPU(), load0, serviceProcs(cfg.ServiceProcs))
 		err := overloadPhase(ctx, cfg, root, makePayloads(cfg.Records), log, out)
 		fmt.Fprintf(out, "load average %s at end\n", loadAvg())
 		return err
@@ -93,7 +94,8 @@ func run(ctx context.Context, cfg *config, log *slog.Logger, out io.Writer) (err
 		cfg.Tablets, cfg.Replication, cfg.ServerOptions.String())
 	fmt.Fprintf(out, "each producer first sent %d warm-up records in the same process (not measured); %d unmeasured warm-up round(s), "+
 		"then %d round(s), median shown\n", cfg.warmupRecords(), cfg.WarmupRounds, cfg.Rounds)
-	fmt.Fprintf(out, "machine: %d CPUs, load average %s at start, %s at end\n\n", runtime.NumCPU(), load0, load1)
+	fmt.Fprintf(out, "machine: %d CPUs, load average %s at start, %s at end; Ferry services' GOMAXPROCS %s\n\n",
+		runtime.NumCPU(), load0, load1, serviceProcs(cfg.ServiceProcs))
 	if err := writeTable(out, byPhase(results, phaseProduce)); err != nil {
 		return err
 	}
@@ -612,6 +614,14 @@ func tableProperties(cfg *config) map[string]string {
 		"table.replication.factor": strconv.Itoa(cfg.Replication)}
 }
 
+// serviceProcs says what -service-gomaxprocs gave the services.
+func serviceProcs(n int) string {
+	if n == 0 {
+		return fmt.Sprintf("Go's default (%d)", runtime.NumCPU())
+	}
+	return strconv.Itoa(n)
+}
+
 // startBenchStack starts Fluss and, unless flussOnly, Ferry's services on the bench's ports.
 func startBenchStack(ctx context.Context, cfg *config, root string, flussOnly bool, log *slog.Logger) (*stack.Stack, stack.Config, error) {
 	sc := stack.DefaultConfig()
@@ -624,6 +634,7 @@ func startBenchStack(ctx context.Context, cfg *config, root string, flussOnly bo
 	sc.CatalogMetricsPort, sc.TranscodeMetricsPorts, sc.AppendMetricsPort, sc.FrontdoorMetricsPort, sc.FetchMetricsPort = 0, nil, 0, 0, 0
 	sc.LogLevel, sc.Java, sc.ServerHeap, sc.Keep = cfg.LogLevel, cfg.Java, cfg.ServerHeap, cfg.Keep
 	sc.PprofPortOffset = cfg.PprofPortOffset
+	sc.ServiceGOMAXPROCS = cfg.ServiceProcs
 	sc.FlussOnly = flussOnly
 	sc.ExtraTabletPorts = cfg.extraTabletPorts()
 	sc.FlussServerOptions = cfg.ServerOptions

@@ -117,6 +117,9 @@ type Config struct {
 	// (FERRY_PPROF_ADDR) on its gRPC port plus this offset, for profiling
 	// the services under load (e2e/bench -pprof-port-offset).
 	PprofPortOffset int
+	// ServiceGOMAXPROCS, when positive, is every Ferry service's GOMAXPROCS: the
+	// cores each may run Go code on at once, as a container's CPU limit sets it.
+	ServiceGOMAXPROCS int
 
 	// Java is the java executable for the Fluss servers.
 	Java string
@@ -477,6 +480,9 @@ func (c Config) ServiceSpecs() []ServiceSpec {
 		}
 		if c.PprofPortOffset > 0 {
 			env["FERRY_PPROF_ADDR"] = c.addr(port + c.PprofPortOffset)
+		}
+		if c.ServiceGOMAXPROCS > 0 {
+			env["GOMAXPROCS"] = strconv.Itoa(c.ServiceGOMAXPROCS)
 		}
 		return env
 	}

@@ -135,6 +135,16 @@ func TestServiceSpecs(t *testing.T) {
 		if s.Ports["metrics"] == 0 || s.Env["FERRY_METRICS_ADDR"] != "127.0.0.1:"+itoa(s.Ports["metrics"]) {
 			t.Errorf("%s: FERRY_METRICS_ADDR %q, metrics port %d disagree", s.Name, s.Env["FERRY_METRICS_ADDR"], s.Ports["metrics"])
 		}
+		if _, set := s.Env["GOMAXPROCS"]; set {
+			t.Errorf("%s: GOMAXPROCS set without ServiceGOMAXPROCS", s.Name)
+		}
+	}
+	one := DefaultConfig()
+	one.ServiceGOMAXPROCS = 1
+	for _, s := range one.ServiceSpecs() {
+		if s.Env["GOMAXPROCS"] != "1" {
+			t.Errorf("%s: GOMAXPROCS %q with ServiceGOMAXPROCS 1", s.Name, s.Env["GOMAXPROCS"])
+		}
 	}
 	// A metrics port of 0 and a transcodesvc past TranscodeMetricsPorts have no endpoint.
 	off := DefaultConfig()
