@@ -323,6 +323,7 @@ func TestChartAgreesWithServices(t *testing.T) {
 				if !hasEnv(c.Env, "FERRY_GRPC_PLAINTEXT") && !(hasEnv(c.Env, "FERRY_GRPC_TLS_CA") && hasEnv(c.Env, "FERRY_GRPC_TLS_CERT") && hasEnv(c.Env, "FERRY_GRPC_TLS_KEY")) {
 					t.Errorf("%s: neither plaintext nor all internal gRPC TLS files: the service would not start", w.name)
 				}
+				checkGOMAXPROCS(t, w.name, c)
 				for role, want := range ports[svc] {
 					found := false
 					for _, p := range c.Ports {
@@ -335,6 +336,28 @@ func TestChartAgreesWithServices(t *testing.T) {
 			}
 		})
 	}
+}
+
+// checkGOMAXPROCS: the container's Go threads follow its CPU request, which
+// it must have (without one Kubernetes would give 0, and Go all the node's
+// cores).
+func checkGOMAXPROCS(t *testing.T, name string, c corev1.Container) {
+	t.Helper()
+	if _, ok := c.Resources.Requests[corev1.ResourceCPU]; !ok {
+		t.Errorf("%s: no CPU request for GOMAXPROCS to follow", name)
+	}
+	for _, e := range c.Env {
+		if e.Name != "GOMAXPROCS" {
+			continue
+		}
+		ref := e.ValueFrom
+		if ref == nil || ref.ResourceFieldRef == nil || ref.ResourceFieldRef.Resource != "requests.cpu" ||
+			ref.ResourceFieldRef.Divisor.String() != "1" {
+			t.Errorf("%s: GOMAXPROCS is %+v, want the CPU request in whole cores", name, e)
+		}
+		return
+	}
+	t.Errorf("%s: no GOMAXPROCS: Go would run on every core of the node", name)
 }
 
 func hasEnv(env []corev1.EnvVar, name string) bool {

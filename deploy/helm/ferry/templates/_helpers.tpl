@@ -44,6 +44,14 @@ helm.sh/chart: {{ printf "%s-%s" .root.Chart.Name .root.Chart.Version }}
   value: {{ .root.Values.logLevel | quote }}
 - name: FERRY_LOG_FORMAT
   value: json
+# Go runs code on as many threads as the pod's CPU request, rounded up,
+# rather than the node's cores: the chart sets no CPU limit, from which Go
+# would take it (docs/deploy.md, Sizing).
+- name: GOMAXPROCS
+  valueFrom:
+    resourceFieldRef:
+      resource: requests.cpu
+      divisor: "1"
 {{- with .root.Values.otlpEndpoint }}
 - name: OTEL_EXPORTER_OTLP_ENDPOINT
   value: {{ . | quote }}
