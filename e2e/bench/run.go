@@ -177,33 +177,28 @@ func kafkaPhase(ctx context.Context, cfg *config, root, dir string, pt perfTest,
 	}
 	// Rounds interleave the producers (and the consumers), so a burst of load elsewhere hits
 	// all alike. Rounds below 1 are warm-up rounds: run, checked, not reported.
-	rounds := map[string][]result{}
+	rounds := roundResults{}
 	for round := 1 - cfg.WarmupRounds; round <= cfg.Rounds; round++ {
-		keep := func(key string, r result) {
-			if round >= 1 {
-				rounds[key] = append(rounds[key], r)
-			}
-		}
 		for _, prod := range inRoundOrder(round, prods) {
 			r, err := produce(ctx, cfg, prod, targetKafka, b.addr, topicOf(prod), pt, p, round, b.watch(), log)
 			if err != nil {
 				return nil, err
 			}
-			keep(prod, r)
+			rounds.keep(round, prod, r)
 		}
 		if cfg.Consume {
 			r, err := consume(ctx, cfg, targetKafka, b.addr, topicOf(consumedProducer(cfg)), p, round, b.watch(), log)
 			if err != nil {
 				return nil, err
 			}
-			keep(phaseConsume, r)
+			rounds.keep(round, phaseConsume, r)
 		}
 		if cfg.TailDuration > 0 && round >= 1 {
 			r, err := tail(ctx, cfg, targetKafka, b.addr, tailTopic, round, b.watch(), log)
 			if err != nil {
 				return nil, err
 			}
-			rounds[phaseTail] = append(rounds[phaseTail], r)
+			rounds.keep(round, phaseTail, r)
 		}
 	}
 	var results []result
@@ -510,13 +505,8 @@ func flussPhase(ctx context.Context, cfg *config, root, dir string, pt perfTest,
 	// consumers and the tail.
 	const keyFerryConsume, keyScanner, keyTail = "#ferry-consume", "#log-scanner", "#tail"
 	// Rounds below 1 are warm-up rounds: run, checked, not reported.
-	rounds := map[string][]result{}
+	rounds := roundResults{}
 	for round := 1 - cfg.WarmupRounds; round <= cfg.Rounds; round++ {
-		keep := func(key string, r result) {
-			if round >= 1 {
-				rounds[key] = append(rounds[key], r)
-			}
-		}
 		for _, t := range inRoundOrder(round, tables) {
 			var r result
 			var err error
@@ -546,14 +536,14 @@ func flussPhase(ctx context.Context, cfg *config, root, dir string, pt perfTest,
 			if err != nil {
 				return nil, err
 			}
-			keep(t.name, r)
+			rounds.keep(round, t.name, r)
 		}
 		if cfg.Consume && cfg.runs(targetFerry) {
 			r, err := consume(ctx, cfg, targetFerry, sc.KafkaAddr(), db+"."+scanTable, p, round, stackWatch(st), log)
 			if err != nil {
 				return nil, err
 			}
-			keep(keyFerryConsume, r)
+			rounds.keep(round, keyFerryConsume, r)
 		}
 		if cfg.Consume && cfg.runs(targetFluss) {
 			log.Info("scanning", "consumer", consumerScanner, "table", db+"."+scanTable, "rows", cfg.Records,
@@ -565,14 +555,14 @@ func flussPhase(ctx context.Context, cfg *config, root, dir string, pt perfTest,
 			if err != nil {
 				return nil, err
 			}
-			keep(keyScanner, r)
+			rounds.keep(round, keyScanner, r)
 		}
 		if cfg.runs(targetFerry) && cfg.TailDuration > 0 && round >= 1 {
 			r, err := tail(ctx, cfg, targetFerry, sc.KafkaAddr(), db+".tail", round, stackWatch(st), log)
 			if err != nil {
 				return nil, err
 			}
-			rounds[keyTail] = append(rounds[keyTail], r)
+			rounds.keep(round, keyTail, r)
 		}
 	}
 	var results []result
@@ -612,6 +602,16 @@ func flussPhase(ctx context.Context, cfg *config, root, dir string, pt perfTest,
 func tableProperties(cfg *config) map[string]string {
 	return map[string]string{"table.log.arrow.compression.type": cfg.ArrowCompression,
 		"table.replication.factor": strconv.Itoa(cfg.Replication)}
+}
+
+// roundResults are results by producer, consumer or tail, one per measured round. Rounds below
+// 1 are warm-up rounds: run and checked, not kept.
+type roundResults map[string][]result
+
+func (m roundResults) keep(round int, key string, r result) {
+	if round >= 1 {
+		m[key] = append(m[key], r)
+	}
 }
 
 // serviceProcs says what -service-gomaxprocs gave the services.
