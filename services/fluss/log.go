@@ -34,11 +34,25 @@ const (
 
 func (a Acks) valid() bool { return a == AcksNone || a == AcksLeader || a == AcksAll }
 
-// BucketBatch is one encoded log batch (e.g. from logbatch) for one bucket.
+// BucketBatch is one bucket's encoded batches (e.g. from logbatch), in
+// Records or, when Records is nil, in Parts.
 type BucketBatch struct {
 	PartitionID *int64 // nil for non-partitioned tables
 	Bucket      int32
 	Records     []byte
+	// Parts are the records in pieces, sent one after the other without
+	// being joined first (a batch header and the records section it frames
+	// in the caller's buffers, or several batches).
+	Parts [][]byte
+}
+
+// size is the length of the records.
+func (b BucketBatch) size() int {
+	n := len(b.Records)
+	for _, p := range b.Parts {
+		n += len(p)
+	}
+	return n
 }
 
 // BucketResult is the outcome for one BucketBatch, in the same position.
@@ -133,7 +147,10 @@ func (c *Client) checkWrite(op string, tableID int64, acks Acks, timeout time.Du
 			return fmt.Errorf("fluss: %s: batch %d repeats bucket %d (partition %d)", op, i, b.Bucket, k[0])
 		}
 		seen[k] = true
-		if len(b.Records) == 0 {
+		if b.Records != nil && b.Parts != nil {
+			return fmt.Errorf("fluss: %s: batch %d for bucket %d has both Records and Parts", op, i, b.Bucket)
+		}
+		if b.size() == 0 {
 			return fmt.Errorf("fluss: %s: batch %d for bucket %d is empty", op, i, b.Bucket)
 		}
 	}
@@ -177,9 +194,9 @@ func (c *Client) produceToLeader(ctx context.Context, node ServerNode, tableID i
 			// complete log batch (it appended nothing): a caller bug that
 			// would otherwise look like a write.
 			results[i].Err = fmt.Errorf("%w: bucket %d: server appended nothing from %d bytes of records (no complete log batch)",
-				ErrInvalidRecords, batches[i].Bucket, len(batches[i].Records))
+				ErrInvalidRecords, batches[i].Bucket, batches[i].size())
 			c.opts.logger.Warn("fluss: produce appended nothing", "table_id", tableID, "bucket", batches[i].Bucket,
-				"records_bytes", len(batches[i].Records), "server", node.Addr())
+				"records_bytes", batches[i].size(), "server", node.Addr())
 			continue
 		}
 		results[i].BaseOffset = br.GetBaseOffset()

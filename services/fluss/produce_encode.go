@@ -81,7 +81,7 @@ func (e *produceEncoder) encodeRequest(acks Acks, tableID int64, timeoutMs int32
 			inner += protowire.SizeTag(produceBucketFieldPartitionID) + protowire.SizeVarint(uint64(*bb.PartitionID))
 		}
 		inner += protowire.SizeTag(produceBucketFieldBucketID) + protowire.SizeVarint(uint64(int64(bb.Bucket)))
-		inner += protowire.SizeTag(produceBucketFieldRecords) + protowire.SizeBytes(len(bb.Records))
+		inner += protowire.SizeTag(produceBucketFieldRecords) + protowire.SizeBytes(bb.size())
 
 		b = protowire.AppendTag(b, bucketsField, protowire.BytesType)
 		b = protowire.AppendVarint(b, uint64(inner))
@@ -92,8 +92,16 @@ func (e *produceEncoder) encodeRequest(acks Acks, tableID int64, timeoutMs int32
 		b = protowire.AppendTag(b, produceBucketFieldBucketID, protowire.VarintType)
 		b = protowire.AppendVarint(b, uint64(int64(bb.Bucket)))
 		b = protowire.AppendTag(b, produceBucketFieldRecords, protowire.BytesType)
-		b = protowire.AppendVarint(b, uint64(len(bb.Records)))
-		e.spans = append(e.spans, produceSpan{start: start, end: len(b)}, produceSpan{records: bb.Records})
+		b = protowire.AppendVarint(b, uint64(bb.size()))
+		e.spans = append(e.spans, produceSpan{start: start, end: len(b)})
+		if bb.Parts == nil {
+			e.spans = append(e.spans, produceSpan{records: bb.Records})
+		}
+		for _, p := range bb.Parts {
+			if len(p) > 0 {
+				e.spans = append(e.spans, produceSpan{records: p})
+			}
+		}
 		start = len(b)
 	}
 	if aggMode >= 0 {

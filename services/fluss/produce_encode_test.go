@@ -29,6 +29,17 @@ func TestProduceEncoderMatchesProtoMarshal(t *testing.T) {
 			{PartitionID: pid(1 << 50), Bucket: 1 << 20, Records: []byte{9}},
 			{Bucket: 127, Records: big[:128]},
 		}},
+		{"records in parts", AcksAll, 7, 100, []BucketBatch{
+			{Bucket: 0, Parts: [][]byte{{1, 2}, big, nil, {3}}},
+			{PartitionID: pid(5), Bucket: 1, Records: []byte{4}},
+			{Bucket: 2, Parts: [][]byte{big[:100], big[:100]}},
+		}},
+	}
+	recordsOf := func(b BucketBatch) []byte {
+		if b.Parts == nil {
+			return b.Records
+		}
+		return bytes.Join(b.Parts, nil)
 	}
 	var e produceEncoder
 	for _, tt := range tests {
@@ -37,7 +48,7 @@ func TestProduceEncoderMatchesProtoMarshal(t *testing.T) {
 			req := &flussrpc.ProduceLogRequest{Acks: proto.Int32(int32(tt.acks)), TableId: proto.Int64(tt.tableID), TimeoutMs: proto.Int32(tt.timeout)}
 			for i, b := range tt.batches {
 				idxs[i] = i
-				req.BucketsReq = append(req.BucketsReq, &flussrpc.ProduceLogRequestBucket{PartitionId: b.PartitionID, BucketId: proto.Int32(b.Bucket), Records: b.Records})
+				req.BucketsReq = append(req.BucketsReq, &flussrpc.ProduceLogRequestBucket{PartitionId: b.PartitionID, BucketId: proto.Int32(b.Bucket), Records: recordsOf(b)})
 			}
 			want, err := marshalOpts.Marshal(req)
 			if err != nil {
@@ -50,7 +61,7 @@ func TestProduceEncoderMatchesProtoMarshal(t *testing.T) {
 
 			kv := &flussrpc.PutKvRequest{Acks: req.Acks, TableId: req.TableId, TimeoutMs: req.TimeoutMs, AggMode: proto.Int32(0)}
 			for _, b := range tt.batches {
-				kv.BucketsReq = append(kv.BucketsReq, &flussrpc.PutKvRequestBucket{PartitionId: b.PartitionID, BucketId: proto.Int32(b.Bucket), Records: b.Records})
+				kv.BucketsReq = append(kv.BucketsReq, &flussrpc.PutKvRequestBucket{PartitionId: b.PartitionID, BucketId: proto.Int32(b.Bucket), Records: recordsOf(b)})
 			}
 			if want, err = marshalOpts.Marshal(kv); err != nil {
 				t.Fatal(err)
@@ -60,15 +71,17 @@ func TestProduceEncoderMatchesProtoMarshal(t *testing.T) {
 			}
 		})
 	}
-	// Records are referenced, not copied.
-	recs := []byte("records")
-	parts := e.encode(AcksAll, 1, 1, []BucketBatch{{Bucket: 0, Records: recs}}, []int{0})
-	found := false
-	for _, p := range parts {
-		found = found || (len(p) > 0 && &p[0] == &recs[0])
-	}
-	if !found {
-		t.Error("records were copied into the encoding")
+	// Records and parts are referenced, not copied.
+	recs, head, tail := []byte("records"), []byte("head"), []byte("tail")
+	parts := e.encode(AcksAll, 1, 1, []BucketBatch{{Bucket: 0, Records: recs}, {Bucket: 1, Parts: [][]byte{head, tail}}}, []int{0, 1})
+	for _, want := range [][]byte{recs, head, tail} {
+		found := false
+		for _, p := range parts {
+			found = found || (len(p) > 0 && &p[0] == &want[0])
+		}
+		if !found {
+			t.Errorf("%q was copied into the encoding", want)
+		}
 	}
 }
 

@@ -205,6 +205,8 @@ func TestProduceLogArgumentErrors(t *testing.T) {
 		{"huge timeout", AcksAll, 1 << 62, one},
 		{"repeated bucket", AcksAll, time.Second, append(one, one...)},
 		{"empty records", AcksAll, time.Second, []BucketBatch{{Bucket: 0}}},
+		{"empty parts", AcksAll, time.Second, []BucketBatch{{Bucket: 0, Parts: [][]byte{nil, {}}}}},
+		{"records and parts", AcksAll, time.Second, []BucketBatch{{Bucket: 0, Records: []byte{1}, Parts: [][]byte{{2}}}}},
 	}
 	for _, tt := range tests {
 		if _, err := c.ProduceLog(ctx, 77, tt.acks, tt.timeout, tt.batches); err == nil {

@@ -28,7 +28,9 @@ type job struct {
 	deadline time.Time
 	acks     fluss.Acks
 	records  int64
-	batch    []byte
+	// batch is the Fluss log batch in parts (a header and the request's
+	// records section, which stays where the request holds it).
+	batch [][]byte
 	// pieces, instead of batch, for a request with pieces (routed.go).
 	pieces []routedPiece
 	resp   *appendv1.AppendResponse
@@ -136,7 +138,7 @@ func (s *Service) build(j *job) error {
 	if j.batch, j.records, err = s.logBatch(j, req.GetArrowIpc(), req.GetLogRecords(), req.GetRecordCount(), opts); err != nil {
 		return err
 	}
-	j.span.SetAttributes(attribute.Int64("ferry.records", j.records), attribute.Int("fluss.batch_bytes", len(j.batch)))
+	j.span.SetAttributes(attribute.Int64("ferry.records", j.records), attribute.Int("fluss.batch_bytes", partsSize(j.batch)))
 	return nil
 }
 
@@ -182,8 +184,8 @@ func (s *Service) checkRequest(j *job) (logbatch.Options, error) {
 
 // logBatch turns the rows of a request, an Arrow IPC stream of count rows
 // (0: any) or a records section of count rows, into a Fluss log batch with
-// opts, after checking them against the table's schema.
-func (s *Service) logBatch(j *job, arrowIPC, records []byte, count int32, opts logbatch.Options) ([]byte, int64, error) {
+// opts, in parts, after checking them against the table's schema.
+func (s *Service) logBatch(j *job, arrowIPC, records []byte, count int32, opts logbatch.Options) ([][]byte, int64, error) {
 	switch {
 	case len(records) > 0 && len(arrowIPC) > 0:
 		return nil, 0, invalid(fluss.CodeInvalidConfig, "a request carries arrow_ipc or log_records, not both")
@@ -233,13 +235,14 @@ func (s *Service) logBatch(j *job, arrowIPC, records []byte, count int32, opts l
 	if err != nil {
 		return nil, 0, invalid(fluss.CodeCorruptRecord, "%v", err)
 	}
-	return batch, rec.NumRows(), nil
+	return [][]byte{batch}, rec.NumRows(), nil
 }
 
 // framedBatch puts the header for opts in front of a records section
 // transcodesvc built, after checking its layout against the table's schema
-// (logbatch.CheckRecords: without decompressing it).
-func (s *Service) framedBatch(j *job, records []byte, count int32, opts logbatch.Options) ([]byte, int64, error) {
+// (logbatch.CheckRecords: without decompressing it). The records are not
+// copied: the batch is the header and them.
+func (s *Service) framedBatch(j *job, records []byte, count int32, opts logbatch.Options) ([][]byte, int64, error) {
 	if count <= 0 {
 		return nil, 0, invalid(fluss.CodeCorruptRecord, "log_records needs a record_count, not %d", count)
 	}
@@ -250,11 +253,19 @@ func (s *Service) framedBatch(j *job, records []byte, count int32, opts logbatch
 	if err := logbatch.CheckRecords(records, ts.arrow, count, opts.Compression); err != nil {
 		return nil, 0, invalid(fluss.CodeCorruptRecord, "log_records do not match schema %d of table %s: %v", j.req.GetSchemaId(), j.table, err)
 	}
-	batch, err := logbatch.Frame(nil, records, count, opts)
+	header, err := logbatch.AppendHeader(nil, records, count, opts)
 	if err != nil {
 		return nil, 0, invalid(fluss.CodeCorruptRecord, "%v", err)
 	}
-	return batch, int64(count), nil
+	return [][]byte{header, records}, int64(count), nil
+}
+
+func partsSize(parts [][]byte) int {
+	n := 0
+	for _, p := range parts {
+		n += len(p)
+	}
+	return n
 }
 
 // schemaFor is the schema version j's request names.
@@ -300,25 +311,19 @@ func (s *Service) checkPath(req *appendv1.AppendRequest) error {
 func (s *Service) produce(streamCtx context.Context, group []*job) {
 	first := group[0]
 	deadline := first.deadline
-	var records []byte
+	parts := first.batch // the group's batches back to back, not copied
+	if len(group) > 1 {
+		parts = make([][]byte, 0, 2*len(group))
+	}
 	for _, j := range group {
 		if j.deadline.Before(deadline) {
 			deadline = j.deadline
 		}
-	}
-	if len(group) == 1 {
-		records = first.batch
-	} else {
-		n := 0
-		for _, j := range group {
-			n += len(j.batch)
-		}
-		records = make([]byte, 0, n)
-		for _, j := range group {
-			records = append(records, j.batch...)
+		if len(group) > 1 {
+			parts = append(parts, j.batch...)
 		}
 	}
-	bb := []fluss.BucketBatch{{PartitionID: first.req.PartitionId, Bucket: first.req.GetBucketId(), Records: records}}
+	bb := []fluss.BucketBatch{{PartitionID: first.req.PartitionId, Bucket: first.req.GetBucketId(), Parts: parts}}
 	if first.req.PartitionId != nil {
 		p := first.req.GetPartitionId()
 		bb[0].PartitionID = &p

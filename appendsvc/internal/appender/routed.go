@@ -96,7 +96,7 @@ func (s *Service) buildRouted(j *job) error {
 		} else {
 			po := opts
 			po.BatchSequence = p.GetBatchSequence()
-			if rp.batch.Records, _, err = s.logBatch(j, p.GetArrowIpc(), p.GetLogRecords(), p.GetRecordCount(), po); err != nil {
+			if rp.batch.Parts, _, err = s.logBatch(j, p.GetArrowIpc(), p.GetLogRecords(), p.GetRecordCount(), po); err != nil {
 				return err
 			}
 		}

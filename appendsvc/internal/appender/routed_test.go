@@ -56,7 +56,7 @@ func TestRoutedLogPiecesResolvePartitionsFirst(t *testing.T) {
 		if b.PartitionID == nil || *b.PartitionID != ids[want.name] {
 			t.Errorf("piece %d: partition id %v, want %d (%s)", i, b.PartitionID, ids[want.name], want.name)
 		}
-		it := logbatch.NewIterator(b.Records)
+		it := logbatch.NewIterator(recordsOf(b))
 		if !it.Next() || it.Batch().WriterID != 7 || it.Batch().BatchSequence != want.seq {
 			t.Errorf("piece %d: batch header %+v, want writer 7 sequence %d", i, it.Batch(), want.seq)
 		}
@@ -98,7 +98,7 @@ func TestRoutedRetriesOnlyFailedPieces(t *testing.T) {
 	if len(calls) != 2 || !calls[0].kv || len(calls[0].batches) != 2 || len(calls[1].batches) != 1 || calls[1].batches[0].Bucket != 1 {
 		t.Fatalf("calls %+v, want PutKv of both pieces, then of bucket 1 only", calls)
 	}
-	hdr, recs, err := kvbatch.Decode(calls[1].batches[0].Records)
+	hdr, recs, err := kvbatch.Decode(recordsOf(calls[1].batches[0]))
 	if err != nil || hdr.WriterID != 3 || hdr.BatchSequence != 5 || len(recs) != 1 {
 		t.Fatalf("resent piece: %+v %d records %v, want writer 3 sequence 5", hdr, len(recs), err)
 	}

@@ -272,7 +272,7 @@ func (st *streamState) prepare(j *job) int {
 		j.resp = j.fail(err, false)
 		return 0
 	}
-	return len(j.batch)
+	return partsSize(j.batch)
 }
 
 // traceContext extracts the sender's trace context of one message: a

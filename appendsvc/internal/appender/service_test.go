@@ -58,6 +58,14 @@ type fakeCall struct {
 	span    trace.SpanContext
 }
 
+// recordsOf is the bytes b sends: its Records, or its Parts joined.
+func recordsOf(b fluss.BucketBatch) []byte {
+	if b.Parts == nil {
+		return b.Records
+	}
+	return bytes.Join(b.Parts, nil)
+}
+
 func (f *fakeFluss) ProduceLog(ctx context.Context, table Table, acks fluss.Acks, timeout time.Duration, batches []fluss.BucketBatch) ([]fluss.BucketResult, error) {
 	c := fakeCall{table: table, acks: acks, timeout: timeout, batches: batches, span: trace.SpanContextFromContext(ctx)}
 	f.mu.Lock()
@@ -130,7 +138,7 @@ func okAt(f *fakeFluss) func(int, fakeCall) ([]fluss.BucketResult, error) {
 		var out []fluss.BucketResult
 		for _, b := range c.batches {
 			out = append(out, fluss.BucketResult{Bucket: b.Bucket, BaseOffset: next[b.Bucket]})
-			it := logbatch.NewIterator(b.Records)
+			it := logbatch.NewIterator(recordsOf(b))
 			for it.Next() {
 				next[b.Bucket] += int64(it.Batch().RecordCount)
 			}
@@ -249,6 +257,7 @@ func TestAppendKeepsBucketOrderAndDecodes(t *testing.T) {
 	h := newHarness(t, Config{MaxCoalesceBytes: 1}, okAt)
 	var reqs []*appendv1.AppendRequest
 	recs := map[uint64]arrow.RecordBatch{}
+	sections := map[uint64][]byte{}
 	for i := range 12 {
 		rows := 1 + i%5
 		b, rec := ipcOf(t, rows, uint64(i))
@@ -258,6 +267,7 @@ func TestAppendKeepsBucketOrderAndDecodes(t *testing.T) {
 		if i%2 == 1 {
 			// Half the jobs come as records sections, as transcodesvc sends them.
 			r.ArrowIpc, r.LogRecords = nil, logRecordsOf(t, rec, logbatch.CompressionLZ4Frame)
+			sections[job] = r.LogRecords
 		}
 		reqs = append(reqs, r)
 	}
@@ -286,7 +296,7 @@ func TestAppendKeepsBucketOrderAndDecodes(t *testing.T) {
 		if c.table != testTable || c.acks != fluss.AcksAll || c.timeout <= 0 || c.timeout > 5*time.Second || len(c.batches) != 1 {
 			t.Fatalf("call %+v", c)
 		}
-		it := logbatch.NewIterator(c.batches[0].Records)
+		it := logbatch.NewIterator(recordsOf(c.batches[0]))
 		for it.Next() {
 			b := it.Batch()
 			got, err := dec.Decode(b)
@@ -300,6 +310,12 @@ func TestAppendKeepsBucketOrderAndDecodes(t *testing.T) {
 				if array.RecordEqual(got, want) {
 					perBucket[c.batches[0].Bucket] = append(perBucket[c.batches[0].Bucket], int(job))
 					found = true
+					// A records section goes on as it came, behind its header.
+					if section := sections[job]; section != nil {
+						if parts := c.batches[0].Parts; len(parts) != 2 || len(parts[0]) != b.HeaderSize || !bytes.Equal(parts[1], section) {
+							t.Fatalf("job %d: the records section is not sent as it came after a header, but in %d parts", job, len(parts))
+						}
+					}
 				}
 			}
 			got.Release()
@@ -590,7 +606,7 @@ func TestAppendCoalescesQueuedJobs(t *testing.T) {
 		t.Fatalf("%d calls, want 2 (first alone, the rest coalesced)", len(calls))
 	}
 	n := 0
-	it := logbatch.NewIterator(calls[1].batches[0].Records)
+	it := logbatch.NewIterator(recordsOf(calls[1].batches[0]))
 	for it.Next() {
 		n++
 		if got := it.Batch().RecordCount; got != int32(n+1) {
@@ -722,6 +738,14 @@ func BenchmarkAppendBucket(b *testing.B) {
 	b.Run("log_records", func(b *testing.B) {
 		benchmarkAppendBucket(b, rows, len(records), func(r *appendv1.AppendRequest) { r.LogRecords = records })
 	})
+	// A section the size make bench's 64 KiB Kafka batches become.
+	const bigRows = 2000
+	_, bigRec := ipcOf(b, bigRows, 2)
+	defer bigRec.Release()
+	big := logRecordsOf(b, bigRec, logbatch.CompressionLZ4Frame)
+	b.Run("log_records_2000_rows", func(b *testing.B) {
+		benchmarkAppendBucket(b, bigRows, len(big), func(r *appendv1.AppendRequest) { r.LogRecords = big })
+	})
 }
 
 func benchmarkAppendBucket(b *testing.B, rows, size int, fill func(*appendv1.AppendRequest)) {
@@ -766,6 +790,9 @@ func benchmarkAppendBucket(b *testing.B, rows, size int, fill func(*appendv1.App
 	}
 	b.ReportMetric(float64(sent*rows)/b.Elapsed().Seconds(), "rows/s")
 	b.ReportMetric(float64(processCPU(b)-cpuStart)/float64(sent), "cpu-ns/op")
+	// Jobs a Fluss call carries depend on how fast jobs are built against
+	// the fake's round trip, and wall time per job on them.
+	b.ReportMetric(float64(sent)/float64(len(h.fake.snapshot())), "jobs/call")
 }
 
 // processCPU is the user and system CPU time this process has used.

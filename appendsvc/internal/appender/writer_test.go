@@ -108,7 +108,7 @@ func TestAppendDoesNotCoalesceWriterBatches(t *testing.T) {
 		t.Fatalf("%d produce calls, want 4 (one per writer batch)", len(calls))
 	}
 	for i, c := range calls {
-		it := logbatch.NewIterator(c.batches[0].Records)
+		it := logbatch.NewIterator(recordsOf(c.batches[0]))
 		n := 0
 		for it.Next() {
 			n++

@@ -173,21 +173,35 @@ func (b *Builder) AppendRecords(dst []byte, rec arrow.RecordBatch, opts Options)
 // options. Frame checks only what the header needs; CheckRecords checks the
 // records against a table's columns.
 func Frame(dst, records []byte, rows int32, opts Options) ([]byte, error) {
+	dst, err := AppendHeader(dst, records, rows, opts)
+	if err != nil {
+		return dst, err
+	}
+	return append(dst, records...), nil
+}
+
+// AppendHeader appends to dst the header Frame would put in front of records,
+// without copying them: the batch is the header followed by records, which
+// a writer can send as two pieces (a records section is tens of KiB, a
+// header 48 or 52 bytes).
+func AppendHeader(dst, records []byte, rows int32, opts Options) ([]byte, error) {
 	if err := opts.Validate(); err != nil {
 		return dst, err
 	}
 	if !opts.AppendOnly {
-		return dst, errors.New("logbatch: Frame builds append-only batches")
+		return dst, errors.New("logbatch: only append-only batches are framed")
 	}
 	if rows <= 0 || len(records) == 0 {
-		return dst, fmt.Errorf("logbatch: Frame needs rows (%d) and records (%d bytes)", rows, len(records))
+		return dst, fmt.Errorf("logbatch: a framed batch needs rows (%d) and records (%d bytes)", rows, len(records))
 	}
 	l, _ := layoutOf(opts.Magic)
+	if l.headerSize+len(records) > 1<<31-1 {
+		return dst, fmt.Errorf("logbatch: batch of %d bytes exceeds the int32 length field", l.headerSize+len(records))
+	}
 	start := len(dst)
-	dst = slices.Grow(dst, l.headerSize+len(records))
 	dst = append(dst, make([]byte, l.headerSize)...)
-	dst = append(dst, records...)
-	return seal(dst, start, l, opts, rows)
+	putHeaderOf(dst[start:], records, l, opts.Magic, opts.SchemaID, opts.AppendOnly, opts.WriterID, opts.BatchSequence, rows)
+	return dst, nil
 }
 
 // seal writes the header of the batch that starts at dst[start].

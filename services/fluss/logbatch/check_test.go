@@ -47,6 +47,14 @@ func TestFrameEqualsAppend(t *testing.T) {
 				if err := logbatch.Verify(got[4:]); err != nil {
 					t.Fatal(err)
 				}
+				// The header alone, its CRC covering records it did not copy.
+				hdr, err := logbatch.AppendHeader(prefix, records, int32(rec.NumRows()), opts)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !bytes.Equal(append(hdr, records...), got) {
+					t.Fatalf("%s magic %d writer %d: AppendHeader and the records differ from Frame", c, magic, writer.id)
+				}
 			}
 		}
 	}
@@ -75,6 +83,9 @@ func TestFrameRefuses(t *testing.T) {
 	} {
 		if out, err := logbatch.Frame(nil, c.records, c.rows, c.opts); err == nil || len(out) != 0 {
 			t.Errorf("%s: Frame gave %d bytes, err %v", name, len(out), err)
+		}
+		if out, err := logbatch.AppendHeader(nil, c.records, c.rows, c.opts); err == nil || len(out) != 0 {
+			t.Errorf("%s: AppendHeader gave %d bytes, err %v", name, len(out), err)
 		}
 	}
 	if _, err := logbatch.NewBuilder().AppendRecords(nil, rec.NewSlice(0, 0), logbatch.Options{}); err == nil {

@@ -192,29 +192,37 @@ func Verify(batch []byte) error {
 // putHeader writes the header into the start of b, a whole batch, and
 // computes the CRC over the rest, as the Java builder does.
 func putHeader(b []byte, l layout, magic byte, schemaID int16, appendOnly bool, writerID int64, seq int32, records int32) {
+	putHeaderOf(b[:l.headerSize], b[l.headerSize:], l, magic, schemaID, appendOnly, writerID, seq, records)
+}
+
+// putHeaderOf writes into h, a header, the fields of the batch h followed by
+// body, with the CRC over both: the body need not follow the header in
+// memory.
+func putHeaderOf(h, body []byte, l layout, magic byte, schemaID int16, appendOnly bool, writerID int64, seq int32, records int32) {
 	le := binary.LittleEndian
-	le.PutUint64(b[offBaseOffset:], 0)
-	le.PutUint32(b[offLength:], uint32(len(b)-LogOverhead))
-	b[offMagic] = magic
-	le.PutUint64(b[offCommitTimestamp:], 0)
+	le.PutUint64(h[offBaseOffset:], 0)
+	le.PutUint32(h[offLength:], uint32(len(h)+len(body)-LogOverhead))
+	h[offMagic] = magic
+	le.PutUint64(h[offCommitTimestamp:], 0)
 	if magic == MagicV1 {
-		le.PutUint32(b[offLeaderEpoch:], 0xFFFFFFFF) // NoLeaderEpoch
+		le.PutUint32(h[offLeaderEpoch:], 0xFFFFFFFF) // NoLeaderEpoch
 	}
-	le.PutUint32(b[l.crc:], 0)
-	le.PutUint16(b[l.schemaID:], uint16(schemaID))
+	le.PutUint32(h[l.crc:], 0)
+	le.PutUint16(h[l.schemaID:], uint16(schemaID))
 	if appendOnly {
-		b[l.attributes] = attrAppendOnly
+		h[l.attributes] = attrAppendOnly
 	} else {
-		b[l.attributes] = 0
+		h[l.attributes] = 0
 	}
 	// An empty batch stores 0, not -1 (DefaultLogRecordBatch's convention).
 	last := records - 1
 	if records == 0 {
 		last = 0
 	}
-	le.PutUint32(b[l.lastOffsetDelta:], uint32(last))
-	le.PutUint64(b[l.writerID:], uint64(writerID))
-	le.PutUint32(b[l.batchSequence:], uint32(seq))
-	le.PutUint32(b[l.recordCount:], uint32(records))
-	le.PutUint32(b[l.crc:], crc32.Checksum(b[l.schemaID:], castagnoli))
+	le.PutUint32(h[l.lastOffsetDelta:], uint32(last))
+	le.PutUint64(h[l.writerID:], uint64(writerID))
+	le.PutUint32(h[l.batchSequence:], uint32(seq))
+	le.PutUint32(h[l.recordCount:], uint32(records))
+	crc := crc32.Update(crc32.Checksum(h[l.schemaID:], castagnoli), castagnoli, body)
+	le.PutUint32(h[l.crc:], crc)
 }
