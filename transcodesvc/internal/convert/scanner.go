@@ -282,37 +282,40 @@ func (s *scanner) objectStart() error { return s.expect('{') }
 // objectNext returns the next key (its value comes next), or done at '}'.
 // first tells whether this is the first call for the object.
 func (s *scanner) objectNext(first bool) (key []byte, done bool, err error) {
-	return s.objectNextGuess(first, nil)
+	key, _, done, err = s.objectNextGuess(first, nil)
+	return key, done, err
 }
 
 // objectNextGuess is objectNext with the key the caller expects, as its JSON
-// string with the quotes (see quotedKey): when the input holds exactly
-// those bytes, the key is taken without scanning it.
-func (s *scanner) objectNextGuess(first bool, guess []byte) (key []byte, done bool, err error) {
+// string with the quotes and the colon (see quotedKey): when the input
+// holds exactly those bytes, the key is taken without scanning it, and
+// guessed says so.
+func (s *scanner) objectNextGuess(first bool, guess []byte) (key []byte, guessed, done bool, err error) {
 	c := s.peek()
 	if c == '}' {
 		s.pos++
-		return nil, true, nil
+		return nil, false, true, nil
 	}
 	if !first {
 		if c != ',' {
 			if c == 0 {
-				return nil, false, errEOF
+				return nil, false, false, errEOF
 			}
-			return nil, false, s.fail("expected ',' or '}'")
+			return nil, false, false, s.fail("expected ',' or '}'")
 		}
 		s.pos++
 	}
 	if guess != nil && s.peek() == '"' && bytes.HasPrefix(s.data[s.pos:], guess) {
-		key = guess[1 : len(guess)-1]
 		s.pos += len(guess)
-	} else if key, err = s.str(); err != nil {
-		return nil, false, err
+		return guess[1 : len(guess)-2], true, false, nil
+	}
+	if key, err = s.str(); err != nil {
+		return nil, false, false, err
 	}
 	if err = s.expect(':'); err != nil {
-		return nil, false, err
+		return nil, false, false, err
 	}
-	return key, false, nil
+	return key, false, false, nil
 }
 
 // arrayNext reports whether another element follows; call after '['.
@@ -410,10 +413,11 @@ func kind(c byte) string {
 
 func itoa(v int) string { return strconv.Itoa(v) }
 
-// quotedKey returns name as a JSON string token whose bytes, wherever they
-// start a key in the input, can only be that key: no quote, backslash or
-// control character, valid UTF-8. nil otherwise. (An escaped spelling of
-// the same key does not match them and is scanned.)
+// quotedKey returns name as a JSON string token and the colon after it,
+// whose bytes, wherever they start a key in the input, can only be that key:
+// no quote, backslash or control character, valid UTF-8. nil otherwise. (An
+// escaped spelling of the same key, or space before the colon, does not
+// match them and is scanned.)
 func quotedKey(name string) []byte {
 	if !utf8.ValidString(name) {
 		return nil
@@ -423,5 +427,5 @@ func quotedKey(name string) []byte {
 			return nil
 		}
 	}
-	return []byte(`"` + name + `"`)
+	return []byte(`"` + name + `":`)
 }

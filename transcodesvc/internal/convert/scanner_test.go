@@ -65,24 +65,26 @@ func FuzzScannerMatchesEncodingJSON(f *testing.F) {
 func TestObjectNextGuess(t *testing.T) {
 	tests := []struct {
 		in, name, want string
+		guessed        bool
 	}{
-		{`{"id":1}`, "id", "id"},
-		{`{ "id" :1}`, "id", "id"},
-		{`{"idx":1}`, "id", "idx"},
-		{`{"i\u0064":1}`, "id", "id"},
-		{`{"qty":1}`, "id", "qty"},
-		{`{"a/b":1}`, "a/b", "a/b"},
-		{`{"a\/b":1}`, "a/b", "a/b"},
-		{`{"größe":1}`, "größe", "größe"},
+		{`{"id":1}`, "id", "id", true},
+		{`{ "id":1}`, "id", "id", true},
+		{`{"id" :1}`, "id", "id", false},
+		{`{"idx":1}`, "id", "idx", false},
+		{`{"i\u0064":1}`, "id", "id", false},
+		{`{"qty":1}`, "id", "qty", false},
+		{`{"a/b":1}`, "a/b", "a/b", true},
+		{`{"a\/b":1}`, "a/b", "a/b", false},
+		{`{"größe":1}`, "größe", "größe", true},
 	}
 	for _, tc := range tests {
 		s := scanner{data: []byte(tc.in)}
 		if err := s.objectStart(); err != nil {
 			t.Fatal(err)
 		}
-		key, done, err := s.objectNextGuess(true, quotedKey(tc.name))
-		if err != nil || done || string(key) != tc.want {
-			t.Errorf("%s with guess %q: key %q, done %v, err %v; want %q", tc.in, tc.name, key, done, err, tc.want)
+		key, guessed, done, err := s.objectNextGuess(true, quotedKey(tc.name))
+		if err != nil || done || string(key) != tc.want || guessed != tc.guessed {
+			t.Errorf("%s with guess %q: key %q, guessed %v, done %v, err %v; want %q, guessed %v", tc.in, tc.name, key, guessed, done, err, tc.want, tc.guessed)
 		}
 		if c := s.peek(); c != '1' {
 			t.Errorf("%s: next byte %q, want the value", tc.in, c)
@@ -97,7 +99,7 @@ func TestObjectNextGuess(t *testing.T) {
 	// key "a" followed by garbage.
 	s := scanner{data: []byte(`{"a"b":1}`)}
 	_ = s.objectStart()
-	if _, _, err := s.objectNextGuess(true, quotedKey(`a"b`)); err == nil {
+	if _, _, _, err := s.objectNextGuess(true, quotedKey(`a"b`)); err == nil {
 		t.Error(`{"a"b":1}: accepted`)
 	}
 }

@@ -733,7 +733,7 @@ func (o *objectDecoder) decode(s *scanner) error {
 		if next < len(o.quoted) {
 			guess = o.quoted[next]
 		}
-		key, done, err := s.objectNextGuess(first, guess)
+		key, guessed, done, err := s.objectNextGuess(first, guess)
 		if err != nil {
 			return err
 		}
@@ -743,7 +743,7 @@ func (o *objectDecoder) decode(s *scanner) error {
 		// Producers usually write fields in schema order: try the field
 		// after the previous one before the map.
 		i := -1
-		if next < len(o.names) && o.names[next] == bstr(key) {
+		if guessed || next < len(o.names) && o.names[next] == bstr(key) {
 			i = next
 		} else if j, ok := o.index[bstr(key)]; ok {
 			i = j
