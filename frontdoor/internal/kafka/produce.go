@@ -178,22 +178,28 @@ func (p *producer) serve(ctx context.Context, s *Session, req Request) (Reply, e
 		// order: a request's goroutines do not grow with its entries.
 		// Each partition appears once per request (dedupeProduce), so a
 		// worker only ever waits for tickets of earlier requests, which
-		// their own workers release.
+		// their own workers release. This goroutine is one of them: a
+		// request for one partition (what sticky partitioners send) starts
+		// none and waits for no other.
 		var wg sync.WaitGroup
 		var next atomic.Int64
-		for range min(len(work), produceWorkers) {
+		serve := func() {
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= len(work) {
+					return
+				}
+				p.serveWork(ctx, &work[i], topics, acks, timeout, log)
+			}
+		}
+		for range min(len(work), produceWorkers) - 1 {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				for {
-					i := int(next.Add(1) - 1)
-					if i >= len(work) {
-						return
-					}
-					p.serveWork(ctx, &work[i], topics, acks, timeout, log)
-				}
+				serve()
 			}()
 		}
+		serve()
 		wg.Wait()
 		p.metrics.produced(ctx, r, resp)
 		if noResponse {
