@@ -260,6 +260,7 @@ func (s *Service) framedBatch(j *job, records []byte, count int32, opts logbatch
 	return [][]byte{header, records}, int64(count), nil
 }
 
+// partsSize is the length of a batch kept in parts.
 func partsSize(parts [][]byte) int {
 	n := 0
 	for _, p := range parts {
@@ -311,17 +312,12 @@ func (s *Service) checkPath(req *appendv1.AppendRequest) error {
 func (s *Service) produce(streamCtx context.Context, group []*job) {
 	first := group[0]
 	deadline := first.deadline
-	parts := first.batch // the group's batches back to back, not copied
-	if len(group) > 1 {
-		parts = make([][]byte, 0, 2*len(group))
-	}
+	var parts [][]byte // the group's batches back to back, not copied
 	for _, j := range group {
 		if j.deadline.Before(deadline) {
 			deadline = j.deadline
 		}
-		if len(group) > 1 {
-			parts = append(parts, j.batch...)
-		}
+		parts = append(parts, j.batch...)
 	}
 	bb := []fluss.BucketBatch{{PartitionID: first.req.PartitionId, Bucket: first.req.GetBucketId(), Parts: parts}}
 	if first.req.PartitionId != nil {

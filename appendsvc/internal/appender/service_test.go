@@ -728,24 +728,27 @@ func TestConfigValidate(t *testing.T) {
 // (appendsvc decodes, checks and encodes the rows) and as records sections
 // (appendsvc checks the layout and adds the header).
 func BenchmarkAppendBucket(b *testing.B) {
-	const rows = 300
-	ipcBytes, rec := ipcOf(b, rows, 1)
-	defer rec.Release()
-	records := logRecordsOf(b, rec, logbatch.CompressionLZ4Frame)
-	b.Run("ipc", func(b *testing.B) {
-		benchmarkAppendBucket(b, rows, len(ipcBytes), func(r *appendv1.AppendRequest) { r.ArrowIpc = ipcBytes })
-	})
-	b.Run("log_records", func(b *testing.B) {
-		benchmarkAppendBucket(b, rows, len(records), func(r *appendv1.AppendRequest) { r.LogRecords = records })
-	})
-	// A section the size make bench's 64 KiB Kafka batches become.
-	const bigRows = 2000
-	_, bigRec := ipcOf(b, bigRows, 2)
-	defer bigRec.Release()
-	big := logRecordsOf(b, bigRec, logbatch.CompressionLZ4Frame)
-	b.Run("log_records_2000_rows", func(b *testing.B) {
-		benchmarkAppendBucket(b, bigRows, len(big), func(r *appendv1.AppendRequest) { r.LogRecords = big })
-	})
+	for _, bc := range []struct {
+		name string
+		rows int
+		ipc  bool
+	}{
+		{"ipc", 300, true},
+		{"log_records", 300, false},
+		// A section the size make bench's 64 KiB Kafka batches become.
+		{"log_records_2000_rows", 2000, false},
+	} {
+		ipcBytes, rec := ipcOf(b, bc.rows, 1)
+		defer rec.Release()
+		fill := func(r *appendv1.AppendRequest) { r.ArrowIpc = ipcBytes }
+		size := len(ipcBytes)
+		if !bc.ipc {
+			records := logRecordsOf(b, rec, logbatch.CompressionLZ4Frame)
+			fill = func(r *appendv1.AppendRequest) { r.LogRecords = records }
+			size = len(records)
+		}
+		b.Run(bc.name, func(b *testing.B) { benchmarkAppendBucket(b, bc.rows, size, fill) })
+	}
 }
 
 func benchmarkAppendBucket(b *testing.B, rows, size int, fill func(*appendv1.AppendRequest)) {
