@@ -79,6 +79,16 @@ func (f *Catalog) AddTopic(name string, partitions int32, tableID int64) {
 	}
 }
 
+// AddPartitionTopic exposes the topic of Fluss partition partitionID
+// (named partition) of the partitioned table behind topic table.
+func (f *Catalog) AddPartitionTopic(name, table, partition string, partitions int32, tableID, partitionID int64) {
+	f.AddTopic(name, partitions, tableID)
+	f.Mu.Lock()
+	defer f.Mu.Unlock()
+	f.topics[name].PartitionKeys = []string{"p"}
+	f.topics[name].FlussPartition = &catalogv1.FlussPartition{Id: partitionID, Name: partition, TableTopic: table}
+}
+
 func (f *Catalog) ResolveTopics(_ context.Context, r *catalogv1.ResolveTopicsRequest) (*catalogv1.ResolveTopicsResponse, error) {
 	if f.Down.Load() {
 		return nil, status.Error(codes.Unavailable, "catalog down")
