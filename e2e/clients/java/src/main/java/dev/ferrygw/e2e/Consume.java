@@ -14,6 +14,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
+import java.util.regex.Pattern;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
@@ -27,7 +28,8 @@ import org.apache.kafka.common.serialization.ByteArrayDeserializer;
  * {@link KafkaConsumer} and prints one JSON line per record as it is delivered. Without --group
  * the partitions are assigned and sought explicitly (no group.id, so no group coordinator is
  * involved); with --group the consumer subscribes as a member of that group. Auto-commit is off
- * in both; --commit commits the printed records' offsets with commitSync.
+ * in both; --commit commits the printed records' offsets with commitSync. --topic-regex subscribes
+ * to a {@link Pattern} and prints each record's topic.
  */
 public final class Consume {
   private static final int EXIT_OK = 0;
@@ -41,6 +43,8 @@ public final class Consume {
   private static final class Opts {
     final Connection conn = new Connection();
     String topic;
+    Pattern topicRegex;
+    Integer metadataMaxAgeMs;
     int count = -1;
     Integer partition;
     String from = "earliest";
@@ -82,6 +86,8 @@ public final class Consume {
       }
       switch (args[i]) {
         case "--topic" -> o.topic = v;
+        case "--topic-regex" -> o.topicRegex = Pattern.compile(v);
+        case "--metadata-max-age-ms" -> o.metadataMaxAgeMs = number("--metadata-max-age-ms", v);
         case "--count" -> o.count = number("--count", v);
         case "--partition" -> o.partition = number("--partition", v);
         case "--from" -> {
@@ -109,8 +115,11 @@ public final class Consume {
       }
     }
     o.conn.check();
-    if (o.topic == null) {
-      throw new IllegalArgumentException("--topic is required");
+    if ((o.topic == null) == (o.topicRegex == null)) {
+      throw new IllegalArgumentException("exactly one of --topic and --topic-regex is required");
+    }
+    if (o.topicRegex != null && o.group == null) {
+      throw new IllegalArgumentException("--topic-regex needs --group");
     }
     if (o.count < 1) {
       throw new IllegalArgumentException("--count must be >= 1");
@@ -145,6 +154,9 @@ public final class Consume {
     p.put("key.deserializer", ByteArrayDeserializer.class.getName());
     p.put("value.deserializer", ByteArrayDeserializer.class.getName());
     p.put("enable.auto.commit", "false");
+    if (o.metadataMaxAgeMs != null) {
+      p.put("metadata.max.age.ms", o.metadataMaxAgeMs.toString());
+    }
     if (o.group != null) {
       p.put("group.id", o.group);
       p.put("auto.offset.reset", o.from);
@@ -171,7 +183,9 @@ public final class Consume {
 
     KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(p);
     try {
-      if (o.group != null) {
+      if (o.topicRegex != null) {
+        consumer.subscribe(o.topicRegex);
+      } else if (o.group != null) {
         consumer.subscribe(List.of(o.topic));
       } else {
         List<TopicPartition> tps = new ArrayList<>();
@@ -202,7 +216,7 @@ public final class Consume {
             if (printed[0] == o.count) {
               break;
             }
-            System.out.println(line(r));
+            System.out.println(line(r, o.topicRegex != null));
             System.out.flush();
             printed[0]++;
           }
@@ -222,8 +236,11 @@ public final class Consume {
     return EXIT_OK;
   }
 
-  private static String line(ConsumerRecord<byte[], byte[]> r) {
+  private static String line(ConsumerRecord<byte[], byte[]> r, boolean withTopic) {
     ObjectNode n = JSON.createObjectNode();
+    if (withTopic) {
+      n.put("topic", r.topic());
+    }
     n.put("partition", r.partition());
     n.put("offset", r.offset());
     bytes(n, "key", r.key());
