@@ -4,7 +4,8 @@ Reads records with the unmodified confluent_kafka.Consumer and prints one JSON l
 is delivered. Without --group the partitions are assign()ed at an explicit offset; confluent-kafka
 refuses to create a Consumer without a group.id, so a fixed one is set that nothing is committed to
 (auto-commit is off). With --group the consumer subscribe()s as a member of that group, auto-commit
-off; --commit commits the printed records' offsets synchronously. --topic-regex R subscribes to
+off; --commit commits the printed records' offsets synchronously, at the end and for the partitions
+a rebalance revokes. --topic-regex R subscribes to
 "^R" (librdkafka treats a topic starting with "^" as a regex) and prints each record's topic.
 """
 import base64
@@ -116,12 +117,22 @@ def main(argv):
     printed, count = 0, o["count"]
     try:
         c = Consumer(conf)
+        nxt = {}
+
+        def on_revoke(consumer, revoked):
+            # With --commit, what was printed of a partition a rebalance takes away is committed
+            # first, so that whoever reads it next (this member included) starts after it.
+            done = [TopicPartition(tp.topic, tp.partition, nxt.pop((tp.topic, tp.partition)))
+                    for tp in revoked if (tp.topic, tp.partition) in nxt]
+            if o.get("commit") and done:
+                consumer.commit(offsets=done, asynchronous=False)
+
         regex = "topic_regex" in o
         if regex:
             pattern = o["topic_regex"]
-            c.subscribe([pattern if pattern.startswith("^") else "^" + pattern])
+            c.subscribe([pattern if pattern.startswith("^") else "^" + pattern], on_revoke=on_revoke)
         elif "group" in o:
-            c.subscribe([o["topic"]])
+            c.subscribe([o["topic"]], on_revoke=on_revoke)
         else:
             if "partition" in o:
                 parts = [o["partition"]]
@@ -134,7 +145,6 @@ def main(argv):
             if start is None:
                 start = int(o["from"])
             c.assign([TopicPartition(o["topic"], p, start) for p in parts])
-        nxt = {}
         while printed < count:
             left = deadline - time.monotonic()
             if left <= 0:

@@ -10,11 +10,13 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Base64;
+import java.util.Collection;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.regex.Pattern;
+import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
@@ -28,7 +30,8 @@ import org.apache.kafka.common.serialization.ByteArrayDeserializer;
  * {@link KafkaConsumer} and prints one JSON line per record as it is delivered. Without --group
  * the partitions are assigned and sought explicitly (no group.id, so no group coordinator is
  * involved); with --group the consumer subscribes as a member of that group. Auto-commit is off
- * in both; --commit commits the printed records' offsets with commitSync. --topic-regex subscribes
+ * in both; --commit commits the printed records' offsets with commitSync, at the end and for the
+ * partitions a rebalance revokes. --topic-regex subscribes
  * to a {@link Pattern} and prints each record's topic.
  */
 public final class Consume {
@@ -182,11 +185,32 @@ public final class Consume {
     watchdog.start();
 
     KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(p);
+    Map<TopicPartition, OffsetAndMetadata> next = new HashMap<>();
+    // With --commit, what was printed of a partition a rebalance takes away is committed first, so
+    // that whoever reads it next (this member included) starts after it.
+    ConsumerRebalanceListener onRevoke = new ConsumerRebalanceListener() {
+      @Override
+      public void onPartitionsRevoked(Collection<TopicPartition> revoked) {
+        Map<TopicPartition, OffsetAndMetadata> done = new HashMap<>();
+        for (TopicPartition tp : revoked) {
+          OffsetAndMetadata off = next.remove(tp);
+          if (off != null) {
+            done.put(tp, off);
+          }
+        }
+        if (o.commit && !done.isEmpty()) {
+          consumer.commitSync(done);
+        }
+      }
+
+      @Override
+      public void onPartitionsAssigned(Collection<TopicPartition> assigned) {}
+    };
     try {
       if (o.topicRegex != null) {
-        consumer.subscribe(o.topicRegex);
+        consumer.subscribe(o.topicRegex, onRevoke);
       } else if (o.group != null) {
-        consumer.subscribe(List.of(o.topic));
+        consumer.subscribe(List.of(o.topic), onRevoke);
       } else {
         List<TopicPartition> tps = new ArrayList<>();
         if (o.partition != null) {
@@ -209,7 +233,6 @@ public final class Consume {
           consumer.seekToBeginning(tps);
         }
       }
-      Map<TopicPartition, OffsetAndMetadata> next = new HashMap<>();
       while (printed[0] < o.count) {
         for (ConsumerRecord<byte[], byte[]> r : consumer.poll(Duration.ofMillis(500))) {
           synchronized (printed) {
