@@ -583,7 +583,8 @@ func (c *Catalog) readPartitions(ctx context.Context, tables []mapping.Table) er
 		if len(t.PartitionKeys) == 0 {
 			continue
 		}
-		if m, _ := mapping.Resolve(*t, c.cfg.Mapping); m == nil {
+		if m, r := mapping.Resolve(*t, c.cfg.Mapping); m == nil {
+			c.log.Debug("partitions not listed", "table", t.Path(), "reason", r.Error())
 			continue
 		}
 		select {
@@ -605,6 +606,7 @@ func (c *Catalog) readPartitions(ctx context.Context, tables []mapping.Table) er
 				cancel(fmt.Errorf("list partitions of %s: %w", t.Path(), err))
 			default:
 				t.Partitions = parts
+				c.log.Debug("partitions listed", "table", t.Path(), "partitions", len(parts))
 			}
 		}()
 	}
@@ -825,6 +827,20 @@ func topicAttr(r report) []any {
 // refresh the same way, so a table dropped and created again is found
 // under its new id.
 func (c *Catalog) Resolve(ctx context.Context, topics []string, stale ...int64) []Result {
+	return c.ResolveStale(ctx, topics, Stale{TableIDs: stale})
+}
+
+// Stale names what a caller found gone in Fluss.
+type Stale struct {
+	TableIDs []int64
+	// PartitionIDs are Fluss partitions whose reads found them gone: a
+	// topic still mapped to one of them triggers an on-demand refresh,
+	// which lists the partitions again.
+	PartitionIDs []int64
+}
+
+// ResolveStale is Resolve with the stale Fluss partitions too.
+func (c *Catalog) ResolveStale(ctx context.Context, topics []string, stale Stale) []Result {
 	results := make([]Result, len(topics))
 	missing, outdated := false, false
 	snap := c.Snapshot()
@@ -838,8 +854,10 @@ func (c *Catalog) Resolve(ctx context.Context, topics []string, stale ...int64) 
 			missing = true
 		} else if e, ok := snap.Lookup(t); !ok {
 			missing = true
-		} else if e.Mapping != nil && slices.Contains(stale, e.Mapping.GetTableId()) {
+		} else if e.Mapping != nil && slices.Contains(stale.TableIDs, e.Mapping.GetTableId()) {
 			outdated = true
+		} else if p := e.Mapping.GetFlussPartition(); p != nil && slices.Contains(stale.PartitionIDs, p.GetId()) {
+			missing = true
 		}
 	}
 	if missing || outdated {

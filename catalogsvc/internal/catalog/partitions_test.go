@@ -91,3 +91,23 @@ func TestPartitionsOfTablesNotExposedAreNotListed(t *testing.T) {
 		t.Errorf("%d ListPartitions calls for a table that is not a topic", n)
 	}
 }
+
+func TestStalePartitionIDListsPartitionsAgain(t *testing.T) {
+	f := newFake()
+	f.create("shop", "daily")
+	partitioned(f, "shop", "daily", mapping.Partition{ID: 1, Values: []string{"x"}}, mapping.Partition{ID: 2, Values: []string{"y"}})
+	c, _ := startCatalog(t, f, testConfig())
+	partitioned(f, "shop", "daily", mapping.Partition{ID: 2, Values: []string{"y"}}) // x dropped
+	// Known topics are answered from memory ...
+	if r := c.Resolve(ctxT(t), []string{"shop.daily.x"})[0]; r.Mapping == nil {
+		t.Fatalf("without a stale id the snapshot was read again: %+v (the test proves nothing)", r)
+	}
+	// ... unless the caller found the partition gone.
+	r := c.ResolveStale(ctxT(t), []string{"shop.daily.x"}, Stale{PartitionIDs: []int64{1}})[0]
+	if r.Code != kerr.UnknownTopicOrPartition.Code {
+		t.Errorf("with partition 1 stale: %+v, want UNKNOWN_TOPIC_OR_PARTITION", r)
+	}
+	if _, ok := c.Snapshot().Lookup("shop.daily.x"); ok {
+		t.Error("the dropped partition's topic is still listed")
+	}
+}

@@ -63,6 +63,9 @@ type Catalog struct {
 	LastBroker atomic.Pointer[catalogv1.Broker]
 	// LastStale is the stale table ids of the latest ResolveTopics (Mu).
 	LastStale []int64
+	// LastStalePartitions is the stale partition ids of the latest
+	// ResolveTopics (Mu).
+	LastStalePartitions []int64
 }
 
 // AddTopic exposes a topic backed by table tableID with partitions buckets.
@@ -77,6 +80,13 @@ func (f *Catalog) AddTopic(name string, partitions int32, tableID int64) {
 		Mapping:   &catalogv1.ColumnMapping{ValueFormat: catalogv1.ValueFormat_VALUE_FORMAT_RAW, ValueColumn: "v"},
 		MappingId: fmt.Sprintf("%s-v1", name),
 	}
+}
+
+// RemoveTopic takes a topic away.
+func (f *Catalog) RemoveTopic(name string) {
+	f.Mu.Lock()
+	defer f.Mu.Unlock()
+	delete(f.topics, name)
 }
 
 // AddPartitionTopic exposes the topic of Fluss partition partitionID
@@ -97,6 +107,7 @@ func (f *Catalog) ResolveTopics(_ context.Context, r *catalogv1.ResolveTopicsReq
 	f.Mu.Lock()
 	defer f.Mu.Unlock()
 	f.LastStale = r.StaleTableIds
+	f.LastStalePartitions = r.StalePartitionIds
 	resp := &catalogv1.ResolveTopicsResponse{}
 	for _, n := range r.Topics {
 		if m := f.topics[n]; m != nil {

@@ -859,8 +859,13 @@ type ResolveTopicsRequest struct {
 	// was dropped and created again. A requested topic still mapped to one of
 	// them makes catalogsvc read Fluss's tables again before it answers.
 	StaleTableIds []int64 `protobuf:"varint,2,rep,packed,name=stale_table_ids,json=staleTableIds,proto3" json:"stale_table_ids,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	// Fluss partition ids the caller found gone: a read of the topic of one
+	// of them answered that the partition does not exist (dropped, e.g. by
+	// retention). A requested topic still mapped to one of them makes
+	// catalogsvc list the partitions again before it answers.
+	StalePartitionIds []int64 `protobuf:"varint,3,rep,packed,name=stale_partition_ids,json=stalePartitionIds,proto3" json:"stale_partition_ids,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
 }
 
 func (x *ResolveTopicsRequest) Reset() {
@@ -903,6 +908,13 @@ func (x *ResolveTopicsRequest) GetTopics() []string {
 func (x *ResolveTopicsRequest) GetStaleTableIds() []int64 {
 	if x != nil {
 		return x.StaleTableIds
+	}
+	return nil
+}
+
+func (x *ResolveTopicsRequest) GetStalePartitionIds() []int64 {
+	if x != nil {
+		return x.StalePartitionIds
 	}
 	return nil
 }
@@ -1589,10 +1601,11 @@ const file_ferry_catalog_v1_catalog_proto_rawDesc = "" +
 	"\x02id\x18\x01 \x01(\x03R\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x1f\n" +
 	"\vtable_topic\x18\x03 \x01(\tR\n" +
-	"tableTopic\"V\n" +
+	"tableTopic\"\x86\x01\n" +
 	"\x14ResolveTopicsRequest\x12\x16\n" +
 	"\x06topics\x18\x01 \x03(\tR\x06topics\x12&\n" +
-	"\x0fstale_table_ids\x18\x02 \x03(\x03R\rstaleTableIds\"P\n" +
+	"\x0fstale_table_ids\x18\x02 \x03(\x03R\rstaleTableIds\x12.\n" +
+	"\x13stale_partition_ids\x18\x03 \x03(\x03R\x11stalePartitionIds\"P\n" +
 	"\x15ResolveTopicsResponse\x127\n" +
 	"\aresults\x18\x01 \x03(\v2\x1d.ferry.catalog.v1.TopicResultR\aresults\"\xa1\x01\n" +
 	"\vTopicResult\x12\x14\n" +
