@@ -151,6 +151,7 @@ func TestConsumePartitionedTable(t *testing.T) {
 
 	// Second run: the groups resume at their commits; d2 is dropped while they read.
 	first := next
+	var dropped time.Time
 	consumeAll(ids(first, first+6), func() {
 		fc, err := fluss.Dial(ctx, f.Bootstrap)
 		if err != nil {
@@ -160,12 +161,13 @@ func TestConsumePartitionedTable(t *testing.T) {
 		if err := fc.DropPartition(ctx, fluss.TablePath{Database: db, Table: table}, fluss.PartitionSpec{"dt": "d2"}, false); err != nil {
 			t.Fatal(err)
 		}
+		dropped = time.Now()
 		produce("d1", 3)
 		produce("d3", 3)
 	})
 
-	// The dropped partition's topic leaves Metadata, named and listed, at the catalog's next
-	// refresh.
+	// The dropped partition's topic leaves Metadata, named and listed: at once when a fetch found
+	// it gone (frontdoor names it stale to catalogsvc), at the latest at catalogsvc's next refresh.
 	want := []string{topic, topic + ".d1", topic + ".d3", topic + ".d4"}
 	deadline := time.Now().Add(30 * time.Second)
 	for {
@@ -185,6 +187,7 @@ func TestConsumePartitionedTable(t *testing.T) {
 			}
 		}
 		if errors.Is(named, kerr.UnknownTopicOrPartition) && slices.Equal(names, want) {
+			t.Logf("the dropped partition's topic left Metadata %v after the drop", time.Since(dropped).Round(time.Millisecond))
 			break
 		}
 		if time.Now().After(deadline) {
