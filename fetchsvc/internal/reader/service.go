@@ -159,7 +159,7 @@ func (s *Service) prepare(ctx context.Context, tr *topicRead, parts []*fetchv1.R
 		for _, p := range parts {
 			fail(p.GetPartition(), kerr.InvalidRequest, msg)
 		}
-		s.log.Warn("fetch refused: "+msg, "topic", tr.m.GetTopic())
+		s.log.Warn("fetch of a partitioned table's own topic refused", "topic", tr.m.GetTopic(), "pattern", partitionTopicsPattern(tr.m.GetTopic()))
 		return
 	}
 	pid := flussPartitionID(tr.m)
@@ -389,7 +389,7 @@ func (s *Service) ListOffsets(ctx context.Context, req *fetchv1.ListOffsetsReque
 		return resp, nil
 	}
 	if msg := partitionedTableTopic(m); msg != "" {
-		s.log.Warn("list offsets refused: "+msg, "topic", m.GetTopic())
+		s.log.Warn("list offsets of a partitioned table's own topic refused", "topic", m.GetTopic(), "pattern", partitionTopicsPattern(m.GetTopic()))
 		for _, idxs := range groups {
 			for _, i := range idxs {
 				fail(i, kerr.InvalidRequest, msg)
@@ -459,12 +459,12 @@ func partitionedTableTopic(m *catalogv1.TopicMapping) string {
 		return ""
 	}
 	return fmt.Sprintf("topic %s is a partitioned table: read each Fluss partition as its topic %s.<partition values joined by '.'>, "+
-		"e.g. by subscribing to the pattern %s (docs/mapping.md)", m.GetTopic(), m.GetTopic(), PartitionTopicsPattern(m.GetTopic()))
+		"e.g. by subscribing to the pattern %s (docs/mapping.md)", m.GetTopic(), m.GetTopic(), partitionTopicsPattern(m.GetTopic()))
 }
 
-// PartitionTopicsPattern is a regular expression matching the topics of
+// partitionTopicsPattern is a regular expression matching the topics of
 // every Fluss partition of the table whose topic is tableTopic.
-func PartitionTopicsPattern(tableTopic string) string {
+func partitionTopicsPattern(tableTopic string) string {
 	return "^" + regexp.QuoteMeta(tableTopic) + `\..+`
 }
 
