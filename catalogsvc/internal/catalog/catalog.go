@@ -748,10 +748,10 @@ func addPartitionTopics(snap *Snapshot, parts []partitionTopic, reports map[stri
 		switch {
 		case pt.err != nil:
 			reason = "cannot be named as a topic: " + pt.err.Error()
-		case snap.byTopic[pt.mapping.Topic].Mapping != nil:
-			reason = "topic name " + pt.mapping.Topic + " is taken by a table's topic"
 		case claims[pt.mapping.Topic] > 1:
 			reason = "topic name " + pt.mapping.Topic + " is claimed by several partitions"
+		case snap.byTopic[pt.mapping.Topic].Mapping != nil:
+			reason = "topic name " + pt.mapping.Topic + " is taken by a table's topic"
 		}
 		if reason != "" {
 			reports[key] = report{level: slog.LevelWarn, msg: "Fluss partition not exposed", sig: "refused " + reason,

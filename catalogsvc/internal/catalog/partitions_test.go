@@ -79,6 +79,29 @@ func TestPartitionTopicNameClashes(t *testing.T) {
 	}
 }
 
+func TestPartitionTopicNameClaimedTwice(t *testing.T) {
+	f := newFake()
+	// Table a.b with two partition keys and table a.b.c, renamed to topic "a.b" plus a key,
+	// would both name topic a.b.c.d.
+	f.create("a", "b")
+	f.alter("a", "b", func(t *mapping.Table) {
+		t.Columns = append(t.Columns, types.Field{Name: "k1", Type: types.DataType{Root: types.String}},
+			types.Field{Name: "k2", Type: types.DataType{Root: types.String}})
+		t.PartitionKeys = []string{"k1", "k2"}
+		t.Partitions = []mapping.Partition{{ID: 1, Values: []string{"c", "d"}}, {ID: 2, Values: []string{"c", "e"}}}
+	})
+	f.create("x", "y", mapping.PropTopic, "a.b.c")
+	partitioned(f, "x", "y", mapping.Partition{ID: 3, Values: []string{"d"}})
+	c, logs := startCatalog(t, f, testConfig())
+	r := c.Resolve(ctxT(t), []string{"a.b.c.d", "a.b.c.e"})
+	if r[0].Mapping != nil || r[1].Mapping.GetFlussPartition().GetId() != 2 {
+		t.Errorf("a.b.c.d: %+v (want neither partition), a.b.c.e: %+v", r[0], r[1])
+	}
+	if n := logs.count("is claimed by several partitions"); n != 2 {
+		t.Errorf("%d clash lines, want one per partition:\n%s", n, logs)
+	}
+}
+
 func TestPartitionsOfTablesNotExposedAreNotListed(t *testing.T) {
 	f := newFake()
 	f.create("shop", "hidden", mapping.PropEnabled, "false")
