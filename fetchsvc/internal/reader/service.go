@@ -40,6 +40,9 @@ type Service struct {
 	// pollMin and pollMax bound the pause between reads of a long poll.
 	pollMin, pollMax time.Duration
 	offsets          *groupoffsets.Store
+	// refusedAt is when the refusal of each partitioned table's own topic
+	// was last logged (topic -> time.Time).
+	refusedAt sync.Map
 
 	records  metric.Int64Counter
 	bytes    metric.Int64Counter
@@ -159,7 +162,7 @@ func (s *Service) prepare(ctx context.Context, tr *topicRead, parts []*fetchv1.R
 		for _, p := range parts {
 			fail(p.GetPartition(), kerr.InvalidRequest, msg)
 		}
-		s.log.Warn("fetch of a partitioned table's own topic refused", "topic", tr.m.GetTopic(), "pattern", partitionTopicsPattern(tr.m.GetTopic()))
+		s.logRefusedTable(tr.m.GetTopic())
 		return
 	}
 	pid := flussPartitionID(tr.m)
@@ -389,7 +392,7 @@ func (s *Service) ListOffsets(ctx context.Context, req *fetchv1.ListOffsetsReque
 		return resp, nil
 	}
 	if msg := partitionedTableTopic(m); msg != "" {
-		s.log.Warn("list offsets of a partitioned table's own topic refused", "topic", m.GetTopic(), "pattern", partitionTopicsPattern(m.GetTopic()))
+		s.logRefusedTable(m.GetTopic())
 		for _, idxs := range groups {
 			for _, i := range idxs {
 				fail(i, kerr.InvalidRequest, msg)
@@ -460,6 +463,19 @@ func partitionedTableTopic(m *catalogv1.TopicMapping) string {
 	}
 	return fmt.Sprintf("topic %s is a partitioned table: read each Fluss partition as its topic %s.<partition values joined by '.'>, "+
 		"e.g. by subscribing to the pattern %s (docs/mapping.md)", m.GetTopic(), m.GetTopic(), partitionTopicsPattern(m.GetTopic()))
+}
+
+// logRefusedTable logs that a partitioned table's own topic was refused,
+// at most once a minute per topic: clients retry it several times a
+// second.
+func (s *Service) logRefusedTable(topic string) {
+	now := time.Now()
+	if last, ok := s.refusedAt.Load(topic); ok && now.Sub(last.(time.Time)) < time.Minute {
+		return
+	}
+	s.refusedAt.Store(topic, now)
+	s.log.Warn("read of a partitioned table's own topic refused: read its Fluss partitions' topics", "topic", topic,
+		"pattern", partitionTopicsPattern(topic))
 }
 
 // partitionTopicsPattern is a regular expression matching the topics of
