@@ -15,6 +15,8 @@ const (
 	ConsumeAssign = "consume-assign"
 	// ConsumeGroup is consuming as a member of a consumer group (ConsumeOptions.Group).
 	ConsumeGroup = "consume-group"
+	// ConsumeTopicRegex is subscribing a group member to a topic pattern (ConsumeOptions.TopicRegex).
+	ConsumeTopicRegex = "consume-topic-regex"
 )
 
 // ConsumeOptions, Message and MessageHeader are the consume contract's types.

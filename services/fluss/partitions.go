@@ -72,6 +72,19 @@ func (c *Client) CreatePartition(ctx context.Context, path TablePath, spec Parti
 	return c.callCoordinator(ctx, APICreatePartition, false, req, &flussrpc.CreatePartitionResponse{})
 }
 
+// DropPartition drops a partition of a partitioned table and its data, as
+// retention does. With ignoreIfNotExists, a missing partition is not an
+// error. For tests and tools.
+func (c *Client) DropPartition(ctx context.Context, path TablePath, spec PartitionSpec, ignoreIfNotExists bool) (err error) {
+	ctx, end := c.startSpan(ctx, "DropPartition", attribute.String("fluss.table", path.String()))
+	defer end(&err)
+	if len(spec) == 0 {
+		return fmt.Errorf("fluss: drop partition of %s: empty partition spec", path)
+	}
+	req := &flussrpc.DropPartitionRequest{TablePath: path.pb(), PartitionSpec: spec.pb(), IgnoreIfNotExists: proto.Bool(ignoreIfNotExists)}
+	return c.callCoordinator(ctx, APIDropPartition, false, req, &flussrpc.DropPartitionResponse{})
+}
+
 // PartitionIDs returns the ids of the named partitions (names as
 // partitioning.Getter makes them) of a partitioned table that GetTableInfo
 // returned, and caches their bucket placement so ProduceLog and PutKv can

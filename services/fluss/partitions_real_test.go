@@ -345,3 +345,37 @@ func partitionReadBack(t *testing.T, bootstrap, db, table string, n int) string 
 	}
 	return string(out)
 }
+
+// TestRealDropPartition drops a partition as retention would: it is no
+// longer listed, dropping it again is PARTITION_NOT_EXISTS unless ignored.
+func TestRealDropPartition(t *testing.T) {
+	c := dialReal(t)
+	ctx := testCtx(t)
+	db := tempDatabase(t, c)
+	path := TablePath{db, "dropped"}
+	if err := c.CreateTable(ctx, path, TableDescriptor{
+		Schema:        types.Schema{Columns: []types.Column{col("id", types.DataType{Root: types.BigInt}), col("dt", nn(types.DataType{Root: types.String}))}},
+		PartitionKeys: []string{"dt"},
+		NumBuckets:    1,
+	}, false); err != nil {
+		t.Fatal(err)
+	}
+	for _, dt := range []string{"a", "b"} {
+		if err := c.CreatePartition(ctx, path, PartitionSpec{"dt": dt}, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := c.DropPartition(ctx, path, PartitionSpec{"dt": "a"}, false); err != nil {
+		t.Fatal(err)
+	}
+	parts, err := c.ListPartitions(ctx, path)
+	if err != nil || len(parts) != 1 || parts[0].Name != "b" {
+		t.Fatalf("partitions after the drop: %+v, %v", parts, err)
+	}
+	if err := c.DropPartition(ctx, path, PartitionSpec{"dt": "a"}, false); CodeOf(err) != CodePartitionNotExists {
+		t.Errorf("second drop: %v, want PARTITION_NOT_EXISTS", err)
+	}
+	if err := c.DropPartition(ctx, path, PartitionSpec{"dt": "a"}, true); err != nil {
+		t.Errorf("second drop, ignoring a missing partition: %v", err)
+	}
+}

@@ -33,6 +33,8 @@ type Fluss interface {
 	ListDatabases(ctx context.Context) ([]string, error)
 	ListTables(ctx context.Context, database string) ([]string, error)
 	GetTable(ctx context.Context, database, table string) (mapping.Table, error)
+	// ListPartitions lists a partitioned table's partitions.
+	ListPartitions(ctx context.Context, database, table string) ([]mapping.Partition, error)
 }
 
 // ErrNotFound marks a database or table that does not exist.
@@ -434,6 +436,9 @@ func (c *Catalog) refresh(ctx context.Context, reason string, full bool) (err er
 		c.mu.Unlock()
 	}
 	tables, unreadable, missingDBs, err := c.readTables(ctx, known)
+	if err == nil {
+		err = c.readPartitions(ctx, tables)
+	}
 	if err != nil {
 		c.refreshFailed(err)
 		return err
@@ -563,6 +568,52 @@ func (c *Catalog) readTables(ctx context.Context, known map[string]mapping.Table
 	return tables, unreadable, missingDBs, nil
 }
 
+// readPartitions lists the partitions of every partitioned table that is a
+// topic, on every refresh, incremental ones included: creating or dropping
+// a partition changes nothing else about the table, and a consumer naming
+// a new partition's topic must find it at its first lookup.
+func (c *Catalog) readPartitions(ctx context.Context, tables []mapping.Table) error {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	sem := make(chan struct{}, c.cfg.Concurrency)
+	var wg sync.WaitGroup
+	for i := range tables {
+		t := &tables[i]
+		t.Partitions = nil
+		if len(t.PartitionKeys) == 0 {
+			continue
+		}
+		if m, r := mapping.Resolve(*t, c.cfg.Mapping); m == nil {
+			c.log.Debug("partitions not listed", "table", t.Path(), "reason", r.Error())
+			continue
+		}
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done():
+		}
+		if ctx.Err() != nil {
+			break
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			parts, err := c.fluss.ListPartitions(ctx, t.Database, t.Name)
+			switch {
+			case errors.Is(err, ErrNotFound):
+				// Dropped since it was read.
+			case err != nil:
+				cancel(fmt.Errorf("list partitions of %s: %w", t.Path(), err))
+			default:
+				t.Partitions = parts
+				c.log.Debug("partitions listed", "table", t.Path(), "partitions", len(parts))
+			}
+		}()
+	}
+	wg.Wait()
+	return context.Cause(ctx)
+}
+
 // unreadableTable is a table GetTable returned a *TableError for.
 type unreadableTable struct {
 	db, table string
@@ -654,8 +705,64 @@ func build(tables []mapping.Table, unreadable []unreadableTable, opts mapping.Op
 		reports[path] = report{level: level, msg: msg, sig: fmt.Sprintf("%s %d %d %s", rf.Kind, r.table.TableID, r.table.SchemaID, rf.Error()),
 			attrs: []any{"table", path, "table_id", r.table.TableID, "topic", rf.Topic, "reason", rf.Error()}}
 	}
+	// Each partition of an exposed partitioned table is a topic of its own.
+	var parts []partitionTopic
+	for _, r := range all {
+		if r.mapping == nil {
+			continue
+		}
+		for _, p := range r.table.Partitions {
+			pm, err := mapping.PartitionTopic(r.mapping, p, opts.ClusterID)
+			parts = append(parts, partitionTopic{table: r.table, partition: p, mapping: pm, err: err})
+		}
+	}
+	addPartitionTopics(snap, parts, reports)
 	slices.SortFunc(snap.exposed, func(a, b *catalogv1.TopicMapping) int { return strings.Compare(a.Topic, b.Topic) })
 	return snap, reports
+}
+
+// partitionTopic is the topic of one partition of an exposed table, or
+// why the partition cannot be one.
+type partitionTopic struct {
+	table     mapping.Table
+	partition mapping.Partition
+	mapping   *catalogv1.TopicMapping
+	err       error
+}
+
+// addPartitionTopics adds the topics of Fluss partitions to snap. A name
+// an exposed table's own topic already has stays the table's; a name two
+// partitions would share is given to neither. Either way the partition is
+// logged as not exposed, as is one that cannot be named.
+func addPartitionTopics(snap *Snapshot, parts []partitionTopic, reports map[string]report) {
+	claims := map[string]int{}
+	for _, pt := range parts {
+		if pt.err == nil {
+			claims[pt.mapping.Topic]++
+		}
+	}
+	for _, pt := range parts {
+		key := "partition " + pt.table.Path() + "$" + pt.partition.Name()
+		attrs := []any{"table", pt.table.Path(), "partition", pt.partition.Name(), "partition_id", pt.partition.ID}
+		reason := ""
+		switch {
+		case pt.err != nil:
+			reason = "cannot be named as a topic: " + pt.err.Error()
+		case claims[pt.mapping.Topic] > 1:
+			reason = "topic name " + pt.mapping.Topic + " is claimed by several partitions"
+		case snap.byTopic[pt.mapping.Topic].Mapping != nil:
+			reason = "topic name " + pt.mapping.Topic + " is taken by a table's topic"
+		}
+		if reason != "" {
+			reports[key] = report{level: slog.LevelWarn, msg: "Fluss partition not exposed", sig: "refused " + reason,
+				attrs: append(attrs, "reason", reason)}
+			continue
+		}
+		snap.byTopic[pt.mapping.Topic] = Entry{Mapping: pt.mapping}
+		snap.exposed = append(snap.exposed, pt.mapping)
+		reports[key] = report{level: slog.LevelInfo, msg: "topic exposed", sig: "exposed " + pt.mapping.MappingId,
+			attrs: append([]any{"topic", pt.mapping.Topic}, attrs...)}
+	}
 }
 
 // logChanges logs the reports whose state changed since the last refresh,
@@ -688,7 +795,9 @@ func (c *Catalog) logChanges(reports map[string]report) {
 		if strings.HasPrefix(key, "database ") {
 			continue
 		}
-		if prev.msg == "topic exposed" {
+		if prev.msg == "topic exposed" && strings.HasPrefix(key, "partition ") {
+			c.log.Info("topic removed: its Fluss partition is gone", prev.attrs...)
+		} else if prev.msg == "topic exposed" {
 			c.log.Info("topic removed: its table is gone", append([]any{"table", key}, topicAttr(prev)...)...)
 		} else {
 			c.log.Debug("table gone", "table", key)
@@ -718,6 +827,20 @@ func topicAttr(r report) []any {
 // refresh the same way, so a table dropped and created again is found
 // under its new id.
 func (c *Catalog) Resolve(ctx context.Context, topics []string, stale ...int64) []Result {
+	return c.ResolveStale(ctx, topics, Stale{TableIDs: stale})
+}
+
+// Stale names what a caller found gone in Fluss.
+type Stale struct {
+	TableIDs []int64
+	// PartitionIDs are Fluss partitions whose reads found them gone: a
+	// topic still mapped to one of them triggers an on-demand refresh,
+	// which lists the partitions again.
+	PartitionIDs []int64
+}
+
+// ResolveStale is Resolve with the stale Fluss partitions too.
+func (c *Catalog) ResolveStale(ctx context.Context, topics []string, stale Stale) []Result {
 	results := make([]Result, len(topics))
 	missing, outdated := false, false
 	snap := c.Snapshot()
@@ -731,8 +854,10 @@ func (c *Catalog) Resolve(ctx context.Context, topics []string, stale ...int64) 
 			missing = true
 		} else if e, ok := snap.Lookup(t); !ok {
 			missing = true
-		} else if e.Mapping != nil && slices.Contains(stale, e.Mapping.GetTableId()) {
+		} else if e.Mapping != nil && slices.Contains(stale.TableIDs, e.Mapping.GetTableId()) {
 			outdated = true
+		} else if p := e.Mapping.GetFlussPartition(); p != nil && slices.Contains(stale.PartitionIDs, p.GetId()) {
+			missing = true
 		}
 	}
 	if missing || outdated {
@@ -751,7 +876,7 @@ func (c *Catalog) Resolve(ctx context.Context, topics []string, stale ...int64) 
 		e, ok := snap.Lookup(r.Topic)
 		switch {
 		case !ok:
-			r.Code, r.Message = kerr.UnknownTopicOrPartition.Code, unknownMessage(r.Topic)
+			r.Code, r.Message = kerr.UnknownTopicOrPartition.Code, unknownMessage(snap, r.Topic)
 		case e.Mapping != nil:
 			r.Mapping = e.Mapping
 		default:
@@ -762,7 +887,14 @@ func (c *Catalog) Resolve(ctx context.Context, topics []string, stale ...int64) 
 	return results
 }
 
-func unknownMessage(topic string) string {
+func unknownMessage(snap *Snapshot, topic string) string {
+	// The topic of a partition that is gone or not there yet.
+	for i := strings.LastIndexByte(topic, '.'); i > 0; i = strings.LastIndexByte(topic[:i], '.') {
+		if e, ok := snap.Lookup(topic[:i]); ok && len(e.Mapping.GetPartitionKeys()) > 0 && e.Mapping.GetFlussPartition() == nil {
+			return fmt.Sprintf("topic %s does not exist: table topic %s has no Fluss partition %s (not created yet, or dropped)",
+				topic, topic[:i], strings.ReplaceAll(topic[i+1:], ".", "$"))
+		}
+	}
 	if db, table, ok := mapping.SplitDefaultTopicName(topic); ok {
 		return fmt.Sprintf("topic %s does not exist: no exposed Fluss table %s.%s (tables are exposed with %s=true)",
 			topic, db, table, mapping.PropEnabled)

@@ -27,6 +27,7 @@ type fakeFluss struct {
 	gate   chan struct{}    // when set, ListDatabases waits for it to close
 	lists  atomic.Int32     // ListDatabases calls
 	gets   atomic.Int32     // GetTable calls
+	parts  atomic.Int32     // ListPartitions calls
 	nextID int64
 }
 
@@ -90,6 +91,20 @@ func (f *fakeFluss) GetTable(_ context.Context, db, table string) (mapping.Table
 		return mapping.Table{}, fmt.Errorf("table %s.%s: %w", db, table, ErrNotFound)
 	}
 	return t, nil
+}
+
+func (f *fakeFluss) ListPartitions(_ context.Context, db, table string) ([]mapping.Partition, error) {
+	f.parts.Add(1)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.err != nil {
+		return nil, f.err
+	}
+	t, ok := f.dbs[db][table]
+	if !ok {
+		return nil, fmt.Errorf("table %s.%s: %w", db, table, ErrNotFound)
+	}
+	return slices.Clone(t.Partitions), nil
 }
 
 // create adds a log table with a JSON mapping; props are custom properties

@@ -24,6 +24,7 @@ type Admin interface {
 	ListDatabases(ctx context.Context) ([]string, error)
 	ListTables(ctx context.Context, database string) ([]string, error)
 	GetTableInfo(ctx context.Context, path fluss.TablePath) (*fluss.TableInfo, error)
+	ListPartitions(ctx context.Context, path fluss.TablePath) ([]fluss.PartitionInfo, error)
 }
 
 // Adapter implements catalog.Fluss over a Fluss client.
@@ -62,6 +63,20 @@ func (a Adapter) GetTable(ctx context.Context, database, table string) (mapping.
 		return mapping.Table{}, &catalog.TableError{Err: err}
 	}
 	return t, nil
+}
+
+// ListPartitions lists a partitioned table's partitions; a missing table
+// (or database) wraps catalog.ErrNotFound.
+func (a Adapter) ListPartitions(ctx context.Context, database, table string) ([]mapping.Partition, error) {
+	infos, err := a.admin.ListPartitions(ctx, fluss.TablePath{Database: database, Table: table})
+	if err != nil {
+		return nil, notFound(err)
+	}
+	out := make([]mapping.Partition, len(infos))
+	for i, p := range infos {
+		out[i] = mapping.Partition{ID: p.ID, Values: p.Values}
+	}
+	return out, nil
 }
 
 // undecodable tells a table whose descriptor the client could not decode

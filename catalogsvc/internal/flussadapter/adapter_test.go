@@ -26,6 +26,9 @@ func (f fakeAdmin) ListTables(context.Context, string) ([]string, error) {
 func (f fakeAdmin) GetTableInfo(context.Context, fluss.TablePath) (*fluss.TableInfo, error) {
 	return f.info, f.err
 }
+func (f fakeAdmin) ListPartitions(context.Context, fluss.TablePath) ([]fluss.PartitionInfo, error) {
+	return []fluss.PartitionInfo{{ID: 7, Values: []string{"eu", "20261204"}, Name: "eu$20261204"}}, f.err
+}
 
 func TestNotFoundMapping(t *testing.T) {
 	ctx := context.Background()
@@ -171,5 +174,17 @@ func TestLazy(t *testing.T) {
 	}
 	if _, err := l.ListTables(context.Background(), "a"); !errors.Is(err, ErrClosed) {
 		t.Errorf("after Close: %v", err)
+	}
+}
+
+func TestListPartitions(t *testing.T) {
+	ctx := context.Background()
+	got, err := New(fakeAdmin{}).ListPartitions(ctx, "a", "t")
+	if err != nil || len(got) != 1 || got[0].ID != 7 || got[0].Name() != "eu$20261204" {
+		t.Errorf("ListPartitions: %+v, %v", got, err)
+	}
+	gone := &fluss.Error{Code: fluss.CodeTableNotExist, Message: "gone"}
+	if _, err := New(fakeAdmin{err: gone}).ListPartitions(ctx, "a", "t"); !errors.Is(err, catalog.ErrNotFound) {
+		t.Errorf("ListPartitions of a dropped table: %v, want not found", err)
 	}
 }

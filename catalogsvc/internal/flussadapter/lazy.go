@@ -75,6 +75,15 @@ func (l *Lazy) GetTableInfo(ctx context.Context, path fluss.TablePath) (*fluss.T
 	return c.GetTableInfo(ctx, path)
 }
 
+// ListPartitions implements Admin.
+func (l *Lazy) ListPartitions(ctx context.Context, path fluss.TablePath) ([]fluss.PartitionInfo, error) {
+	c, err := l.get(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return c.ListPartitions(ctx, path)
+}
+
 // Close closes the client, if one was dialed; later calls fail.
 func (l *Lazy) Close() error {
 	l.mu.Lock()

@@ -38,6 +38,9 @@ type Table struct {
 	Properties map[string]string
 	// CustomProperties hold everything else, the kafka.* options included.
 	CustomProperties map[string]string
+	// Partitions are a partitioned table's Fluss partitions as last
+	// listed; each is a topic of its own (PartitionTopic).
+	Partitions []Partition
 }
 
 // Path is "database.table", for logs.

@@ -27,7 +27,7 @@ const MaxTopicsPerRequest = 10000
 
 // Topics is what the server needs from the catalog.
 type Topics interface {
-	Resolve(ctx context.Context, topics []string, stale ...int64) []catalog.Result
+	ResolveStale(ctx context.Context, topics []string, stale catalog.Stale) []catalog.Result
 	Topics(ctx context.Context) ([]*catalogv1.TopicMapping, error)
 }
 
@@ -52,7 +52,7 @@ func (s *Server) ResolveTopics(ctx context.Context, req *catalogv1.ResolveTopics
 	if n := len(req.GetTopics()); n > MaxTopicsPerRequest {
 		return nil, status.Errorf(codes.InvalidArgument, "%d topics in one request, at most %d allowed", n, MaxTopicsPerRequest)
 	}
-	results := s.topics.Resolve(ctx, req.GetTopics(), req.GetStaleTableIds()...)
+	results := s.topics.ResolveStale(ctx, req.GetTopics(), catalog.Stale{TableIDs: req.GetStaleTableIds(), PartitionIDs: req.GetStalePartitionIds()})
 	resp := &catalogv1.ResolveTopicsResponse{Results: make([]*catalogv1.TopicResult, len(results))}
 	failed := 0
 	for i, r := range results {
@@ -137,7 +137,7 @@ func (s *Server) Metadata(ctx context.Context, req *catalogv1.MetadataRequest) (
 			results[i] = catalog.Result{Topic: m.Topic, Mapping: m}
 		}
 	} else if len(req.GetTopics()) > 0 {
-		results = s.topics.Resolve(ctx, req.GetTopics())
+		results = s.topics.ResolveStale(ctx, req.GetTopics(), catalog.Stale{})
 	}
 	resp.Topics = make([]*catalogv1.TopicMetadata, len(results))
 	for i, r := range results {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -20,10 +21,12 @@ import (
 type stubTopics struct {
 	topics   map[string]*catalogv1.TopicMapping
 	resolved [][]string
+	stale    []catalog.Stale
 }
 
-func (s *stubTopics) Resolve(_ context.Context, names []string, _ ...int64) []catalog.Result {
+func (s *stubTopics) ResolveStale(_ context.Context, names []string, stale catalog.Stale) []catalog.Result {
 	s.resolved = append(s.resolved, names)
+	s.stale = append(s.stale, stale)
 	out := make([]catalog.Result, len(names))
 	for i, n := range names {
 		out[i].Topic = n
@@ -74,6 +77,16 @@ func TestResolveTopics(t *testing.T) {
 	if len(r) != 2 || r[0].GetMapping().GetTopic() != "b.three" || r[0].GetErrorCode() != 0 ||
 		r[1].GetMapping() != nil || r[1].GetErrorCode() != int32(kerr.UnknownTopicOrPartition.Code) || r[1].GetErrorMessage() != "unknown" {
 		t.Errorf("results = %v", r)
+	}
+
+	stub := loaded()
+	s, _ = newServer(stub)
+	if _, err := s.ResolveTopics(context.Background(), &catalogv1.ResolveTopicsRequest{Topics: []string{"a.one"},
+		StaleTableIds: []int64{4}, StalePartitionIds: []int64{5, 6}}); err != nil {
+		t.Fatal(err)
+	}
+	if got := stub.stale[0]; !slices.Equal(got.TableIDs, []int64{4}) || !slices.Equal(got.PartitionIDs, []int64{5, 6}) {
+		t.Errorf("stale ids passed on: %+v", got)
 	}
 
 	_, err = s.ResolveTopics(context.Background(), &catalogv1.ResolveTopicsRequest{Topics: make([]string, MaxTopicsPerRequest+1)})

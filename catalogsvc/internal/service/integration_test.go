@@ -119,6 +119,13 @@ func TestIntegrationTablesListedExactly(t *testing.T) {
 	}
 	var names []string
 	for _, m := range topics {
+		// Auto-partitioning made partitions of pkparted: topics of their own (TestIntegrationPartitionTopics).
+		if p := m.GetFlussPartition(); p != nil {
+			if p.GetTableTopic() != db+".pkparted" {
+				t.Errorf("topic %s is a partition of %s", m.Topic, p.GetTableTopic())
+			}
+			continue
+		}
 		names = append(names, m.Topic)
 	}
 	want := []string{db + ".keyed", db + ".orders", db + ".parted", db + ".pk", db + ".pkparted", linesTopic}
@@ -408,5 +415,38 @@ func TestIntegrationFlussGoesAwayKeepsLastState(t *testing.T) {
 	}
 	if topics, err := c.Topics(ctx); err != nil || len(topics) != 1 {
 		t.Errorf("Topics during the outage = %v, %v", topics, err)
+	}
+}
+
+// TestIntegrationPartitionTopics: each partition of a partitioned table is a topic, from the
+// catalog's first refresh on, and one created later is found by the first lookup of its name.
+func TestIntegrationPartitionTopics(t *testing.T) {
+	f := testenv.Fluss(t)
+	db := f.NewDatabase(t, "catalogit")
+	f.NewTable(t, testenv.TableSpec{Database: db, Table: "daily", BucketCount: 2, PartitionKeys: []string{"dt"},
+		Columns:          []testenv.Column{{Name: "v", Type: "STRING"}, {Name: "dt", Type: "STRING", Nullable: testenv.NotNull()}},
+		CustomProperties: enabled()})
+	ctx := ctxFor(t, 2*time.Minute)
+	fc, err := fluss.Dial(ctx, f.Bootstrap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fc.Close()
+	path := fluss.TablePath{Database: db, Table: "daily"}
+	if err := fc.CreatePartition(ctx, path, fluss.PartitionSpec{"dt": "a"}, false); err != nil {
+		t.Fatal(err)
+	}
+	c := realCatalog(t, f.Bootstrap, catalogConfig(db))
+	if err := c.Refresh(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if e, ok := c.Snapshot().Lookup(db + ".daily.a"); !ok || e.Mapping.GetFlussPartition().GetName() != "a" {
+		t.Fatalf("partition a after the first refresh: %+v, %v", e, ok)
+	}
+	if err := fc.CreatePartition(ctx, path, fluss.PartitionSpec{"dt": "b"}, false); err != nil {
+		t.Fatal(err)
+	}
+	if r := c.Resolve(ctx, []string{db + ".daily.b"})[0]; r.Code != 0 || r.Mapping.GetFlussPartition().GetName() != "b" {
+		t.Errorf("first lookup of partition b: %+v", r)
 	}
 }

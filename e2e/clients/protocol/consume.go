@@ -18,6 +18,12 @@ import (
 type ConsumeOptions struct {
 	Bootstrap string
 	Topic     string
+	// TopicRegex, instead of Topic and with Group, subscribes to every topic matching it, including
+	// topics that appear while the run goes on (found at the client's metadata refreshes).
+	TopicRegex string
+	// MetadataMaxAgeMs, when positive, is how often the client refreshes its metadata (Java
+	// metadata.max.age.ms, librdkafka topic.metadata.refresh.interval.ms, franz MetadataMaxAge).
+	MetadataMaxAgeMs int
 	// Count is the number of records to read (over all partitions) before exiting.
 	Count int
 	// Partition limits a group-less run to one partition (nil: every partition of the topic).
@@ -52,8 +58,14 @@ func (o ConsumeOptions) Validate() error {
 	switch {
 	case o.Bootstrap == "":
 		return errors.New("--bootstrap is required")
-	case o.Topic == "":
-		return errors.New("--topic is required")
+	case o.Topic == "" && o.TopicRegex == "":
+		return errors.New("--topic or --topic-regex is required")
+	case o.Topic != "" && o.TopicRegex != "":
+		return errors.New("--topic and --topic-regex exclude each other")
+	case o.TopicRegex != "" && o.Group == "":
+		return errors.New("--topic-regex needs --group: a regex is a subscription")
+	case o.MetadataMaxAgeMs < 0:
+		return fmt.Errorf("--metadata-max-age-ms must be >= 0, got %d", o.MetadataMaxAgeMs)
 	case o.Count < 1:
 		return fmt.Errorf("--count must be >= 1, got %d", o.Count)
 	case o.Partition != nil && *o.Partition < 0:
@@ -82,7 +94,17 @@ func (o ConsumeOptions) Validate() error {
 
 // Args renders the options as runner flags (after the "consume" word), omitting what was not given.
 func (o ConsumeOptions) Args() []string {
-	a := []string{"--bootstrap", o.Bootstrap, "--topic", o.Topic, "--count", strconv.Itoa(o.Count)}
+	a := []string{"--bootstrap", o.Bootstrap}
+	if o.Topic != "" {
+		a = append(a, "--topic", o.Topic)
+	}
+	if o.TopicRegex != "" {
+		a = append(a, "--topic-regex", o.TopicRegex)
+	}
+	a = append(a, "--count", strconv.Itoa(o.Count))
+	if o.MetadataMaxAgeMs > 0 {
+		a = append(a, "--metadata-max-age-ms", strconv.Itoa(o.MetadataMaxAgeMs))
+	}
 	if o.Partition != nil {
 		a = append(a, "--partition", strconv.Itoa(int(*o.Partition)))
 	}
@@ -102,7 +124,7 @@ func (o ConsumeOptions) Args() []string {
 	return a
 }
 
-const consumeUsage = `usage: consume --bootstrap H:P --topic T --count N [--partition P] [--from earliest|latest|OFFSET] [--group G [--commit]] [--sasl-user U --sasl-password P [--sasl-mechanism M] | --sasl-mechanism OAUTHBEARER --sasl-token-file F] [--tls-ca PEM [--tls-cert PEM --tls-key PEM]] [--timeout SECONDS]`
+const consumeUsage = `usage: consume --bootstrap H:P (--topic T | --topic-regex R) --count N [--metadata-max-age-ms MS] [--partition P] [--from earliest|latest|OFFSET] [--group G [--commit]] [--sasl-user U --sasl-password P [--sasl-mechanism M] | --sasl-mechanism OAUTHBEARER --sasl-token-file F] [--tls-ca PEM [--tls-cert PEM --tls-key PEM]] [--timeout SECONDS]`
 
 // ParseConsumeArgs parses "consume --flag value ..." (the leading "consume" word included).
 func ParseConsumeArgs(args []string) (ConsumeOptions, error) {
@@ -117,6 +139,14 @@ func ParseConsumeArgs(args []string) (ConsumeOptions, error) {
 			o.Bootstrap = val
 		case "--topic":
 			o.Topic = val
+		case "--topic-regex":
+			o.TopicRegex = val
+		case "--metadata-max-age-ms":
+			n, cerr := strconv.Atoi(val)
+			if cerr != nil {
+				return fmt.Errorf("--metadata-max-age-ms must be a number, got %q", val)
+			}
+			o.MetadataMaxAgeMs = n
 		case "--count":
 			n, cerr := strconv.Atoi(val)
 			if cerr != nil {
@@ -147,6 +177,8 @@ func ParseConsumeArgs(args []string) (ConsumeOptions, error) {
 // Message is one consumed record, a line of consume's output. Key, Value and header values are
 // the record's bytes; nil means null (a null key, a tombstone's value, a null header value).
 type Message struct {
+	// Topic is set by runs with --topic-regex (the "topic" member), which read several topics.
+	Topic       string
 	Partition   int32
 	Offset      int64
 	Key         []byte
@@ -165,13 +197,19 @@ type MessageHeader struct {
 // _b64 member (standard base64) instead and the text member is left out, so "key": null is a null
 // key and a missing "key" means "see key_b64". A header is [name, value] (value a string or null);
 // a value that is not UTF-8 is [name, null, base64].
-var messageMembers = map[string]bool{"partition": true, "offset": true, "key": true, "key_b64": true,
+var messageMembers = map[string]bool{"topic": true, "partition": true, "offset": true, "key": true, "key_b64": true,
 	"value": true, "value_b64": true, "headers": true, "timestamp_ms": true}
 
 // MarshalJSON writes the contract's line.
 func (m Message) MarshalJSON() ([]byte, error) {
 	var b bytes.Buffer
-	fmt.Fprintf(&b, `{"partition":%d,"offset":%d,`, m.Partition, m.Offset)
+	b.WriteByte('{')
+	if m.Topic != "" {
+		b.WriteString(`"topic":`)
+		writeString(&b, m.Topic)
+		b.WriteByte(',')
+	}
+	fmt.Fprintf(&b, `"partition":%d,"offset":%d,`, m.Partition, m.Offset)
 	writeBytesMember(&b, "key", m.Key)
 	b.WriteByte(',')
 	writeBytesMember(&b, "value", m.Value)
@@ -242,6 +280,11 @@ func (m *Message) UnmarshalJSON(data []byte) error {
 	}{{"partition", &out.Partition}, {"offset", &out.Offset}, {"timestamp_ms", &out.TimestampMs}, {"headers", &hs}} {
 		if err := json.Unmarshal(raw[f.name], f.dst); err != nil {
 			return fmt.Errorf("%s: %w", f.name, err)
+		}
+	}
+	if t, ok := raw["topic"]; ok {
+		if err := json.Unmarshal(t, &out.Topic); err != nil || out.Topic == "" {
+			return fmt.Errorf("topic: want a topic name, got %s", t)
 		}
 	}
 	var err error

@@ -25,6 +25,11 @@ func TestParseConsumeArgs(t *testing.T) {
 			want: ConsumeOptions{Bootstrap: "h:1", Topic: "t", Count: 3, Group: "g", Commit: true, From: "latest", SASLUser: "u", SASLPassword: "pw", Timeout: DefaultTimeout}},
 		{name: "commit anywhere", args: "consume --commit --bootstrap h:1 --topic t --count 3 --group g",
 			want: ConsumeOptions{Bootstrap: "h:1", Topic: "t", Count: 3, Group: "g", Commit: true, Timeout: DefaultTimeout}},
+		{name: "topic regex", args: `consume --bootstrap h:1 --topic-regex ^db\.t\..+ --count 3 --group g --metadata-max-age-ms 500`,
+			want: ConsumeOptions{Bootstrap: "h:1", TopicRegex: `^db\.t\..+`, Count: 3, Group: "g", MetadataMaxAgeMs: 500, Timeout: DefaultTimeout}},
+		{name: "regex without group", args: "consume --bootstrap h:1 --topic-regex x --count 1", wantErr: "--topic-regex needs --group"},
+		{name: "topic and regex", args: "consume --bootstrap h:1 --topic t --topic-regex x --count 1 --group g", wantErr: "exclude each other"},
+		{name: "no topic", args: "consume --bootstrap h:1 --count 1", wantErr: "--topic or --topic-regex is required"},
 		{name: "no consume word", args: "--bootstrap h:1 --topic t --count 1", wantErr: "usage"},
 		{name: "no count", args: "consume --bootstrap h:1 --topic t", wantErr: "--count must be >= 1"},
 		{name: "bad count", args: "consume --bootstrap h:1 --topic t --count x", wantErr: "--count must be a number"},
@@ -77,6 +82,14 @@ func TestMessageJSON(t *testing.T) {
 	if !reflect.DeepEqual(back, m) {
 		t.Fatalf("round trip: %+v, want %+v", back, m)
 	}
+	withTopic := Message{Topic: "db.t.p1", Partition: 1, Offset: 2, Value: []byte("v"), Headers: []MessageHeader{}}
+	b, _ = json.Marshal(withTopic)
+	if !strings.HasPrefix(string(b), `{"topic":"db.t.p1","partition":1,`) {
+		t.Errorf("with a topic: %s", b)
+	}
+	if err := json.Unmarshal(b, &back); err != nil || back.Topic != "db.t.p1" {
+		t.Errorf("topic round trip: %s -> %+v, %v", b, back, err)
+	}
 	tomb := Message{Key: nil, Value: nil}
 	b, _ = json.Marshal(tomb)
 	if err := json.Unmarshal(b, &back); err != nil || back.Key != nil || back.Value != nil {
@@ -89,7 +102,8 @@ func TestReadMessagesStrict(t *testing.T) {
 		`{"partition":0,"offset":0,"value":"v","headers":[],"timestamp_ms":1}`,                            // no key
 		`{"partition":0,"offset":0,"key":"k","key_b64":"aw==","value":"v","headers":[],"timestamp_ms":1}`, // both
 		`{"partition":0,"offset":0,"key_b64":"aw==","value":"v","headers":[],"timestamp_ms":1}`,           // b64 of text
-		`{"partition":0,"offset":0,"key":null,"value":"v","headers":[],"timestamp_ms":1,"topic":"t"}`,     // unknown
+		`{"partition":0,"offset":0,"key":null,"value":"v","headers":[],"timestamp_ms":1,"topics":"t"}`,    // unknown
+		`{"topic":"","partition":0,"offset":0,"key":null,"value":"v","headers":[],"timestamp_ms":1}`,      // empty topic
 		`{"partition":0,"key":null,"value":"v","headers":[],"timestamp_ms":1}`,                            // no offset
 		`{"partition":0,"offset":0,"key":null,"value":"v","headers":[["h"]],"timestamp_ms":1}`,            // short header
 		`{"partition":0,"offset":0,"key":null,"value":"v","headers":[["h","x","/g=="]],"timestamp_ms":1}`, // b64 header with text

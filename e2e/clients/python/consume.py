@@ -4,7 +4,9 @@ Reads records with the unmodified confluent_kafka.Consumer and prints one JSON l
 is delivered. Without --group the partitions are assign()ed at an explicit offset; confluent-kafka
 refuses to create a Consumer without a group.id, so a fixed one is set that nothing is committed to
 (auto-commit is off). With --group the consumer subscribe()s as a member of that group, auto-commit
-off; --commit commits the printed records' offsets synchronously.
+off; --commit commits the printed records' offsets synchronously, at the end and for the partitions
+a rebalance revokes. --topic-regex R subscribes to
+"^R" (librdkafka treats a topic starting with "^" as a regex) and prints each record's topic.
 """
 import base64
 import json
@@ -37,7 +39,9 @@ def parse(argv):
             pass
         elif name == "--topic":
             o["topic"] = v
-        elif name in ("--count", "--partition"):
+        elif name == "--topic-regex":
+            o["topic_regex"] = v
+        elif name in ("--count", "--partition", "--metadata-max-age-ms"):
             if not v.isdigit():
                 usage(f"{name} must be a number >= 0, got {v}")
             o[name[2:]] = int(v)
@@ -57,8 +61,10 @@ def parse(argv):
         else:
             usage(f"unknown flag {name}")
     connection.check(o)
-    if "topic" not in o:
-        usage("--topic is required")
+    if ("topic" in o) == ("topic_regex" in o):
+        usage("exactly one of --topic and --topic-regex is required")
+    if "topic_regex" in o and "group" not in o:
+        usage("--topic-regex needs --group")
     if o.get("count", 0) < 1:
         usage("--count must be >= 1")
     if o.get("commit") and "group" not in o:
@@ -79,8 +85,9 @@ def text_or_b64(line, name, b):
         line[name + "_b64"] = base64.b64encode(b).decode()
 
 
-def record_line(m):
-    line = {"partition": m.partition(), "offset": m.offset()}
+def record_line(m, with_topic):
+    line = {"topic": m.topic()} if with_topic else {}
+    line.update({"partition": m.partition(), "offset": m.offset()})
     text_or_b64(line, "key", m.key())
     text_or_b64(line, "value", m.value())
     headers = []
@@ -100,6 +107,8 @@ def main(argv):
     deadline = time.monotonic() + o["timeout"]
     conf = connection.conf(o)
     conf["enable.auto.commit"] = False
+    if o.get("metadata-max-age-ms"):
+        conf["topic.metadata.refresh.interval.ms"] = o["metadata-max-age-ms"]
     if "group" in o:
         conf["group.id"] = o["group"]
         conf["auto.offset.reset"] = o["from"]
@@ -108,8 +117,22 @@ def main(argv):
     printed, count = 0, o["count"]
     try:
         c = Consumer(conf)
-        if "group" in o:
-            c.subscribe([o["topic"]])
+        nxt = {}
+
+        def on_revoke(consumer, revoked):
+            # With --commit, what was printed of a partition a rebalance takes away is committed
+            # first, so that whoever reads it next (this member included) starts after it.
+            done = [TopicPartition(tp.topic, tp.partition, nxt.pop((tp.topic, tp.partition)))
+                    for tp in revoked if (tp.topic, tp.partition) in nxt]
+            if o.get("commit") and done:
+                consumer.commit(offsets=done, asynchronous=False)
+
+        regex = "topic_regex" in o
+        if regex:
+            pattern = o["topic_regex"]
+            c.subscribe([pattern if pattern.startswith("^") else "^" + pattern], on_revoke=on_revoke)
+        elif "group" in o:
+            c.subscribe([o["topic"]], on_revoke=on_revoke)
         else:
             if "partition" in o:
                 parts = [o["partition"]]
@@ -122,7 +145,6 @@ def main(argv):
             if start is None:
                 start = int(o["from"])
             c.assign([TopicPartition(o["topic"], p, start) for p in parts])
-        nxt = {}
         while printed < count:
             left = deadline - time.monotonic()
             if left <= 0:
@@ -133,15 +155,15 @@ def main(argv):
             if m.error():
                 sys.stderr.write(f"confluent-kafka runner: {m.error()}\n")
                 continue
-            sys.stdout.write(record_line(m) + "\n")
+            sys.stdout.write(record_line(m, regex) + "\n")
             sys.stdout.flush()
             printed += 1
-            nxt[m.partition()] = m.offset() + 1
+            nxt[(m.topic(), m.partition())] = m.offset() + 1
         if printed < count:
             sys.stderr.write(f"confluent-kafka runner: read {printed} of {count} records before the deadline ({o['timeout']}s)\n")
             os._exit(EXIT_FAILED)  # what was printed stands; closing could outlast the deadline
         if o.get("commit"):
-            c.commit(offsets=[TopicPartition(o["topic"], p, off) for p, off in nxt.items()], asynchronous=False)
+            c.commit(offsets=[TopicPartition(t, p, off) for (t, p), off in nxt.items()], asynchronous=False)
         c.close()  # leaves the group
     except KafkaException as e:
         sys.stderr.write(f"confluent-kafka runner: {e}\n")

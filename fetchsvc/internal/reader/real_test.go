@@ -23,6 +23,7 @@ import (
 // realEnv is the service over the test cluster, called in-process.
 type realEnv struct {
 	cluster *testenv.Cluster
+	fluss   *fluss.Client
 	svc     *Service
 	db      string
 }
@@ -41,7 +42,7 @@ func newRealEnv(t *testing.T) *realEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &realEnv{cluster: cluster, svc: svc, db: cluster.NewDatabase(t, "fetchsvc")}
+	return &realEnv{cluster: cluster, fluss: fc, svc: svc, db: cluster.NewDatabase(t, "fetchsvc")}
 }
 
 // mapping is the JSON-valued topic of a table, as catalogsvc maps it.

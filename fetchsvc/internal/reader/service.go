@@ -6,7 +6,9 @@ package reader
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
+	"regexp"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -38,6 +40,9 @@ type Service struct {
 	// pollMin and pollMax bound the pause between reads of a long poll.
 	pollMin, pollMax time.Duration
 	offsets          *groupoffsets.Store
+	// refusedAt is when the refusal of each partitioned table's own topic
+	// was last logged (topic -> time.Time).
+	refusedAt sync.Map
 
 	records  metric.Int64Counter
 	bytes    metric.Int64Counter
@@ -153,13 +158,14 @@ func (s *Service) prepare(ctx context.Context, tr *topicRead, parts []*fetchv1.R
 			ErrorMessage: msg, HighWatermark: -1, LogStartOffset: -1})
 		s.errs.Add(ctx, 1, metric.WithAttributes(attribute.Int("kafka.error_code", int(e.Code))))
 	}
-	if len(tr.m.GetPartitionKeys()) > 0 {
+	if msg := partitionedTableTopic(tr.m); msg != "" {
 		for _, p := range parts {
-			fail(p.GetPartition(), kerr.InvalidRequest, "topics of partitioned tables cannot be read yet (docs/limits.md)")
+			fail(p.GetPartition(), kerr.InvalidRequest, msg)
 		}
-		s.log.Warn("fetch from a partitioned table refused", "topic", tr.m.GetTopic())
+		s.logRefusedTable(tr.m.GetTopic())
 		return
 	}
+	pid := flussPartitionID(tr.m)
 	info, err := s.tables.table(ctx, tr.m)
 	if err != nil {
 		ke := kafkaError(err)
@@ -183,7 +189,7 @@ func (s *Service) prepare(ctx context.Context, tr *topicRead, parts []*fetchv1.R
 		tr.out.Partitions = append(tr.out.Partitions, pr)
 		tr.parts = append(tr.parts, pr)
 		tr.kafkaMax = append(tr.kafkaMax, p.GetMaxBytes())
-		tr.buckets = append(tr.buckets, fluss.FetchBucket{Bucket: p.GetPartition(), Offset: p.GetFetchOffset(),
+		tr.buckets = append(tr.buckets, fluss.FetchBucket{PartitionID: pid, Bucket: p.GetPartition(), Offset: p.GetFetchOffset(),
 			MaxBytes: s.tables.logBytesFor(info.TableID, p.GetMaxBytes())})
 	}
 }
@@ -385,14 +391,16 @@ func (s *Service) ListOffsets(ctx context.Context, req *fetchv1.ListOffsetsReque
 	if len(groups) == 0 {
 		return resp, nil
 	}
-	if len(m.GetPartitionKeys()) > 0 {
+	if msg := partitionedTableTopic(m); msg != "" {
+		s.logRefusedTable(m.GetTopic())
 		for _, idxs := range groups {
 			for _, i := range idxs {
-				fail(i, kerr.InvalidRequest, "topics of partitioned tables cannot be read yet (docs/limits.md)")
+				fail(i, kerr.InvalidRequest, msg)
 			}
 		}
 		return resp, nil
 	}
+	pid := flussPartitionID(m)
 	info, err := s.tables.table(ctx, m)
 	if err != nil {
 		s.log.Warn("list offsets: table lookup failed", "topic", m.GetTopic(), "error", err)
@@ -411,11 +419,11 @@ func (s *Service) ListOffsets(ctx context.Context, req *fetchv1.ListOffsetsReque
 		var offs map[int32]int64
 		switch ts {
 		case timestampEarliest:
-			offs, err = s.fluss.ListOffsets(ctx, info.TableID, nil, buckets, fluss.OffsetEarliest)
+			offs, err = s.fluss.ListOffsets(ctx, info.TableID, pid, buckets, fluss.OffsetEarliest)
 		case timestampLatest:
-			offs, err = s.fluss.ListOffsets(ctx, info.TableID, nil, buckets, fluss.OffsetLatest)
+			offs, err = s.fluss.ListOffsets(ctx, info.TableID, pid, buckets, fluss.OffsetLatest)
 		default:
-			offs, err = s.fluss.OffsetsForTimestamp(ctx, info.TableID, nil, buckets, ts)
+			offs, err = s.fluss.OffsetsForTimestamp(ctx, info.TableID, pid, buckets, ts)
 		}
 		if ts >= 0 && fluss.CodeOf(err) == fluss.CodeInvalidTimestamp {
 			// Fluss refuses a time after its clock; nothing was committed
@@ -439,10 +447,51 @@ func (s *Service) ListOffsets(ctx context.Context, req *fetchv1.ListOffsetsReque
 			answers[i].Offset = off
 		}
 		if ts >= 0 {
-			s.commitTimes(ctx, info, answers, idxs)
+			s.commitTimes(ctx, info, pid, answers, idxs)
 		}
 	}
 	return resp, nil
+}
+
+// partitionedTableTopic says why m cannot be read: the topic of a whole
+// partitioned table, whose Kafka partitions would mix the logs of every
+// Fluss partition. Each Fluss partition is a topic of its own
+// (docs/mapping.md §4.5). Empty for every readable topic.
+func partitionedTableTopic(m *catalogv1.TopicMapping) string {
+	if len(m.GetPartitionKeys()) == 0 || m.GetFlussPartition() != nil {
+		return ""
+	}
+	return fmt.Sprintf("topic %s is a partitioned table: read each Fluss partition as its topic %s.<partition values joined by '.'>, "+
+		"e.g. by subscribing to the pattern %s (docs/mapping.md)", m.GetTopic(), m.GetTopic(), partitionTopicsPattern(m.GetTopic()))
+}
+
+// logRefusedTable logs that a partitioned table's own topic was refused,
+// at most once a minute per topic: clients retry it several times a
+// second.
+func (s *Service) logRefusedTable(topic string) {
+	now := time.Now()
+	if last, ok := s.refusedAt.Load(topic); ok && now.Sub(last.(time.Time)) < time.Minute {
+		return
+	}
+	s.refusedAt.Store(topic, now)
+	s.log.Warn("read of a partitioned table's own topic refused: read its Fluss partitions' topics", "topic", topic,
+		"pattern", partitionTopicsPattern(topic))
+}
+
+// partitionTopicsPattern is a regular expression matching the topics of
+// every Fluss partition of the table whose topic is tableTopic.
+func partitionTopicsPattern(tableTopic string) string {
+	return "^" + regexp.QuoteMeta(tableTopic) + `\..+`
+}
+
+// flussPartitionID is the Fluss partition m reads, nil for a table
+// without partitions.
+func flussPartitionID(m *catalogv1.TopicMapping) *int64 {
+	if p := m.GetFlussPartition(); p != nil {
+		id := p.GetId()
+		return &id
+	}
+	return nil
 }
 
 // Kafka's ListOffsets timestamps that ask for a position, not a time.
@@ -455,13 +504,13 @@ const (
 // timestamp of the batch found, or offset and timestamp -1 when no batch
 // was committed at or after the time asked for (Fluss then names the
 // latest offset).
-func (s *Service) commitTimes(ctx context.Context, info *fluss.TableInfo, answers []*fetchv1.OffsetAnswer, idxs []int) {
+func (s *Service) commitTimes(ctx context.Context, info *fluss.TableInfo, pid *int64, answers []*fetchv1.OffsetAnswer, idxs []int) {
 	var buckets []fluss.FetchBucket
 	var which []int
 	for _, i := range idxs {
 		if answers[i].ErrorCode == 0 {
 			// One byte is enough: the first batch is returned whole.
-			buckets = append(buckets, fluss.FetchBucket{Bucket: answers[i].Partition, Offset: answers[i].Offset, MaxBytes: 1})
+			buckets = append(buckets, fluss.FetchBucket{PartitionID: pid, Bucket: answers[i].Partition, Offset: answers[i].Offset, MaxBytes: 1})
 			which = append(which, i)
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -154,6 +155,45 @@ func TestCatalogMarkStale(t *testing.T) {
 	now = now.Add(2 * time.Minute)
 	if _, stale := resolve(); len(stale) != 0 {
 		t.Fatalf("stale id still sent after the new table was found: %v", stale)
+	}
+}
+
+// TestCatalogMarkPartitionGone: the topic of a Fluss partition a read found
+// gone is asked for again at once, naming the partition as stale, until
+// catalogsvc no longer maps it.
+func TestCatalogMarkPartitionGone(t *testing.T) {
+	fake := fakebackends.NewCatalog()
+	fake.AddPartitionTopic("t.x", "t", "x", 1, 5, 9)
+	c := newCatalog(t, fake)
+	now := time.Unix(1000, 0)
+	c.now = func() time.Time { return now }
+	ctx := context.Background()
+	resolve := func() (Topic, []int64) {
+		t.Helper()
+		got, err := c.Resolve(ctx, []string{"t.x"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		fake.Mu.Lock()
+		defer fake.Mu.Unlock()
+		return got["t.x"], fake.LastStalePartitions
+	}
+	if _, stale := resolve(); len(stale) != 0 {
+		t.Fatalf("first resolve: stale %v", stale)
+	}
+	c.MarkPartitionGone("t.x", 9)
+	if tp, stale := resolve(); tp.Mapping == nil || fake.Resolves.Load() != 2 || !slices.Equal(stale, []int64{9}) {
+		t.Fatalf("after MarkPartitionGone: %+v, stale %v, %d calls; want a new call naming 9", tp, stale, fake.Resolves.Load())
+	}
+	// catalogsvc catches up after the negative TTL; then nothing is stale.
+	fake.RemoveTopic("t.x")
+	now = now.Add(2 * time.Second)
+	if tp, stale := resolve(); tp.Mapping != nil || tp.ErrorCode != kerr.UnknownTopicOrPartition.Code || !slices.Equal(stale, []int64{9}) {
+		t.Fatalf("after the negative TTL: %+v, stale %v", tp, stale)
+	}
+	now = now.Add(2 * time.Second)
+	if _, stale := resolve(); len(stale) != 0 {
+		t.Fatalf("stale partition still sent after catalogsvc dropped the topic: %v", stale)
 	}
 }
 

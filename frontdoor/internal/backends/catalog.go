@@ -78,6 +78,7 @@ type Catalog struct {
 	cache     map[string]cacheEntry
 	inflight  map[string]*flight
 	stale     map[string]int64 // topic -> table id Fluss said is gone
+	goneParts map[string]int64 // topic -> Fluss partition id a read found gone
 	clusterID string
 	// swept is the cache's size after the last sweep of expired entries.
 	swept int
@@ -97,6 +98,7 @@ func NewCatalog(cfg CatalogConfig, conn grpc.ClientConnInterface, log *slog.Logg
 	return &Catalog{
 		cfg: cfg, client: catalogv1.NewCatalogServiceClient(conn), log: log.With("backend", "catalog"),
 		now: time.Now, cache: map[string]cacheEntry{}, inflight: map[string]*flight{}, stale: map[string]int64{},
+		goneParts: map[string]int64{},
 	}, nil
 }
 
@@ -191,6 +193,20 @@ func (c *Catalog) MarkStale(topic string, tableID int64) {
 	c.stale[topic] = tableID
 }
 
+// MarkPartitionGone drops topic's cached mapping if it reads Fluss
+// partition partitionID, which a read found gone (dropped, e.g. by
+// retention). The next Resolve of topic names the partition as stale, so
+// catalogsvc lists the partitions again and the topic disappears at once
+// instead of at its next periodic refresh.
+func (c *Catalog) MarkPartitionGone(topic string, partitionID int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e, ok := c.cache[topic]; ok && e.topic.Mapping.GetFlussPartition().GetId() == partitionID {
+		delete(c.cache, topic)
+	}
+	c.goneParts[topic] = partitionID
+}
+
 func (c *Catalog) fetch(ctx context.Context, names []string) (map[string]Topic, error) {
 	ctx, cancel := context.WithTimeout(ctx, c.cfg.CallTimeout)
 	defer cancel()
@@ -199,6 +215,9 @@ func (c *Catalog) fetch(ctx context.Context, names []string) (map[string]Topic, 
 	for _, n := range names {
 		if id, ok := c.stale[n]; ok {
 			req.StaleTableIds = append(req.StaleTableIds, id)
+		}
+		if id, ok := c.goneParts[n]; ok {
+			req.StalePartitionIds = append(req.StalePartitionIds, id)
 		}
 	}
 	c.mu.Unlock()
@@ -228,6 +247,13 @@ func (c *Catalog) fetch(ctx context.Context, names []string) (map[string]Topic, 
 				ttl = c.cfg.NegativeTTL
 			} else {
 				delete(c.stale, r.GetTopic())
+			}
+		}
+		if id, ok := c.goneParts[r.GetTopic()]; ok {
+			if p := t.Mapping.GetFlussPartition(); p != nil && p.GetId() == id {
+				ttl = c.cfg.NegativeTTL // catalogsvc's refresh was rate-limited
+			} else {
+				delete(c.goneParts, r.GetTopic())
 			}
 		}
 		c.cache[r.GetTopic()] = cacheEntry{topic: t, expires: now.Add(ttl)}

@@ -63,6 +63,9 @@ type Catalog struct {
 	LastBroker atomic.Pointer[catalogv1.Broker]
 	// LastStale is the stale table ids of the latest ResolveTopics (Mu).
 	LastStale []int64
+	// LastStalePartitions is the stale partition ids of the latest
+	// ResolveTopics (Mu).
+	LastStalePartitions []int64
 }
 
 // AddTopic exposes a topic backed by table tableID with partitions buckets.
@@ -79,6 +82,23 @@ func (f *Catalog) AddTopic(name string, partitions int32, tableID int64) {
 	}
 }
 
+// RemoveTopic takes a topic away.
+func (f *Catalog) RemoveTopic(name string) {
+	f.Mu.Lock()
+	defer f.Mu.Unlock()
+	delete(f.topics, name)
+}
+
+// AddPartitionTopic exposes the topic of Fluss partition partitionID
+// (named partition) of the partitioned table behind topic table.
+func (f *Catalog) AddPartitionTopic(name, table, partition string, partitions int32, tableID, partitionID int64) {
+	f.AddTopic(name, partitions, tableID)
+	f.Mu.Lock()
+	defer f.Mu.Unlock()
+	f.topics[name].PartitionKeys = []string{"p"}
+	f.topics[name].FlussPartition = &catalogv1.FlussPartition{Id: partitionID, Name: partition, TableTopic: table}
+}
+
 func (f *Catalog) ResolveTopics(_ context.Context, r *catalogv1.ResolveTopicsRequest) (*catalogv1.ResolveTopicsResponse, error) {
 	if f.Down.Load() {
 		return nil, status.Error(codes.Unavailable, "catalog down")
@@ -87,6 +107,7 @@ func (f *Catalog) ResolveTopics(_ context.Context, r *catalogv1.ResolveTopicsReq
 	f.Mu.Lock()
 	defer f.Mu.Unlock()
 	f.LastStale = r.StaleTableIds
+	f.LastStalePartitions = r.StalePartitionIds
 	resp := &catalogv1.ResolveTopicsResponse{}
 	for _, n := range r.Topics {
 		if m := f.topics[n]; m != nil {

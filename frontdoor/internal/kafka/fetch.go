@@ -156,6 +156,9 @@ func (h *fetchHandler) serve(ctx context.Context, s *Session, req Request) (Repl
 				op.HighWatermark, op.LastStableOffset = gp.GetHighWatermark(), gp.GetHighWatermark()
 				op.LogStartOffset = gp.GetLogStartOffset()
 				op.RecordBatches = gp.GetRecords()
+				if p := topics[gt.GetTopic()].Mapping.GetFlussPartition(); p != nil && op.ErrorCode == kerr.UnknownTopicOrPartition.Code {
+					h.catalog.MarkPartitionGone(gt.GetTopic(), p.GetId())
+				}
 				if op.ErrorCode != 0 && op.ErrorCode != kerr.OffsetOutOfRange.Code {
 					log.Info("fetch partition failed", "topic", gt.GetTopic(), "partition", gp.GetPartition(),
 						"error", kerr.ErrorForCode(op.ErrorCode).Error(), "message", gp.GetErrorMessage())

@@ -260,6 +260,12 @@ func (p *producer) producePartition(ctx context.Context, w *partWork, t backends
 		}
 		setErr(out, code, t.ErrorMsg)
 		return
+	case m.GetFlussPartition() != nil:
+		// The topic of one Fluss partition is read-only: rows pick their
+		// partition by their partition columns, through the table's topic.
+		setErr(out, kerr.InvalidTopicException.Code, fmt.Sprintf("topic %s is Fluss partition %s of a partitioned table, for reading; produce to topic %s",
+			w.topic, m.GetFlussPartition().GetName(), m.GetFlussPartition().GetTableTopic()))
+		return
 	case out.Partition < 0 || out.Partition >= m.GetPartitionCount():
 		setErr(out, kerr.UnknownTopicOrPartition.Code,
 			fmt.Sprintf("partition %d out of range: topic %s has %d partitions", out.Partition, w.topic, m.GetPartitionCount()))

@@ -19,6 +19,7 @@ func TestProducePartitionErrors(t *testing.T) {
 	h := newHarness(t, harnessOpts{produce: func(c *ProduceConfig) { c.MaxMessageBytes = 4096 }})
 	good := batchOf(t, "ok")
 	txnID := "txn-1"
+	h.cat.AddPartitionTopic("daily.20261204", "daily", "20261204", 2, 300, 7)
 	for _, tc := range []struct {
 		name    string
 		req     func() *kmsg.ProduceRequest
@@ -33,6 +34,8 @@ func TestProducePartitionErrors(t *testing.T) {
 		}, kerr.TransactionalIDAuthorizationFailed.Code, "transactions"},
 		{"unknown topic", func() *kmsg.ProduceRequest { return produceReq(9, -1, "missing", 0, good) }, kerr.UnknownTopicOrPartition.Code, ""},
 		{"partition out of range", func() *kmsg.ProduceRequest { return produceReq(9, -1, "orders", 4, good) }, kerr.UnknownTopicOrPartition.Code, "out of range"},
+		{"topic of a Fluss partition", func() *kmsg.ProduceRequest { return produceReq(9, -1, "daily.20261204", 0, good) },
+			kerr.InvalidTopicException.Code, "produce to topic daily"},
 		{"negative partition", func() *kmsg.ProduceRequest { return produceReq(9, -1, "orders", -1, good) }, kerr.UnknownTopicOrPartition.Code, "out of range"},
 		{"no records", func() *kmsg.ProduceRequest { return produceReq(9, -1, "orders", 0, nil) }, kerr.InvalidRecord.Code, "exactly one"},
 		{"two batches", func() *kmsg.ProduceRequest {

@@ -62,6 +62,10 @@ func runConsume(name string, consume consumer, args []string, log *slog.Logger) 
 		fmt.Fprintf(os.Stderr, "gorunner: %v\n", err)
 		return protocol.ExitUsage
 	}
+	if (o.TopicRegex != "" || o.MetadataMaxAgeMs > 0) && name != "franz" {
+		fmt.Fprintf(os.Stderr, "gorunner: %s: --topic-regex and --metadata-max-age-ms are not implemented in this runner\n", name)
+		return protocol.ExitUsage
+	}
 	log = log.With("client", name, "topic", o.Topic)
 	ctx, cancel := runContext(o.Timeout)
 	defer cancel()

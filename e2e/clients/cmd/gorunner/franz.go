@@ -7,6 +7,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/sasl/oauth"
@@ -136,7 +137,13 @@ func consumeFranz(ctx context.Context, o protocol.ConsumeOptions, out *sink, log
 	} else if n, ok := o.FromOffset(); ok {
 		start = kgo.NewOffset().At(n)
 	}
+	if o.MetadataMaxAgeMs > 0 {
+		age := time.Duration(o.MetadataMaxAgeMs) * time.Millisecond
+		opts = append(opts, kgo.MetadataMaxAge(age), kgo.MetadataMinAge(min(age, 5*time.Second)))
+	}
 	switch {
+	case o.TopicRegex != "":
+		opts = append(opts, kgo.ConsumerGroup(o.Group), kgo.ConsumeRegex(), kgo.ConsumeTopics(o.TopicRegex), kgo.ConsumeResetOffset(start), kgo.DisableAutoCommit())
 	case o.Group != "":
 		opts = append(opts, kgo.ConsumerGroup(o.Group), kgo.ConsumeTopics(o.Topic), kgo.ConsumeResetOffset(start), kgo.DisableAutoCommit())
 	case o.Partition != nil:
@@ -161,6 +168,9 @@ func consumeFranz(ctx context.Context, o protocol.ConsumeOptions, out *sink, log
 			m := protocol.Message{Partition: r.Partition, Offset: r.Offset, Key: r.Key, Value: r.Value, TimestampMs: r.Timestamp.UnixMilli()}
 			for _, h := range r.Headers {
 				m.Headers = append(m.Headers, protocol.MessageHeader{Key: h.Key, Value: h.Value})
+			}
+			if o.TopicRegex != "" {
+				m.Topic = r.Topic
 			}
 			if out.emit(m) {
 				printed = append(printed, r)

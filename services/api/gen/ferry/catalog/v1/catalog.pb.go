@@ -622,8 +622,13 @@ type TopicMapping struct {
 	// (services/fluss/partitioning.ParseAutoPartition reads them), so that
 	// transcodesvc can refuse rows for partitions the cluster would not keep.
 	AutoPartitionOptions map[string]string `protobuf:"bytes,17,rep,name=auto_partition_options,json=autoPartitionOptions,proto3" json:"auto_partition_options,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
-	unknownFields        protoimpl.UnknownFields
-	sizeCache            protoimpl.SizeCache
+	// Set on the topic of one Fluss partition of a partitioned table
+	// (docs/mapping.md §4.5): its partitions are that Fluss partition's
+	// buckets, read at Fluss's offsets. Such a topic is read-only; rows are
+	// produced to the table's own topic. Unset for every other topic.
+	FlussPartition *FlussPartition `protobuf:"bytes,18,opt,name=fluss_partition,json=flussPartition,proto3" json:"fluss_partition,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *TopicMapping) Reset() {
@@ -775,6 +780,77 @@ func (x *TopicMapping) GetAutoPartitionOptions() map[string]string {
 	return nil
 }
 
+func (x *TopicMapping) GetFlussPartition() *FlussPartition {
+	if x != nil {
+		return x.FlussPartition
+	}
+	return nil
+}
+
+// One Fluss partition of a partitioned table, exposed as a topic of its own.
+type FlussPartition struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Fluss's partition id: cluster-unique, never reused.
+	Id int64 `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
+	// Fluss's partition name: the values of the partition keys joined by "$".
+	Name string `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	// The topic of the whole table, which producers write to.
+	TableTopic    string `protobuf:"bytes,3,opt,name=table_topic,json=tableTopic,proto3" json:"table_topic,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *FlussPartition) Reset() {
+	*x = FlussPartition{}
+	mi := &file_ferry_catalog_v1_catalog_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *FlussPartition) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*FlussPartition) ProtoMessage() {}
+
+func (x *FlussPartition) ProtoReflect() protoreflect.Message {
+	mi := &file_ferry_catalog_v1_catalog_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use FlussPartition.ProtoReflect.Descriptor instead.
+func (*FlussPartition) Descriptor() ([]byte, []int) {
+	return file_ferry_catalog_v1_catalog_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *FlussPartition) GetId() int64 {
+	if x != nil {
+		return x.Id
+	}
+	return 0
+}
+
+func (x *FlussPartition) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *FlussPartition) GetTableTopic() string {
+	if x != nil {
+		return x.TableTopic
+	}
+	return ""
+}
+
 type ResolveTopicsRequest struct {
 	state  protoimpl.MessageState `protogen:"open.v1"`
 	Topics []string               `protobuf:"bytes,1,rep,name=topics,proto3" json:"topics,omitempty"`
@@ -783,13 +859,18 @@ type ResolveTopicsRequest struct {
 	// was dropped and created again. A requested topic still mapped to one of
 	// them makes catalogsvc read Fluss's tables again before it answers.
 	StaleTableIds []int64 `protobuf:"varint,2,rep,packed,name=stale_table_ids,json=staleTableIds,proto3" json:"stale_table_ids,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	// Fluss partition ids the caller found gone: a read of the topic of one
+	// of them answered that the partition does not exist (dropped, e.g. by
+	// retention). A requested topic still mapped to one of them makes
+	// catalogsvc list the partitions again before it answers.
+	StalePartitionIds []int64 `protobuf:"varint,3,rep,packed,name=stale_partition_ids,json=stalePartitionIds,proto3" json:"stale_partition_ids,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
 }
 
 func (x *ResolveTopicsRequest) Reset() {
 	*x = ResolveTopicsRequest{}
-	mi := &file_ferry_catalog_v1_catalog_proto_msgTypes[4]
+	mi := &file_ferry_catalog_v1_catalog_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -801,7 +882,7 @@ func (x *ResolveTopicsRequest) String() string {
 func (*ResolveTopicsRequest) ProtoMessage() {}
 
 func (x *ResolveTopicsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ferry_catalog_v1_catalog_proto_msgTypes[4]
+	mi := &file_ferry_catalog_v1_catalog_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -814,7 +895,7 @@ func (x *ResolveTopicsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResolveTopicsRequest.ProtoReflect.Descriptor instead.
 func (*ResolveTopicsRequest) Descriptor() ([]byte, []int) {
-	return file_ferry_catalog_v1_catalog_proto_rawDescGZIP(), []int{4}
+	return file_ferry_catalog_v1_catalog_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *ResolveTopicsRequest) GetTopics() []string {
@@ -831,6 +912,13 @@ func (x *ResolveTopicsRequest) GetStaleTableIds() []int64 {
 	return nil
 }
 
+func (x *ResolveTopicsRequest) GetStalePartitionIds() []int64 {
+	if x != nil {
+		return x.StalePartitionIds
+	}
+	return nil
+}
+
 type ResolveTopicsResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Results       []*TopicResult         `protobuf:"bytes,1,rep,name=results,proto3" json:"results,omitempty"`
@@ -840,7 +928,7 @@ type ResolveTopicsResponse struct {
 
 func (x *ResolveTopicsResponse) Reset() {
 	*x = ResolveTopicsResponse{}
-	mi := &file_ferry_catalog_v1_catalog_proto_msgTypes[5]
+	mi := &file_ferry_catalog_v1_catalog_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -852,7 +940,7 @@ func (x *ResolveTopicsResponse) String() string {
 func (*ResolveTopicsResponse) ProtoMessage() {}
 
 func (x *ResolveTopicsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ferry_catalog_v1_catalog_proto_msgTypes[5]
+	mi := &file_ferry_catalog_v1_catalog_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -865,7 +953,7 @@ func (x *ResolveTopicsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResolveTopicsResponse.ProtoReflect.Descriptor instead.
 func (*ResolveTopicsResponse) Descriptor() ([]byte, []int) {
-	return file_ferry_catalog_v1_catalog_proto_rawDescGZIP(), []int{5}
+	return file_ferry_catalog_v1_catalog_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *ResolveTopicsResponse) GetResults() []*TopicResult {
@@ -890,7 +978,7 @@ type TopicResult struct {
 
 func (x *TopicResult) Reset() {
 	*x = TopicResult{}
-	mi := &file_ferry_catalog_v1_catalog_proto_msgTypes[6]
+	mi := &file_ferry_catalog_v1_catalog_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -902,7 +990,7 @@ func (x *TopicResult) String() string {
 func (*TopicResult) ProtoMessage() {}
 
 func (x *TopicResult) ProtoReflect() protoreflect.Message {
-	mi := &file_ferry_catalog_v1_catalog_proto_msgTypes[6]
+	mi := &file_ferry_catalog_v1_catalog_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -915,7 +1003,7 @@ func (x *TopicResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TopicResult.ProtoReflect.Descriptor instead.
 func (*TopicResult) Descriptor() ([]byte, []int) {
-	return file_ferry_catalog_v1_catalog_proto_rawDescGZIP(), []int{6}
+	return file_ferry_catalog_v1_catalog_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *TopicResult) GetTopic() string {
@@ -954,7 +1042,7 @@ type ListTopicsRequest struct {
 
 func (x *ListTopicsRequest) Reset() {
 	*x = ListTopicsRequest{}
-	mi := &file_ferry_catalog_v1_catalog_proto_msgTypes[7]
+	mi := &file_ferry_catalog_v1_catalog_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -966,7 +1054,7 @@ func (x *ListTopicsRequest) String() string {
 func (*ListTopicsRequest) ProtoMessage() {}
 
 func (x *ListTopicsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ferry_catalog_v1_catalog_proto_msgTypes[7]
+	mi := &file_ferry_catalog_v1_catalog_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -979,7 +1067,7 @@ func (x *ListTopicsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTopicsRequest.ProtoReflect.Descriptor instead.
 func (*ListTopicsRequest) Descriptor() ([]byte, []int) {
-	return file_ferry_catalog_v1_catalog_proto_rawDescGZIP(), []int{7}
+	return file_ferry_catalog_v1_catalog_proto_rawDescGZIP(), []int{8}
 }
 
 type ListTopicsResponse struct {
@@ -991,7 +1079,7 @@ type ListTopicsResponse struct {
 
 func (x *ListTopicsResponse) Reset() {
 	*x = ListTopicsResponse{}
-	mi := &file_ferry_catalog_v1_catalog_proto_msgTypes[8]
+	mi := &file_ferry_catalog_v1_catalog_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1003,7 +1091,7 @@ func (x *ListTopicsResponse) String() string {
 func (*ListTopicsResponse) ProtoMessage() {}
 
 func (x *ListTopicsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ferry_catalog_v1_catalog_proto_msgTypes[8]
+	mi := &file_ferry_catalog_v1_catalog_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1016,7 +1104,7 @@ func (x *ListTopicsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTopicsResponse.ProtoReflect.Descriptor instead.
 func (*ListTopicsResponse) Descriptor() ([]byte, []int) {
-	return file_ferry_catalog_v1_catalog_proto_rawDescGZIP(), []int{8}
+	return file_ferry_catalog_v1_catalog_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *ListTopicsResponse) GetTopics() []*TopicMapping {
@@ -1039,7 +1127,7 @@ type Broker struct {
 
 func (x *Broker) Reset() {
 	*x = Broker{}
-	mi := &file_ferry_catalog_v1_catalog_proto_msgTypes[9]
+	mi := &file_ferry_catalog_v1_catalog_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1051,7 +1139,7 @@ func (x *Broker) String() string {
 func (*Broker) ProtoMessage() {}
 
 func (x *Broker) ProtoReflect() protoreflect.Message {
-	mi := &file_ferry_catalog_v1_catalog_proto_msgTypes[9]
+	mi := &file_ferry_catalog_v1_catalog_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1064,7 +1152,7 @@ func (x *Broker) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Broker.ProtoReflect.Descriptor instead.
 func (*Broker) Descriptor() ([]byte, []int) {
-	return file_ferry_catalog_v1_catalog_proto_rawDescGZIP(), []int{9}
+	return file_ferry_catalog_v1_catalog_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *Broker) GetNodeId() int32 {
@@ -1106,7 +1194,7 @@ type HeartbeatRequest struct {
 
 func (x *HeartbeatRequest) Reset() {
 	*x = HeartbeatRequest{}
-	mi := &file_ferry_catalog_v1_catalog_proto_msgTypes[10]
+	mi := &file_ferry_catalog_v1_catalog_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1118,7 +1206,7 @@ func (x *HeartbeatRequest) String() string {
 func (*HeartbeatRequest) ProtoMessage() {}
 
 func (x *HeartbeatRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ferry_catalog_v1_catalog_proto_msgTypes[10]
+	mi := &file_ferry_catalog_v1_catalog_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1131,7 +1219,7 @@ func (x *HeartbeatRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HeartbeatRequest.ProtoReflect.Descriptor instead.
 func (*HeartbeatRequest) Descriptor() ([]byte, []int) {
-	return file_ferry_catalog_v1_catalog_proto_rawDescGZIP(), []int{10}
+	return file_ferry_catalog_v1_catalog_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *HeartbeatRequest) GetBroker() *Broker {
@@ -1157,7 +1245,7 @@ type HeartbeatResponse struct {
 
 func (x *HeartbeatResponse) Reset() {
 	*x = HeartbeatResponse{}
-	mi := &file_ferry_catalog_v1_catalog_proto_msgTypes[11]
+	mi := &file_ferry_catalog_v1_catalog_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1169,7 +1257,7 @@ func (x *HeartbeatResponse) String() string {
 func (*HeartbeatResponse) ProtoMessage() {}
 
 func (x *HeartbeatResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ferry_catalog_v1_catalog_proto_msgTypes[11]
+	mi := &file_ferry_catalog_v1_catalog_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1182,7 +1270,7 @@ func (x *HeartbeatResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HeartbeatResponse.ProtoReflect.Descriptor instead.
 func (*HeartbeatResponse) Descriptor() ([]byte, []int) {
-	return file_ferry_catalog_v1_catalog_proto_rawDescGZIP(), []int{11}
+	return file_ferry_catalog_v1_catalog_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *HeartbeatResponse) GetClusterId() string {
@@ -1205,7 +1293,7 @@ type MetadataRequest struct {
 
 func (x *MetadataRequest) Reset() {
 	*x = MetadataRequest{}
-	mi := &file_ferry_catalog_v1_catalog_proto_msgTypes[12]
+	mi := &file_ferry_catalog_v1_catalog_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1217,7 +1305,7 @@ func (x *MetadataRequest) String() string {
 func (*MetadataRequest) ProtoMessage() {}
 
 func (x *MetadataRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ferry_catalog_v1_catalog_proto_msgTypes[12]
+	mi := &file_ferry_catalog_v1_catalog_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1230,7 +1318,7 @@ func (x *MetadataRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MetadataRequest.ProtoReflect.Descriptor instead.
 func (*MetadataRequest) Descriptor() ([]byte, []int) {
-	return file_ferry_catalog_v1_catalog_proto_rawDescGZIP(), []int{12}
+	return file_ferry_catalog_v1_catalog_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *MetadataRequest) GetTopics() []string {
@@ -1266,7 +1354,7 @@ type MetadataResponse struct {
 
 func (x *MetadataResponse) Reset() {
 	*x = MetadataResponse{}
-	mi := &file_ferry_catalog_v1_catalog_proto_msgTypes[13]
+	mi := &file_ferry_catalog_v1_catalog_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1278,7 +1366,7 @@ func (x *MetadataResponse) String() string {
 func (*MetadataResponse) ProtoMessage() {}
 
 func (x *MetadataResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ferry_catalog_v1_catalog_proto_msgTypes[13]
+	mi := &file_ferry_catalog_v1_catalog_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1291,7 +1379,7 @@ func (x *MetadataResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MetadataResponse.ProtoReflect.Descriptor instead.
 func (*MetadataResponse) Descriptor() ([]byte, []int) {
-	return file_ferry_catalog_v1_catalog_proto_rawDescGZIP(), []int{13}
+	return file_ferry_catalog_v1_catalog_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *MetadataResponse) GetClusterId() string {
@@ -1335,7 +1423,7 @@ type TopicMetadata struct {
 
 func (x *TopicMetadata) Reset() {
 	*x = TopicMetadata{}
-	mi := &file_ferry_catalog_v1_catalog_proto_msgTypes[14]
+	mi := &file_ferry_catalog_v1_catalog_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1347,7 +1435,7 @@ func (x *TopicMetadata) String() string {
 func (*TopicMetadata) ProtoMessage() {}
 
 func (x *TopicMetadata) ProtoReflect() protoreflect.Message {
-	mi := &file_ferry_catalog_v1_catalog_proto_msgTypes[14]
+	mi := &file_ferry_catalog_v1_catalog_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1360,7 +1448,7 @@ func (x *TopicMetadata) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TopicMetadata.ProtoReflect.Descriptor instead.
 func (*TopicMetadata) Descriptor() ([]byte, []int) {
-	return file_ferry_catalog_v1_catalog_proto_rawDescGZIP(), []int{14}
+	return file_ferry_catalog_v1_catalog_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *TopicMetadata) GetTopic() string {
@@ -1409,7 +1497,7 @@ type PartitionMetadata struct {
 
 func (x *PartitionMetadata) Reset() {
 	*x = PartitionMetadata{}
-	mi := &file_ferry_catalog_v1_catalog_proto_msgTypes[15]
+	mi := &file_ferry_catalog_v1_catalog_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1421,7 +1509,7 @@ func (x *PartitionMetadata) String() string {
 func (*PartitionMetadata) ProtoMessage() {}
 
 func (x *PartitionMetadata) ProtoReflect() protoreflect.Message {
-	mi := &file_ferry_catalog_v1_catalog_proto_msgTypes[15]
+	mi := &file_ferry_catalog_v1_catalog_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1434,7 +1522,7 @@ func (x *PartitionMetadata) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PartitionMetadata.ProtoReflect.Descriptor instead.
 func (*PartitionMetadata) Descriptor() ([]byte, []int) {
-	return file_ferry_catalog_v1_catalog_proto_rawDescGZIP(), []int{15}
+	return file_ferry_catalog_v1_catalog_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *PartitionMetadata) GetPartition() int32 {
@@ -1483,7 +1571,7 @@ const file_ferry_catalog_v1_catalog_proto_rawDesc = "" +
 	"key_column\x18\x03 \x01(\tR\tkeyColumn\x12)\n" +
 	"\x10timestamp_column\x18\x04 \x01(\tR\x0ftimestampColumn\x12%\n" +
 	"\x0eheaders_column\x18\x05 \x01(\tR\rheadersColumn\x12K\n" +
-	"\x0eunknown_fields\x18\x06 \x01(\x0e2$.ferry.catalog.v1.UnknownFieldPolicyR\runknownFields\"\xbd\x06\n" +
+	"\x0eunknown_fields\x18\x06 \x01(\x0e2$.ferry.catalog.v1.UnknownFieldPolicyR\runknownFields\"\x88\a\n" +
 	"\fTopicMapping\x12\x14\n" +
 	"\x05topic\x18\x01 \x01(\tR\x05topic\x12\x19\n" +
 	"\btopic_id\x18\x02 \x01(\fR\atopicId\x12\x1a\n" +
@@ -1504,13 +1592,20 @@ const file_ferry_catalog_v1_catalog_proto_rawDesc = "" +
 	"\x04kind\x18\x0e \x01(\x0e2\x1b.ferry.catalog.v1.TableKindR\x04kind\x12!\n" +
 	"\fprimary_keys\x18\x0f \x03(\tR\vprimaryKeys\x12%\n" +
 	"\x0epartition_keys\x18\x10 \x03(\tR\rpartitionKeys\x12n\n" +
-	"\x16auto_partition_options\x18\x11 \x03(\v28.ferry.catalog.v1.TopicMapping.AutoPartitionOptionsEntryR\x14autoPartitionOptions\x1aG\n" +
+	"\x16auto_partition_options\x18\x11 \x03(\v28.ferry.catalog.v1.TopicMapping.AutoPartitionOptionsEntryR\x14autoPartitionOptions\x12I\n" +
+	"\x0ffluss_partition\x18\x12 \x01(\v2 .ferry.catalog.v1.FlussPartitionR\x0eflussPartition\x1aG\n" +
 	"\x19AutoPartitionOptionsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"V\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"U\n" +
+	"\x0eFlussPartition\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\x03R\x02id\x12\x12\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\x12\x1f\n" +
+	"\vtable_topic\x18\x03 \x01(\tR\n" +
+	"tableTopic\"\x86\x01\n" +
 	"\x14ResolveTopicsRequest\x12\x16\n" +
 	"\x06topics\x18\x01 \x03(\tR\x06topics\x12&\n" +
-	"\x0fstale_table_ids\x18\x02 \x03(\x03R\rstaleTableIds\"P\n" +
+	"\x0fstale_table_ids\x18\x02 \x03(\x03R\rstaleTableIds\x12.\n" +
+	"\x13stale_partition_ids\x18\x03 \x03(\x03R\x11stalePartitionIds\"P\n" +
 	"\x15ResolveTopicsResponse\x127\n" +
 	"\aresults\x18\x01 \x03(\v2\x1d.ferry.catalog.v1.TopicResultR\aresults\"\xa1\x01\n" +
 	"\vTopicResult\x12\x14\n" +
@@ -1618,7 +1713,7 @@ func file_ferry_catalog_v1_catalog_proto_rawDescGZIP() []byte {
 }
 
 var file_ferry_catalog_v1_catalog_proto_enumTypes = make([]protoimpl.EnumInfo, 5)
-var file_ferry_catalog_v1_catalog_proto_msgTypes = make([]protoimpl.MessageInfo, 17)
+var file_ferry_catalog_v1_catalog_proto_msgTypes = make([]protoimpl.MessageInfo, 18)
 var file_ferry_catalog_v1_catalog_proto_goTypes = []any{
 	(ValueFormat)(0),              // 0: ferry.catalog.v1.ValueFormat
 	(UnknownFieldPolicy)(0),       // 1: ferry.catalog.v1.UnknownFieldPolicy
@@ -1629,19 +1724,20 @@ var file_ferry_catalog_v1_catalog_proto_goTypes = []any{
 	(*Field)(nil),                 // 6: ferry.catalog.v1.Field
 	(*ColumnMapping)(nil),         // 7: ferry.catalog.v1.ColumnMapping
 	(*TopicMapping)(nil),          // 8: ferry.catalog.v1.TopicMapping
-	(*ResolveTopicsRequest)(nil),  // 9: ferry.catalog.v1.ResolveTopicsRequest
-	(*ResolveTopicsResponse)(nil), // 10: ferry.catalog.v1.ResolveTopicsResponse
-	(*TopicResult)(nil),           // 11: ferry.catalog.v1.TopicResult
-	(*ListTopicsRequest)(nil),     // 12: ferry.catalog.v1.ListTopicsRequest
-	(*ListTopicsResponse)(nil),    // 13: ferry.catalog.v1.ListTopicsResponse
-	(*Broker)(nil),                // 14: ferry.catalog.v1.Broker
-	(*HeartbeatRequest)(nil),      // 15: ferry.catalog.v1.HeartbeatRequest
-	(*HeartbeatResponse)(nil),     // 16: ferry.catalog.v1.HeartbeatResponse
-	(*MetadataRequest)(nil),       // 17: ferry.catalog.v1.MetadataRequest
-	(*MetadataResponse)(nil),      // 18: ferry.catalog.v1.MetadataResponse
-	(*TopicMetadata)(nil),         // 19: ferry.catalog.v1.TopicMetadata
-	(*PartitionMetadata)(nil),     // 20: ferry.catalog.v1.PartitionMetadata
-	nil,                           // 21: ferry.catalog.v1.TopicMapping.AutoPartitionOptionsEntry
+	(*FlussPartition)(nil),        // 9: ferry.catalog.v1.FlussPartition
+	(*ResolveTopicsRequest)(nil),  // 10: ferry.catalog.v1.ResolveTopicsRequest
+	(*ResolveTopicsResponse)(nil), // 11: ferry.catalog.v1.ResolveTopicsResponse
+	(*TopicResult)(nil),           // 12: ferry.catalog.v1.TopicResult
+	(*ListTopicsRequest)(nil),     // 13: ferry.catalog.v1.ListTopicsRequest
+	(*ListTopicsResponse)(nil),    // 14: ferry.catalog.v1.ListTopicsResponse
+	(*Broker)(nil),                // 15: ferry.catalog.v1.Broker
+	(*HeartbeatRequest)(nil),      // 16: ferry.catalog.v1.HeartbeatRequest
+	(*HeartbeatResponse)(nil),     // 17: ferry.catalog.v1.HeartbeatResponse
+	(*MetadataRequest)(nil),       // 18: ferry.catalog.v1.MetadataRequest
+	(*MetadataResponse)(nil),      // 19: ferry.catalog.v1.MetadataResponse
+	(*TopicMetadata)(nil),         // 20: ferry.catalog.v1.TopicMetadata
+	(*PartitionMetadata)(nil),     // 21: ferry.catalog.v1.PartitionMetadata
+	nil,                           // 22: ferry.catalog.v1.TopicMapping.AutoPartitionOptionsEntry
 }
 var file_ferry_catalog_v1_catalog_proto_depIdxs = []int32{
 	3,  // 0: ferry.catalog.v1.DataType.root:type_name -> ferry.catalog.v1.TypeRoot
@@ -1656,28 +1752,29 @@ var file_ferry_catalog_v1_catalog_proto_depIdxs = []int32{
 	2,  // 9: ferry.catalog.v1.TopicMapping.arrow_compression:type_name -> ferry.catalog.v1.ArrowCompression
 	7,  // 10: ferry.catalog.v1.TopicMapping.mapping:type_name -> ferry.catalog.v1.ColumnMapping
 	4,  // 11: ferry.catalog.v1.TopicMapping.kind:type_name -> ferry.catalog.v1.TableKind
-	21, // 12: ferry.catalog.v1.TopicMapping.auto_partition_options:type_name -> ferry.catalog.v1.TopicMapping.AutoPartitionOptionsEntry
-	11, // 13: ferry.catalog.v1.ResolveTopicsResponse.results:type_name -> ferry.catalog.v1.TopicResult
-	8,  // 14: ferry.catalog.v1.TopicResult.mapping:type_name -> ferry.catalog.v1.TopicMapping
-	8,  // 15: ferry.catalog.v1.ListTopicsResponse.topics:type_name -> ferry.catalog.v1.TopicMapping
-	14, // 16: ferry.catalog.v1.HeartbeatRequest.broker:type_name -> ferry.catalog.v1.Broker
-	14, // 17: ferry.catalog.v1.MetadataRequest.self:type_name -> ferry.catalog.v1.Broker
-	14, // 18: ferry.catalog.v1.MetadataResponse.brokers:type_name -> ferry.catalog.v1.Broker
-	19, // 19: ferry.catalog.v1.MetadataResponse.topics:type_name -> ferry.catalog.v1.TopicMetadata
-	20, // 20: ferry.catalog.v1.TopicMetadata.partitions:type_name -> ferry.catalog.v1.PartitionMetadata
-	9,  // 21: ferry.catalog.v1.CatalogService.ResolveTopics:input_type -> ferry.catalog.v1.ResolveTopicsRequest
-	12, // 22: ferry.catalog.v1.CatalogService.ListTopics:input_type -> ferry.catalog.v1.ListTopicsRequest
-	17, // 23: ferry.catalog.v1.CatalogService.Metadata:input_type -> ferry.catalog.v1.MetadataRequest
-	15, // 24: ferry.catalog.v1.CatalogService.Heartbeat:input_type -> ferry.catalog.v1.HeartbeatRequest
-	10, // 25: ferry.catalog.v1.CatalogService.ResolveTopics:output_type -> ferry.catalog.v1.ResolveTopicsResponse
-	13, // 26: ferry.catalog.v1.CatalogService.ListTopics:output_type -> ferry.catalog.v1.ListTopicsResponse
-	18, // 27: ferry.catalog.v1.CatalogService.Metadata:output_type -> ferry.catalog.v1.MetadataResponse
-	16, // 28: ferry.catalog.v1.CatalogService.Heartbeat:output_type -> ferry.catalog.v1.HeartbeatResponse
-	25, // [25:29] is the sub-list for method output_type
-	21, // [21:25] is the sub-list for method input_type
-	21, // [21:21] is the sub-list for extension type_name
-	21, // [21:21] is the sub-list for extension extendee
-	0,  // [0:21] is the sub-list for field type_name
+	22, // 12: ferry.catalog.v1.TopicMapping.auto_partition_options:type_name -> ferry.catalog.v1.TopicMapping.AutoPartitionOptionsEntry
+	9,  // 13: ferry.catalog.v1.TopicMapping.fluss_partition:type_name -> ferry.catalog.v1.FlussPartition
+	12, // 14: ferry.catalog.v1.ResolveTopicsResponse.results:type_name -> ferry.catalog.v1.TopicResult
+	8,  // 15: ferry.catalog.v1.TopicResult.mapping:type_name -> ferry.catalog.v1.TopicMapping
+	8,  // 16: ferry.catalog.v1.ListTopicsResponse.topics:type_name -> ferry.catalog.v1.TopicMapping
+	15, // 17: ferry.catalog.v1.HeartbeatRequest.broker:type_name -> ferry.catalog.v1.Broker
+	15, // 18: ferry.catalog.v1.MetadataRequest.self:type_name -> ferry.catalog.v1.Broker
+	15, // 19: ferry.catalog.v1.MetadataResponse.brokers:type_name -> ferry.catalog.v1.Broker
+	20, // 20: ferry.catalog.v1.MetadataResponse.topics:type_name -> ferry.catalog.v1.TopicMetadata
+	21, // 21: ferry.catalog.v1.TopicMetadata.partitions:type_name -> ferry.catalog.v1.PartitionMetadata
+	10, // 22: ferry.catalog.v1.CatalogService.ResolveTopics:input_type -> ferry.catalog.v1.ResolveTopicsRequest
+	13, // 23: ferry.catalog.v1.CatalogService.ListTopics:input_type -> ferry.catalog.v1.ListTopicsRequest
+	18, // 24: ferry.catalog.v1.CatalogService.Metadata:input_type -> ferry.catalog.v1.MetadataRequest
+	16, // 25: ferry.catalog.v1.CatalogService.Heartbeat:input_type -> ferry.catalog.v1.HeartbeatRequest
+	11, // 26: ferry.catalog.v1.CatalogService.ResolveTopics:output_type -> ferry.catalog.v1.ResolveTopicsResponse
+	14, // 27: ferry.catalog.v1.CatalogService.ListTopics:output_type -> ferry.catalog.v1.ListTopicsResponse
+	19, // 28: ferry.catalog.v1.CatalogService.Metadata:output_type -> ferry.catalog.v1.MetadataResponse
+	17, // 29: ferry.catalog.v1.CatalogService.Heartbeat:output_type -> ferry.catalog.v1.HeartbeatResponse
+	26, // [26:30] is the sub-list for method output_type
+	22, // [22:26] is the sub-list for method input_type
+	22, // [22:22] is the sub-list for extension type_name
+	22, // [22:22] is the sub-list for extension extendee
+	0,  // [0:22] is the sub-list for field type_name
 }
 
 func init() { file_ferry_catalog_v1_catalog_proto_init() }
@@ -1691,7 +1788,7 @@ func file_ferry_catalog_v1_catalog_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_ferry_catalog_v1_catalog_proto_rawDesc), len(file_ferry_catalog_v1_catalog_proto_rawDesc)),
 			NumEnums:      5,
-			NumMessages:   17,
+			NumMessages:   18,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -1447,6 +1447,102 @@ func (*CreatePartitionResponse) Descriptor() ([]byte, []int) {
 	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{28}
 }
 
+type DropPartitionRequest struct {
+	state             protoimpl.MessageState `protogen:"open.v1"`
+	TablePath         *TablePath             `protobuf:"bytes,1,req,name=table_path,json=tablePath" json:"table_path,omitempty"`
+	PartitionSpec     *PartitionSpec         `protobuf:"bytes,2,req,name=partition_spec,json=partitionSpec" json:"partition_spec,omitempty"`
+	IgnoreIfNotExists *bool                  `protobuf:"varint,3,req,name=ignore_if_not_exists,json=ignoreIfNotExists" json:"ignore_if_not_exists,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
+}
+
+func (x *DropPartitionRequest) Reset() {
+	*x = DropPartitionRequest{}
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[29]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DropPartitionRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DropPartitionRequest) ProtoMessage() {}
+
+func (x *DropPartitionRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[29]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DropPartitionRequest.ProtoReflect.Descriptor instead.
+func (*DropPartitionRequest) Descriptor() ([]byte, []int) {
+	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{29}
+}
+
+func (x *DropPartitionRequest) GetTablePath() *TablePath {
+	if x != nil {
+		return x.TablePath
+	}
+	return nil
+}
+
+func (x *DropPartitionRequest) GetPartitionSpec() *PartitionSpec {
+	if x != nil {
+		return x.PartitionSpec
+	}
+	return nil
+}
+
+func (x *DropPartitionRequest) GetIgnoreIfNotExists() bool {
+	if x != nil && x.IgnoreIfNotExists != nil {
+		return *x.IgnoreIfNotExists
+	}
+	return false
+}
+
+type DropPartitionResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DropPartitionResponse) Reset() {
+	*x = DropPartitionResponse{}
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[30]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DropPartitionResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DropPartitionResponse) ProtoMessage() {}
+
+func (x *DropPartitionResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[30]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DropPartitionResponse.ProtoReflect.Descriptor instead.
+func (*DropPartitionResponse) Descriptor() ([]byte, []int) {
+	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{30}
+}
+
 type GetMetadataRequest struct {
 	state          protoimpl.MessageState `protogen:"open.v1"`
 	TablePath      []*TablePath           `protobuf:"bytes,1,rep,name=table_path,json=tablePath" json:"table_path,omitempty"`
@@ -1458,7 +1554,7 @@ type GetMetadataRequest struct {
 
 func (x *GetMetadataRequest) Reset() {
 	*x = GetMetadataRequest{}
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[29]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1470,7 +1566,7 @@ func (x *GetMetadataRequest) String() string {
 func (*GetMetadataRequest) ProtoMessage() {}
 
 func (x *GetMetadataRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[29]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1483,7 +1579,7 @@ func (x *GetMetadataRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetMetadataRequest.ProtoReflect.Descriptor instead.
 func (*GetMetadataRequest) Descriptor() ([]byte, []int) {
-	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{29}
+	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *GetMetadataRequest) GetTablePath() []*TablePath {
@@ -1519,7 +1615,7 @@ type GetMetadataResponse struct {
 
 func (x *GetMetadataResponse) Reset() {
 	*x = GetMetadataResponse{}
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[30]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1531,7 +1627,7 @@ func (x *GetMetadataResponse) String() string {
 func (*GetMetadataResponse) ProtoMessage() {}
 
 func (x *GetMetadataResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[30]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1544,7 +1640,7 @@ func (x *GetMetadataResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetMetadataResponse.ProtoReflect.Descriptor instead.
 func (*GetMetadataResponse) Descriptor() ([]byte, []int) {
-	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{30}
+	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *GetMetadataResponse) GetCoordinatorServer() *ServerNode {
@@ -1587,7 +1683,7 @@ type ProduceLogRequest struct {
 
 func (x *ProduceLogRequest) Reset() {
 	*x = ProduceLogRequest{}
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[31]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1599,7 +1695,7 @@ func (x *ProduceLogRequest) String() string {
 func (*ProduceLogRequest) ProtoMessage() {}
 
 func (x *ProduceLogRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[31]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1612,7 +1708,7 @@ func (x *ProduceLogRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ProduceLogRequest.ProtoReflect.Descriptor instead.
 func (*ProduceLogRequest) Descriptor() ([]byte, []int) {
-	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{31}
+	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *ProduceLogRequest) GetAcks() int32 {
@@ -1652,7 +1748,7 @@ type ProduceLogResponse struct {
 
 func (x *ProduceLogResponse) Reset() {
 	*x = ProduceLogResponse{}
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[32]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1664,7 +1760,7 @@ func (x *ProduceLogResponse) String() string {
 func (*ProduceLogResponse) ProtoMessage() {}
 
 func (x *ProduceLogResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[32]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1677,7 +1773,7 @@ func (x *ProduceLogResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ProduceLogResponse.ProtoReflect.Descriptor instead.
 func (*ProduceLogResponse) Descriptor() ([]byte, []int) {
-	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{32}
+	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *ProduceLogResponse) GetBucketsResp() []*ProduceLogResponseBucket {
@@ -1701,7 +1797,7 @@ type FetchLogRequest struct {
 
 func (x *FetchLogRequest) Reset() {
 	*x = FetchLogRequest{}
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[33]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1713,7 +1809,7 @@ func (x *FetchLogRequest) String() string {
 func (*FetchLogRequest) ProtoMessage() {}
 
 func (x *FetchLogRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[33]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1726,7 +1822,7 @@ func (x *FetchLogRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FetchLogRequest.ProtoReflect.Descriptor instead.
 func (*FetchLogRequest) Descriptor() ([]byte, []int) {
-	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{33}
+	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *FetchLogRequest) GetFollowerServerId() int32 {
@@ -1773,7 +1869,7 @@ type FetchLogResponse struct {
 
 func (x *FetchLogResponse) Reset() {
 	*x = FetchLogResponse{}
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[34]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1785,7 +1881,7 @@ func (x *FetchLogResponse) String() string {
 func (*FetchLogResponse) ProtoMessage() {}
 
 func (x *FetchLogResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[34]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1798,7 +1894,7 @@ func (x *FetchLogResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FetchLogResponse.ProtoReflect.Descriptor instead.
 func (*FetchLogResponse) Descriptor() ([]byte, []int) {
-	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{34}
+	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *FetchLogResponse) GetTablesResp() []*FetchLogResponseTable {
@@ -1825,7 +1921,7 @@ type ListOffsetsRequest struct {
 
 func (x *ListOffsetsRequest) Reset() {
 	*x = ListOffsetsRequest{}
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[35]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1837,7 +1933,7 @@ func (x *ListOffsetsRequest) String() string {
 func (*ListOffsetsRequest) ProtoMessage() {}
 
 func (x *ListOffsetsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[35]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1850,7 +1946,7 @@ func (x *ListOffsetsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListOffsetsRequest.ProtoReflect.Descriptor instead.
 func (*ListOffsetsRequest) Descriptor() ([]byte, []int) {
-	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{35}
+	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *ListOffsetsRequest) GetFollowerServerId() int32 {
@@ -1904,7 +2000,7 @@ type ListOffsetsResponse struct {
 
 func (x *ListOffsetsResponse) Reset() {
 	*x = ListOffsetsResponse{}
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[36]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1916,7 +2012,7 @@ func (x *ListOffsetsResponse) String() string {
 func (*ListOffsetsResponse) ProtoMessage() {}
 
 func (x *ListOffsetsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[36]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1929,7 +2025,7 @@ func (x *ListOffsetsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListOffsetsResponse.ProtoReflect.Descriptor instead.
 func (*ListOffsetsResponse) Descriptor() ([]byte, []int) {
-	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{36}
+	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *ListOffsetsResponse) GetBucketsResp() []*ListOffsetsResponseBucket {
@@ -1948,7 +2044,7 @@ type InitWriterRequest struct {
 
 func (x *InitWriterRequest) Reset() {
 	*x = InitWriterRequest{}
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[37]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1960,7 +2056,7 @@ func (x *InitWriterRequest) String() string {
 func (*InitWriterRequest) ProtoMessage() {}
 
 func (x *InitWriterRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[37]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1973,7 +2069,7 @@ func (x *InitWriterRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InitWriterRequest.ProtoReflect.Descriptor instead.
 func (*InitWriterRequest) Descriptor() ([]byte, []int) {
-	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{37}
+	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *InitWriterRequest) GetTablePath() []*TablePath {
@@ -1992,7 +2088,7 @@ type InitWriterResponse struct {
 
 func (x *InitWriterResponse) Reset() {
 	*x = InitWriterResponse{}
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[38]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2004,7 +2100,7 @@ func (x *InitWriterResponse) String() string {
 func (*InitWriterResponse) ProtoMessage() {}
 
 func (x *InitWriterResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[38]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2017,7 +2113,7 @@ func (x *InitWriterResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InitWriterResponse.ProtoReflect.Descriptor instead.
 func (*InitWriterResponse) Descriptor() ([]byte, []int) {
-	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{38}
+	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *InitWriterResponse) GetWriterId() int64 {
@@ -2046,7 +2142,7 @@ type PutKvRequest struct {
 
 func (x *PutKvRequest) Reset() {
 	*x = PutKvRequest{}
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[39]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2058,7 +2154,7 @@ func (x *PutKvRequest) String() string {
 func (*PutKvRequest) ProtoMessage() {}
 
 func (x *PutKvRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[39]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2071,7 +2167,7 @@ func (x *PutKvRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PutKvRequest.ProtoReflect.Descriptor instead.
 func (*PutKvRequest) Descriptor() ([]byte, []int) {
-	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{39}
+	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *PutKvRequest) GetAcks() int32 {
@@ -2125,7 +2221,7 @@ type PutKvResponse struct {
 
 func (x *PutKvResponse) Reset() {
 	*x = PutKvResponse{}
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[40]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2137,7 +2233,7 @@ func (x *PutKvResponse) String() string {
 func (*PutKvResponse) ProtoMessage() {}
 
 func (x *PutKvResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[40]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2150,7 +2246,7 @@ func (x *PutKvResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PutKvResponse.ProtoReflect.Descriptor instead.
 func (*PutKvResponse) Descriptor() ([]byte, []int) {
-	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{40}
+	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *PutKvResponse) GetBucketsResp() []*PutKvResponseBucket {
@@ -2173,7 +2269,7 @@ type AuthenticateRequest struct {
 
 func (x *AuthenticateRequest) Reset() {
 	*x = AuthenticateRequest{}
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[41]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2185,7 +2281,7 @@ func (x *AuthenticateRequest) String() string {
 func (*AuthenticateRequest) ProtoMessage() {}
 
 func (x *AuthenticateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[41]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2198,7 +2294,7 @@ func (x *AuthenticateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AuthenticateRequest.ProtoReflect.Descriptor instead.
 func (*AuthenticateRequest) Descriptor() ([]byte, []int) {
-	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{41}
+	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *AuthenticateRequest) GetProtocol() string {
@@ -2224,7 +2320,7 @@ type AuthenticateResponse struct {
 
 func (x *AuthenticateResponse) Reset() {
 	*x = AuthenticateResponse{}
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[42]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2236,7 +2332,7 @@ func (x *AuthenticateResponse) String() string {
 func (*AuthenticateResponse) ProtoMessage() {}
 
 func (x *AuthenticateResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[42]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2249,7 +2345,7 @@ func (x *AuthenticateResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AuthenticateResponse.ProtoReflect.Descriptor instead.
 func (*AuthenticateResponse) Descriptor() ([]byte, []int) {
-	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{42}
+	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *AuthenticateResponse) GetChallenge() []byte {
@@ -2270,7 +2366,7 @@ type ApiVersion struct {
 
 func (x *ApiVersion) Reset() {
 	*x = ApiVersion{}
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[43]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2282,7 +2378,7 @@ func (x *ApiVersion) String() string {
 func (*ApiVersion) ProtoMessage() {}
 
 func (x *ApiVersion) ProtoReflect() protoreflect.Message {
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[43]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2295,7 +2391,7 @@ func (x *ApiVersion) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApiVersion.ProtoReflect.Descriptor instead.
 func (*ApiVersion) Descriptor() ([]byte, []int) {
-	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{43}
+	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *ApiVersion) GetApiKey() int32 {
@@ -2329,7 +2425,7 @@ type TablePath struct {
 
 func (x *TablePath) Reset() {
 	*x = TablePath{}
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[44]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2341,7 +2437,7 @@ func (x *TablePath) String() string {
 func (*TablePath) ProtoMessage() {}
 
 func (x *TablePath) ProtoReflect() protoreflect.Message {
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[44]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2354,7 +2450,7 @@ func (x *TablePath) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TablePath.ProtoReflect.Descriptor instead.
 func (*TablePath) Descriptor() ([]byte, []int) {
-	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{44}
+	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *TablePath) GetDatabaseName() string {
@@ -2382,7 +2478,7 @@ type PhysicalTablePath struct {
 
 func (x *PhysicalTablePath) Reset() {
 	*x = PhysicalTablePath{}
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[45]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2394,7 +2490,7 @@ func (x *PhysicalTablePath) String() string {
 func (*PhysicalTablePath) ProtoMessage() {}
 
 func (x *PhysicalTablePath) ProtoReflect() protoreflect.Message {
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[45]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2407,7 +2503,7 @@ func (x *PhysicalTablePath) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PhysicalTablePath.ProtoReflect.Descriptor instead.
 func (*PhysicalTablePath) Descriptor() ([]byte, []int) {
-	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{45}
+	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *PhysicalTablePath) GetDatabaseName() string {
@@ -2444,7 +2540,7 @@ type ServerNode struct {
 
 func (x *ServerNode) Reset() {
 	*x = ServerNode{}
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[46]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2456,7 +2552,7 @@ func (x *ServerNode) String() string {
 func (*ServerNode) ProtoMessage() {}
 
 func (x *ServerNode) ProtoReflect() protoreflect.Message {
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[46]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2469,7 +2565,7 @@ func (x *ServerNode) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ServerNode.ProtoReflect.Descriptor instead.
 func (*ServerNode) Descriptor() ([]byte, []int) {
-	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{46}
+	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *ServerNode) GetNodeId() int32 {
@@ -2522,7 +2618,7 @@ type TableMetadata struct {
 
 func (x *TableMetadata) Reset() {
 	*x = TableMetadata{}
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[47]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2534,7 +2630,7 @@ func (x *TableMetadata) String() string {
 func (*TableMetadata) ProtoMessage() {}
 
 func (x *TableMetadata) ProtoReflect() protoreflect.Message {
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[47]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2547,7 +2643,7 @@ func (x *TableMetadata) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TableMetadata.ProtoReflect.Descriptor instead.
 func (*TableMetadata) Descriptor() ([]byte, []int) {
-	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{47}
+	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *TableMetadata) GetTablePath() *TablePath {
@@ -2611,7 +2707,7 @@ type PartitionMetadata struct {
 
 func (x *PartitionMetadata) Reset() {
 	*x = PartitionMetadata{}
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[48]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2623,7 +2719,7 @@ func (x *PartitionMetadata) String() string {
 func (*PartitionMetadata) ProtoMessage() {}
 
 func (x *PartitionMetadata) ProtoReflect() protoreflect.Message {
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[48]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2636,7 +2732,7 @@ func (x *PartitionMetadata) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PartitionMetadata.ProtoReflect.Descriptor instead.
 func (*PartitionMetadata) Descriptor() ([]byte, []int) {
-	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{48}
+	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *PartitionMetadata) GetTableId() int64 {
@@ -2680,7 +2776,7 @@ type BucketMetadata struct {
 
 func (x *BucketMetadata) Reset() {
 	*x = BucketMetadata{}
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[49]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2692,7 +2788,7 @@ func (x *BucketMetadata) String() string {
 func (*BucketMetadata) ProtoMessage() {}
 
 func (x *BucketMetadata) ProtoReflect() protoreflect.Message {
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[49]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2705,7 +2801,7 @@ func (x *BucketMetadata) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BucketMetadata.ProtoReflect.Descriptor instead.
 func (*BucketMetadata) Descriptor() ([]byte, []int) {
-	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{49}
+	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *BucketMetadata) GetBucketId() int32 {
@@ -2747,7 +2843,7 @@ type DatabaseSummary struct {
 
 func (x *DatabaseSummary) Reset() {
 	*x = DatabaseSummary{}
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[50]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2759,7 +2855,7 @@ func (x *DatabaseSummary) String() string {
 func (*DatabaseSummary) ProtoMessage() {}
 
 func (x *DatabaseSummary) ProtoReflect() protoreflect.Message {
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[50]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2772,7 +2868,7 @@ func (x *DatabaseSummary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DatabaseSummary.ProtoReflect.Descriptor instead.
 func (*DatabaseSummary) Descriptor() ([]byte, []int) {
-	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{50}
+	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *DatabaseSummary) GetDatabaseName() string {
@@ -2807,7 +2903,7 @@ type ProduceLogRequestBucket struct {
 
 func (x *ProduceLogRequestBucket) Reset() {
 	*x = ProduceLogRequestBucket{}
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[51]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2819,7 +2915,7 @@ func (x *ProduceLogRequestBucket) String() string {
 func (*ProduceLogRequestBucket) ProtoMessage() {}
 
 func (x *ProduceLogRequestBucket) ProtoReflect() protoreflect.Message {
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[51]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2832,7 +2928,7 @@ func (x *ProduceLogRequestBucket) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ProduceLogRequestBucket.ProtoReflect.Descriptor instead.
 func (*ProduceLogRequestBucket) Descriptor() ([]byte, []int) {
-	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{51}
+	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *ProduceLogRequestBucket) GetPartitionId() int64 {
@@ -2869,7 +2965,7 @@ type ProduceLogResponseBucket struct {
 
 func (x *ProduceLogResponseBucket) Reset() {
 	*x = ProduceLogResponseBucket{}
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[52]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2881,7 +2977,7 @@ func (x *ProduceLogResponseBucket) String() string {
 func (*ProduceLogResponseBucket) ProtoMessage() {}
 
 func (x *ProduceLogResponseBucket) ProtoReflect() protoreflect.Message {
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[52]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2894,7 +2990,7 @@ func (x *ProduceLogResponseBucket) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ProduceLogResponseBucket.ProtoReflect.Descriptor instead.
 func (*ProduceLogResponseBucket) Descriptor() ([]byte, []int) {
-	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{52}
+	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *ProduceLogResponseBucket) GetPartitionId() int64 {
@@ -2944,7 +3040,7 @@ type FetchLogRequestTable struct {
 
 func (x *FetchLogRequestTable) Reset() {
 	*x = FetchLogRequestTable{}
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[53]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2956,7 +3052,7 @@ func (x *FetchLogRequestTable) String() string {
 func (*FetchLogRequestTable) ProtoMessage() {}
 
 func (x *FetchLogRequestTable) ProtoReflect() protoreflect.Message {
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[53]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2969,7 +3065,7 @@ func (x *FetchLogRequestTable) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FetchLogRequestTable.ProtoReflect.Descriptor instead.
 func (*FetchLogRequestTable) Descriptor() ([]byte, []int) {
-	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{53}
+	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *FetchLogRequestTable) GetTableId() int64 {
@@ -3012,7 +3108,7 @@ type FetchLogRequestBucket struct {
 
 func (x *FetchLogRequestBucket) Reset() {
 	*x = FetchLogRequestBucket{}
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[54]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3024,7 +3120,7 @@ func (x *FetchLogRequestBucket) String() string {
 func (*FetchLogRequestBucket) ProtoMessage() {}
 
 func (x *FetchLogRequestBucket) ProtoReflect() protoreflect.Message {
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[54]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3037,7 +3133,7 @@ func (x *FetchLogRequestBucket) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FetchLogRequestBucket.ProtoReflect.Descriptor instead.
 func (*FetchLogRequestBucket) Descriptor() ([]byte, []int) {
-	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{54}
+	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *FetchLogRequestBucket) GetPartitionId() int64 {
@@ -3078,7 +3174,7 @@ type FetchLogResponseTable struct {
 
 func (x *FetchLogResponseTable) Reset() {
 	*x = FetchLogResponseTable{}
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[55]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3090,7 +3186,7 @@ func (x *FetchLogResponseTable) String() string {
 func (*FetchLogResponseTable) ProtoMessage() {}
 
 func (x *FetchLogResponseTable) ProtoReflect() protoreflect.Message {
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[55]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3103,7 +3199,7 @@ func (x *FetchLogResponseTable) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FetchLogResponseTable.ProtoReflect.Descriptor instead.
 func (*FetchLogResponseTable) Descriptor() ([]byte, []int) {
-	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{55}
+	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *FetchLogResponseTable) GetTableId() int64 {
@@ -3136,7 +3232,7 @@ type FetchLogResponseBucket struct {
 
 func (x *FetchLogResponseBucket) Reset() {
 	*x = FetchLogResponseBucket{}
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[56]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3148,7 +3244,7 @@ func (x *FetchLogResponseBucket) String() string {
 func (*FetchLogResponseBucket) ProtoMessage() {}
 
 func (x *FetchLogResponseBucket) ProtoReflect() protoreflect.Message {
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[56]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3161,7 +3257,7 @@ func (x *FetchLogResponseBucket) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FetchLogResponseBucket.ProtoReflect.Descriptor instead.
 func (*FetchLogResponseBucket) Descriptor() ([]byte, []int) {
-	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{56}
+	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{58}
 }
 
 func (x *FetchLogResponseBucket) GetPartitionId() int64 {
@@ -3232,7 +3328,7 @@ type RemoteLogFetchInfo struct {
 
 func (x *RemoteLogFetchInfo) Reset() {
 	*x = RemoteLogFetchInfo{}
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[57]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3244,7 +3340,7 @@ func (x *RemoteLogFetchInfo) String() string {
 func (*RemoteLogFetchInfo) ProtoMessage() {}
 
 func (x *RemoteLogFetchInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[57]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3257,7 +3353,7 @@ func (x *RemoteLogFetchInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoteLogFetchInfo.ProtoReflect.Descriptor instead.
 func (*RemoteLogFetchInfo) Descriptor() ([]byte, []int) {
-	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{57}
+	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{59}
 }
 
 func (x *RemoteLogFetchInfo) GetRemoteLogTabletDir() string {
@@ -3301,7 +3397,7 @@ type RemoteLogSegment struct {
 
 func (x *RemoteLogSegment) Reset() {
 	*x = RemoteLogSegment{}
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[58]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[60]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3313,7 +3409,7 @@ func (x *RemoteLogSegment) String() string {
 func (*RemoteLogSegment) ProtoMessage() {}
 
 func (x *RemoteLogSegment) ProtoReflect() protoreflect.Message {
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[58]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[60]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3326,7 +3422,7 @@ func (x *RemoteLogSegment) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoteLogSegment.ProtoReflect.Descriptor instead.
 func (*RemoteLogSegment) Descriptor() ([]byte, []int) {
-	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{58}
+	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{60}
 }
 
 func (x *RemoteLogSegment) GetRemoteLogSegmentId() string {
@@ -3374,7 +3470,7 @@ type PartitionInfo struct {
 
 func (x *PartitionInfo) Reset() {
 	*x = PartitionInfo{}
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[59]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[61]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3386,7 +3482,7 @@ func (x *PartitionInfo) String() string {
 func (*PartitionInfo) ProtoMessage() {}
 
 func (x *PartitionInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[59]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[61]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3399,7 +3495,7 @@ func (x *PartitionInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PartitionInfo.ProtoReflect.Descriptor instead.
 func (*PartitionInfo) Descriptor() ([]byte, []int) {
-	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{59}
+	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{61}
 }
 
 func (x *PartitionInfo) GetPartitionId() int64 {
@@ -3425,7 +3521,7 @@ type PartitionSpec struct {
 
 func (x *PartitionSpec) Reset() {
 	*x = PartitionSpec{}
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[60]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[62]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3437,7 +3533,7 @@ func (x *PartitionSpec) String() string {
 func (*PartitionSpec) ProtoMessage() {}
 
 func (x *PartitionSpec) ProtoReflect() protoreflect.Message {
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[60]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[62]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3450,7 +3546,7 @@ func (x *PartitionSpec) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PartitionSpec.ProtoReflect.Descriptor instead.
 func (*PartitionSpec) Descriptor() ([]byte, []int) {
-	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{60}
+	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{62}
 }
 
 func (x *PartitionSpec) GetPartitionKeyValues() []*KeyValue {
@@ -3470,7 +3566,7 @@ type KeyValue struct {
 
 func (x *KeyValue) Reset() {
 	*x = KeyValue{}
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[61]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[63]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3482,7 +3578,7 @@ func (x *KeyValue) String() string {
 func (*KeyValue) ProtoMessage() {}
 
 func (x *KeyValue) ProtoReflect() protoreflect.Message {
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[61]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[63]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3495,7 +3591,7 @@ func (x *KeyValue) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KeyValue.ProtoReflect.Descriptor instead.
 func (*KeyValue) Descriptor() ([]byte, []int) {
-	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{61}
+	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{63}
 }
 
 func (x *KeyValue) GetKey() string {
@@ -3524,7 +3620,7 @@ type ListOffsetsResponseBucket struct {
 
 func (x *ListOffsetsResponseBucket) Reset() {
 	*x = ListOffsetsResponseBucket{}
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[62]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[64]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3536,7 +3632,7 @@ func (x *ListOffsetsResponseBucket) String() string {
 func (*ListOffsetsResponseBucket) ProtoMessage() {}
 
 func (x *ListOffsetsResponseBucket) ProtoReflect() protoreflect.Message {
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[62]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[64]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3549,7 +3645,7 @@ func (x *ListOffsetsResponseBucket) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListOffsetsResponseBucket.ProtoReflect.Descriptor instead.
 func (*ListOffsetsResponseBucket) Descriptor() ([]byte, []int) {
-	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{62}
+	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{64}
 }
 
 func (x *ListOffsetsResponseBucket) GetBucketId() int32 {
@@ -3591,7 +3687,7 @@ type PutKvRequestBucket struct {
 
 func (x *PutKvRequestBucket) Reset() {
 	*x = PutKvRequestBucket{}
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[63]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[65]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3603,7 +3699,7 @@ func (x *PutKvRequestBucket) String() string {
 func (*PutKvRequestBucket) ProtoMessage() {}
 
 func (x *PutKvRequestBucket) ProtoReflect() protoreflect.Message {
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[63]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[65]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3616,7 +3712,7 @@ func (x *PutKvRequestBucket) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PutKvRequestBucket.ProtoReflect.Descriptor instead.
 func (*PutKvRequestBucket) Descriptor() ([]byte, []int) {
-	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{63}
+	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{65}
 }
 
 func (x *PutKvRequestBucket) GetPartitionId() int64 {
@@ -3655,7 +3751,7 @@ type PutKvResponseBucket struct {
 
 func (x *PutKvResponseBucket) Reset() {
 	*x = PutKvResponseBucket{}
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[64]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[66]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3667,7 +3763,7 @@ func (x *PutKvResponseBucket) String() string {
 func (*PutKvResponseBucket) ProtoMessage() {}
 
 func (x *PutKvResponseBucket) ProtoReflect() protoreflect.Message {
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[64]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[66]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3680,7 +3776,7 @@ func (x *PutKvResponseBucket) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PutKvResponseBucket.ProtoReflect.Descriptor instead.
 func (*PutKvResponseBucket) Descriptor() ([]byte, []int) {
-	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{64}
+	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{66}
 }
 
 func (x *PutKvResponseBucket) GetPartitionId() int64 {
@@ -3810,7 +3906,13 @@ const file_fluss_rpc_v1_fluss_api_proto_rawDesc = "" +
 	"table_path\x18\x01 \x02(\v2\x17.fluss.rpc.v1.TablePathR\ttablePath\x12B\n" +
 	"\x0epartition_spec\x18\x02 \x02(\v2\x1b.fluss.rpc.v1.PartitionSpecR\rpartitionSpec\x12(\n" +
 	"\x10ignore_if_exists\x18\x03 \x02(\bR\x0eignoreIfExists\"\x19\n" +
-	"\x17CreatePartitionResponse\"\xbf\x01\n" +
+	"\x17CreatePartitionResponse\"\xc3\x01\n" +
+	"\x14DropPartitionRequest\x126\n" +
+	"\n" +
+	"table_path\x18\x01 \x02(\v2\x17.fluss.rpc.v1.TablePathR\ttablePath\x12B\n" +
+	"\x0epartition_spec\x18\x02 \x02(\v2\x1b.fluss.rpc.v1.PartitionSpecR\rpartitionSpec\x12/\n" +
+	"\x14ignore_if_not_exists\x18\x03 \x02(\bR\x11ignoreIfNotExists\"\x17\n" +
+	"\x15DropPartitionResponse\"\xbf\x01\n" +
 	"\x12GetMetadataRequest\x126\n" +
 	"\n" +
 	"table_path\x18\x01 \x03(\v2\x17.fluss.rpc.v1.TablePathR\ttablePath\x12H\n" +
@@ -4005,7 +4107,7 @@ func file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP() []byte {
 	return file_fluss_rpc_v1_fluss_api_proto_rawDescData
 }
 
-var file_fluss_rpc_v1_fluss_api_proto_msgTypes = make([]protoimpl.MessageInfo, 65)
+var file_fluss_rpc_v1_fluss_api_proto_msgTypes = make([]protoimpl.MessageInfo, 67)
 var file_fluss_rpc_v1_fluss_api_proto_goTypes = []any{
 	(*ErrorResponse)(nil),              // 0: fluss.rpc.v1.ErrorResponse
 	(*ApiVersionsRequest)(nil),         // 1: fluss.rpc.v1.ApiVersionsRequest
@@ -4036,84 +4138,88 @@ var file_fluss_rpc_v1_fluss_api_proto_goTypes = []any{
 	(*ListPartitionInfosResponse)(nil), // 26: fluss.rpc.v1.ListPartitionInfosResponse
 	(*CreatePartitionRequest)(nil),     // 27: fluss.rpc.v1.CreatePartitionRequest
 	(*CreatePartitionResponse)(nil),    // 28: fluss.rpc.v1.CreatePartitionResponse
-	(*GetMetadataRequest)(nil),         // 29: fluss.rpc.v1.GetMetadataRequest
-	(*GetMetadataResponse)(nil),        // 30: fluss.rpc.v1.GetMetadataResponse
-	(*ProduceLogRequest)(nil),          // 31: fluss.rpc.v1.ProduceLogRequest
-	(*ProduceLogResponse)(nil),         // 32: fluss.rpc.v1.ProduceLogResponse
-	(*FetchLogRequest)(nil),            // 33: fluss.rpc.v1.FetchLogRequest
-	(*FetchLogResponse)(nil),           // 34: fluss.rpc.v1.FetchLogResponse
-	(*ListOffsetsRequest)(nil),         // 35: fluss.rpc.v1.ListOffsetsRequest
-	(*ListOffsetsResponse)(nil),        // 36: fluss.rpc.v1.ListOffsetsResponse
-	(*InitWriterRequest)(nil),          // 37: fluss.rpc.v1.InitWriterRequest
-	(*InitWriterResponse)(nil),         // 38: fluss.rpc.v1.InitWriterResponse
-	(*PutKvRequest)(nil),               // 39: fluss.rpc.v1.PutKvRequest
-	(*PutKvResponse)(nil),              // 40: fluss.rpc.v1.PutKvResponse
-	(*AuthenticateRequest)(nil),        // 41: fluss.rpc.v1.AuthenticateRequest
-	(*AuthenticateResponse)(nil),       // 42: fluss.rpc.v1.AuthenticateResponse
-	(*ApiVersion)(nil),                 // 43: fluss.rpc.v1.ApiVersion
-	(*TablePath)(nil),                  // 44: fluss.rpc.v1.TablePath
-	(*PhysicalTablePath)(nil),          // 45: fluss.rpc.v1.PhysicalTablePath
-	(*ServerNode)(nil),                 // 46: fluss.rpc.v1.ServerNode
-	(*TableMetadata)(nil),              // 47: fluss.rpc.v1.TableMetadata
-	(*PartitionMetadata)(nil),          // 48: fluss.rpc.v1.PartitionMetadata
-	(*BucketMetadata)(nil),             // 49: fluss.rpc.v1.BucketMetadata
-	(*DatabaseSummary)(nil),            // 50: fluss.rpc.v1.DatabaseSummary
-	(*ProduceLogRequestBucket)(nil),    // 51: fluss.rpc.v1.ProduceLogRequestBucket
-	(*ProduceLogResponseBucket)(nil),   // 52: fluss.rpc.v1.ProduceLogResponseBucket
-	(*FetchLogRequestTable)(nil),       // 53: fluss.rpc.v1.FetchLogRequestTable
-	(*FetchLogRequestBucket)(nil),      // 54: fluss.rpc.v1.FetchLogRequestBucket
-	(*FetchLogResponseTable)(nil),      // 55: fluss.rpc.v1.FetchLogResponseTable
-	(*FetchLogResponseBucket)(nil),     // 56: fluss.rpc.v1.FetchLogResponseBucket
-	(*RemoteLogFetchInfo)(nil),         // 57: fluss.rpc.v1.RemoteLogFetchInfo
-	(*RemoteLogSegment)(nil),           // 58: fluss.rpc.v1.RemoteLogSegment
-	(*PartitionInfo)(nil),              // 59: fluss.rpc.v1.PartitionInfo
-	(*PartitionSpec)(nil),              // 60: fluss.rpc.v1.PartitionSpec
-	(*KeyValue)(nil),                   // 61: fluss.rpc.v1.KeyValue
-	(*ListOffsetsResponseBucket)(nil),  // 62: fluss.rpc.v1.ListOffsetsResponseBucket
-	(*PutKvRequestBucket)(nil),         // 63: fluss.rpc.v1.PutKvRequestBucket
-	(*PutKvResponseBucket)(nil),        // 64: fluss.rpc.v1.PutKvResponseBucket
+	(*DropPartitionRequest)(nil),       // 29: fluss.rpc.v1.DropPartitionRequest
+	(*DropPartitionResponse)(nil),      // 30: fluss.rpc.v1.DropPartitionResponse
+	(*GetMetadataRequest)(nil),         // 31: fluss.rpc.v1.GetMetadataRequest
+	(*GetMetadataResponse)(nil),        // 32: fluss.rpc.v1.GetMetadataResponse
+	(*ProduceLogRequest)(nil),          // 33: fluss.rpc.v1.ProduceLogRequest
+	(*ProduceLogResponse)(nil),         // 34: fluss.rpc.v1.ProduceLogResponse
+	(*FetchLogRequest)(nil),            // 35: fluss.rpc.v1.FetchLogRequest
+	(*FetchLogResponse)(nil),           // 36: fluss.rpc.v1.FetchLogResponse
+	(*ListOffsetsRequest)(nil),         // 37: fluss.rpc.v1.ListOffsetsRequest
+	(*ListOffsetsResponse)(nil),        // 38: fluss.rpc.v1.ListOffsetsResponse
+	(*InitWriterRequest)(nil),          // 39: fluss.rpc.v1.InitWriterRequest
+	(*InitWriterResponse)(nil),         // 40: fluss.rpc.v1.InitWriterResponse
+	(*PutKvRequest)(nil),               // 41: fluss.rpc.v1.PutKvRequest
+	(*PutKvResponse)(nil),              // 42: fluss.rpc.v1.PutKvResponse
+	(*AuthenticateRequest)(nil),        // 43: fluss.rpc.v1.AuthenticateRequest
+	(*AuthenticateResponse)(nil),       // 44: fluss.rpc.v1.AuthenticateResponse
+	(*ApiVersion)(nil),                 // 45: fluss.rpc.v1.ApiVersion
+	(*TablePath)(nil),                  // 46: fluss.rpc.v1.TablePath
+	(*PhysicalTablePath)(nil),          // 47: fluss.rpc.v1.PhysicalTablePath
+	(*ServerNode)(nil),                 // 48: fluss.rpc.v1.ServerNode
+	(*TableMetadata)(nil),              // 49: fluss.rpc.v1.TableMetadata
+	(*PartitionMetadata)(nil),          // 50: fluss.rpc.v1.PartitionMetadata
+	(*BucketMetadata)(nil),             // 51: fluss.rpc.v1.BucketMetadata
+	(*DatabaseSummary)(nil),            // 52: fluss.rpc.v1.DatabaseSummary
+	(*ProduceLogRequestBucket)(nil),    // 53: fluss.rpc.v1.ProduceLogRequestBucket
+	(*ProduceLogResponseBucket)(nil),   // 54: fluss.rpc.v1.ProduceLogResponseBucket
+	(*FetchLogRequestTable)(nil),       // 55: fluss.rpc.v1.FetchLogRequestTable
+	(*FetchLogRequestBucket)(nil),      // 56: fluss.rpc.v1.FetchLogRequestBucket
+	(*FetchLogResponseTable)(nil),      // 57: fluss.rpc.v1.FetchLogResponseTable
+	(*FetchLogResponseBucket)(nil),     // 58: fluss.rpc.v1.FetchLogResponseBucket
+	(*RemoteLogFetchInfo)(nil),         // 59: fluss.rpc.v1.RemoteLogFetchInfo
+	(*RemoteLogSegment)(nil),           // 60: fluss.rpc.v1.RemoteLogSegment
+	(*PartitionInfo)(nil),              // 61: fluss.rpc.v1.PartitionInfo
+	(*PartitionSpec)(nil),              // 62: fluss.rpc.v1.PartitionSpec
+	(*KeyValue)(nil),                   // 63: fluss.rpc.v1.KeyValue
+	(*ListOffsetsResponseBucket)(nil),  // 64: fluss.rpc.v1.ListOffsetsResponseBucket
+	(*PutKvRequestBucket)(nil),         // 65: fluss.rpc.v1.PutKvRequestBucket
+	(*PutKvResponseBucket)(nil),        // 66: fluss.rpc.v1.PutKvResponseBucket
 }
 var file_fluss_rpc_v1_fluss_api_proto_depIdxs = []int32{
-	43, // 0: fluss.rpc.v1.ApiVersionsResponse.api_versions:type_name -> fluss.rpc.v1.ApiVersion
-	50, // 1: fluss.rpc.v1.ListDatabasesResponse.database_summary:type_name -> fluss.rpc.v1.DatabaseSummary
-	44, // 2: fluss.rpc.v1.CreateTableRequest.table_path:type_name -> fluss.rpc.v1.TablePath
-	44, // 3: fluss.rpc.v1.DropTableRequest.table_path:type_name -> fluss.rpc.v1.TablePath
-	44, // 4: fluss.rpc.v1.GetTableInfoRequest.table_path:type_name -> fluss.rpc.v1.TablePath
-	44, // 5: fluss.rpc.v1.TableExistsRequest.table_path:type_name -> fluss.rpc.v1.TablePath
-	44, // 6: fluss.rpc.v1.GetTableSchemaRequest.table_path:type_name -> fluss.rpc.v1.TablePath
-	44, // 7: fluss.rpc.v1.ListPartitionInfosRequest.table_path:type_name -> fluss.rpc.v1.TablePath
-	60, // 8: fluss.rpc.v1.ListPartitionInfosRequest.partial_partition_spec:type_name -> fluss.rpc.v1.PartitionSpec
-	59, // 9: fluss.rpc.v1.ListPartitionInfosResponse.partitions_info:type_name -> fluss.rpc.v1.PartitionInfo
-	44, // 10: fluss.rpc.v1.CreatePartitionRequest.table_path:type_name -> fluss.rpc.v1.TablePath
-	60, // 11: fluss.rpc.v1.CreatePartitionRequest.partition_spec:type_name -> fluss.rpc.v1.PartitionSpec
-	44, // 12: fluss.rpc.v1.GetMetadataRequest.table_path:type_name -> fluss.rpc.v1.TablePath
-	45, // 13: fluss.rpc.v1.GetMetadataRequest.partitions_path:type_name -> fluss.rpc.v1.PhysicalTablePath
-	46, // 14: fluss.rpc.v1.GetMetadataResponse.coordinator_server:type_name -> fluss.rpc.v1.ServerNode
-	46, // 15: fluss.rpc.v1.GetMetadataResponse.tablet_servers:type_name -> fluss.rpc.v1.ServerNode
-	47, // 16: fluss.rpc.v1.GetMetadataResponse.table_metadata:type_name -> fluss.rpc.v1.TableMetadata
-	48, // 17: fluss.rpc.v1.GetMetadataResponse.partition_metadata:type_name -> fluss.rpc.v1.PartitionMetadata
-	51, // 18: fluss.rpc.v1.ProduceLogRequest.buckets_req:type_name -> fluss.rpc.v1.ProduceLogRequestBucket
-	52, // 19: fluss.rpc.v1.ProduceLogResponse.buckets_resp:type_name -> fluss.rpc.v1.ProduceLogResponseBucket
-	53, // 20: fluss.rpc.v1.FetchLogRequest.tables_req:type_name -> fluss.rpc.v1.FetchLogRequestTable
-	55, // 21: fluss.rpc.v1.FetchLogResponse.tables_resp:type_name -> fluss.rpc.v1.FetchLogResponseTable
-	62, // 22: fluss.rpc.v1.ListOffsetsResponse.buckets_resp:type_name -> fluss.rpc.v1.ListOffsetsResponseBucket
-	44, // 23: fluss.rpc.v1.InitWriterRequest.table_path:type_name -> fluss.rpc.v1.TablePath
-	63, // 24: fluss.rpc.v1.PutKvRequest.buckets_req:type_name -> fluss.rpc.v1.PutKvRequestBucket
-	64, // 25: fluss.rpc.v1.PutKvResponse.buckets_resp:type_name -> fluss.rpc.v1.PutKvResponseBucket
-	44, // 26: fluss.rpc.v1.TableMetadata.table_path:type_name -> fluss.rpc.v1.TablePath
-	49, // 27: fluss.rpc.v1.TableMetadata.bucket_metadata:type_name -> fluss.rpc.v1.BucketMetadata
-	49, // 28: fluss.rpc.v1.PartitionMetadata.bucket_metadata:type_name -> fluss.rpc.v1.BucketMetadata
-	54, // 29: fluss.rpc.v1.FetchLogRequestTable.buckets_req:type_name -> fluss.rpc.v1.FetchLogRequestBucket
-	56, // 30: fluss.rpc.v1.FetchLogResponseTable.buckets_resp:type_name -> fluss.rpc.v1.FetchLogResponseBucket
-	57, // 31: fluss.rpc.v1.FetchLogResponseBucket.remote_log_fetch_info:type_name -> fluss.rpc.v1.RemoteLogFetchInfo
-	58, // 32: fluss.rpc.v1.RemoteLogFetchInfo.remote_log_segments:type_name -> fluss.rpc.v1.RemoteLogSegment
-	60, // 33: fluss.rpc.v1.PartitionInfo.partition_spec:type_name -> fluss.rpc.v1.PartitionSpec
-	61, // 34: fluss.rpc.v1.PartitionSpec.partition_key_values:type_name -> fluss.rpc.v1.KeyValue
-	35, // [35:35] is the sub-list for method output_type
-	35, // [35:35] is the sub-list for method input_type
-	35, // [35:35] is the sub-list for extension type_name
-	35, // [35:35] is the sub-list for extension extendee
-	0,  // [0:35] is the sub-list for field type_name
+	45, // 0: fluss.rpc.v1.ApiVersionsResponse.api_versions:type_name -> fluss.rpc.v1.ApiVersion
+	52, // 1: fluss.rpc.v1.ListDatabasesResponse.database_summary:type_name -> fluss.rpc.v1.DatabaseSummary
+	46, // 2: fluss.rpc.v1.CreateTableRequest.table_path:type_name -> fluss.rpc.v1.TablePath
+	46, // 3: fluss.rpc.v1.DropTableRequest.table_path:type_name -> fluss.rpc.v1.TablePath
+	46, // 4: fluss.rpc.v1.GetTableInfoRequest.table_path:type_name -> fluss.rpc.v1.TablePath
+	46, // 5: fluss.rpc.v1.TableExistsRequest.table_path:type_name -> fluss.rpc.v1.TablePath
+	46, // 6: fluss.rpc.v1.GetTableSchemaRequest.table_path:type_name -> fluss.rpc.v1.TablePath
+	46, // 7: fluss.rpc.v1.ListPartitionInfosRequest.table_path:type_name -> fluss.rpc.v1.TablePath
+	62, // 8: fluss.rpc.v1.ListPartitionInfosRequest.partial_partition_spec:type_name -> fluss.rpc.v1.PartitionSpec
+	61, // 9: fluss.rpc.v1.ListPartitionInfosResponse.partitions_info:type_name -> fluss.rpc.v1.PartitionInfo
+	46, // 10: fluss.rpc.v1.CreatePartitionRequest.table_path:type_name -> fluss.rpc.v1.TablePath
+	62, // 11: fluss.rpc.v1.CreatePartitionRequest.partition_spec:type_name -> fluss.rpc.v1.PartitionSpec
+	46, // 12: fluss.rpc.v1.DropPartitionRequest.table_path:type_name -> fluss.rpc.v1.TablePath
+	62, // 13: fluss.rpc.v1.DropPartitionRequest.partition_spec:type_name -> fluss.rpc.v1.PartitionSpec
+	46, // 14: fluss.rpc.v1.GetMetadataRequest.table_path:type_name -> fluss.rpc.v1.TablePath
+	47, // 15: fluss.rpc.v1.GetMetadataRequest.partitions_path:type_name -> fluss.rpc.v1.PhysicalTablePath
+	48, // 16: fluss.rpc.v1.GetMetadataResponse.coordinator_server:type_name -> fluss.rpc.v1.ServerNode
+	48, // 17: fluss.rpc.v1.GetMetadataResponse.tablet_servers:type_name -> fluss.rpc.v1.ServerNode
+	49, // 18: fluss.rpc.v1.GetMetadataResponse.table_metadata:type_name -> fluss.rpc.v1.TableMetadata
+	50, // 19: fluss.rpc.v1.GetMetadataResponse.partition_metadata:type_name -> fluss.rpc.v1.PartitionMetadata
+	53, // 20: fluss.rpc.v1.ProduceLogRequest.buckets_req:type_name -> fluss.rpc.v1.ProduceLogRequestBucket
+	54, // 21: fluss.rpc.v1.ProduceLogResponse.buckets_resp:type_name -> fluss.rpc.v1.ProduceLogResponseBucket
+	55, // 22: fluss.rpc.v1.FetchLogRequest.tables_req:type_name -> fluss.rpc.v1.FetchLogRequestTable
+	57, // 23: fluss.rpc.v1.FetchLogResponse.tables_resp:type_name -> fluss.rpc.v1.FetchLogResponseTable
+	64, // 24: fluss.rpc.v1.ListOffsetsResponse.buckets_resp:type_name -> fluss.rpc.v1.ListOffsetsResponseBucket
+	46, // 25: fluss.rpc.v1.InitWriterRequest.table_path:type_name -> fluss.rpc.v1.TablePath
+	65, // 26: fluss.rpc.v1.PutKvRequest.buckets_req:type_name -> fluss.rpc.v1.PutKvRequestBucket
+	66, // 27: fluss.rpc.v1.PutKvResponse.buckets_resp:type_name -> fluss.rpc.v1.PutKvResponseBucket
+	46, // 28: fluss.rpc.v1.TableMetadata.table_path:type_name -> fluss.rpc.v1.TablePath
+	51, // 29: fluss.rpc.v1.TableMetadata.bucket_metadata:type_name -> fluss.rpc.v1.BucketMetadata
+	51, // 30: fluss.rpc.v1.PartitionMetadata.bucket_metadata:type_name -> fluss.rpc.v1.BucketMetadata
+	56, // 31: fluss.rpc.v1.FetchLogRequestTable.buckets_req:type_name -> fluss.rpc.v1.FetchLogRequestBucket
+	58, // 32: fluss.rpc.v1.FetchLogResponseTable.buckets_resp:type_name -> fluss.rpc.v1.FetchLogResponseBucket
+	59, // 33: fluss.rpc.v1.FetchLogResponseBucket.remote_log_fetch_info:type_name -> fluss.rpc.v1.RemoteLogFetchInfo
+	60, // 34: fluss.rpc.v1.RemoteLogFetchInfo.remote_log_segments:type_name -> fluss.rpc.v1.RemoteLogSegment
+	62, // 35: fluss.rpc.v1.PartitionInfo.partition_spec:type_name -> fluss.rpc.v1.PartitionSpec
+	63, // 36: fluss.rpc.v1.PartitionSpec.partition_key_values:type_name -> fluss.rpc.v1.KeyValue
+	37, // [37:37] is the sub-list for method output_type
+	37, // [37:37] is the sub-list for method input_type
+	37, // [37:37] is the sub-list for extension type_name
+	37, // [37:37] is the sub-list for extension extendee
+	0,  // [0:37] is the sub-list for field type_name
 }
 
 func init() { file_fluss_rpc_v1_fluss_api_proto_init() }
@@ -4127,7 +4233,7 @@ func file_fluss_rpc_v1_fluss_api_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_fluss_rpc_v1_fluss_api_proto_rawDesc), len(file_fluss_rpc_v1_fluss_api_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   65,
+			NumMessages:   67,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

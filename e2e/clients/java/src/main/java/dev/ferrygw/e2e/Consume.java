@@ -10,10 +10,13 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Base64;
+import java.util.Collection;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
+import java.util.regex.Pattern;
+import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
@@ -27,7 +30,9 @@ import org.apache.kafka.common.serialization.ByteArrayDeserializer;
  * {@link KafkaConsumer} and prints one JSON line per record as it is delivered. Without --group
  * the partitions are assigned and sought explicitly (no group.id, so no group coordinator is
  * involved); with --group the consumer subscribes as a member of that group. Auto-commit is off
- * in both; --commit commits the printed records' offsets with commitSync.
+ * in both; --commit commits the printed records' offsets with commitSync, at the end and for the
+ * partitions a rebalance revokes. --topic-regex subscribes
+ * to a {@link Pattern} and prints each record's topic.
  */
 public final class Consume {
   private static final int EXIT_OK = 0;
@@ -41,6 +46,8 @@ public final class Consume {
   private static final class Opts {
     final Connection conn = new Connection();
     String topic;
+    Pattern topicRegex;
+    Integer metadataMaxAgeMs;
     int count = -1;
     Integer partition;
     String from = "earliest";
@@ -82,6 +89,8 @@ public final class Consume {
       }
       switch (args[i]) {
         case "--topic" -> o.topic = v;
+        case "--topic-regex" -> o.topicRegex = Pattern.compile(v);
+        case "--metadata-max-age-ms" -> o.metadataMaxAgeMs = number("--metadata-max-age-ms", v);
         case "--count" -> o.count = number("--count", v);
         case "--partition" -> o.partition = number("--partition", v);
         case "--from" -> {
@@ -109,8 +118,11 @@ public final class Consume {
       }
     }
     o.conn.check();
-    if (o.topic == null) {
-      throw new IllegalArgumentException("--topic is required");
+    if ((o.topic == null) == (o.topicRegex == null)) {
+      throw new IllegalArgumentException("exactly one of --topic and --topic-regex is required");
+    }
+    if (o.topicRegex != null && o.group == null) {
+      throw new IllegalArgumentException("--topic-regex needs --group");
     }
     if (o.count < 1) {
       throw new IllegalArgumentException("--count must be >= 1");
@@ -145,6 +157,9 @@ public final class Consume {
     p.put("key.deserializer", ByteArrayDeserializer.class.getName());
     p.put("value.deserializer", ByteArrayDeserializer.class.getName());
     p.put("enable.auto.commit", "false");
+    if (o.metadataMaxAgeMs != null) {
+      p.put("metadata.max.age.ms", o.metadataMaxAgeMs.toString());
+    }
     if (o.group != null) {
       p.put("group.id", o.group);
       p.put("auto.offset.reset", o.from);
@@ -170,9 +185,32 @@ public final class Consume {
     watchdog.start();
 
     KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(p);
+    Map<TopicPartition, OffsetAndMetadata> next = new HashMap<>();
+    // With --commit, what was printed of a partition a rebalance takes away is committed first, so
+    // that whoever reads it next (this member included) starts after it.
+    ConsumerRebalanceListener onRevoke = new ConsumerRebalanceListener() {
+      @Override
+      public void onPartitionsRevoked(Collection<TopicPartition> revoked) {
+        Map<TopicPartition, OffsetAndMetadata> done = new HashMap<>();
+        for (TopicPartition tp : revoked) {
+          OffsetAndMetadata off = next.remove(tp);
+          if (off != null) {
+            done.put(tp, off);
+          }
+        }
+        if (o.commit && !done.isEmpty()) {
+          consumer.commitSync(done);
+        }
+      }
+
+      @Override
+      public void onPartitionsAssigned(Collection<TopicPartition> assigned) {}
+    };
     try {
-      if (o.group != null) {
-        consumer.subscribe(List.of(o.topic));
+      if (o.topicRegex != null) {
+        consumer.subscribe(o.topicRegex, onRevoke);
+      } else if (o.group != null) {
+        consumer.subscribe(List.of(o.topic), onRevoke);
       } else {
         List<TopicPartition> tps = new ArrayList<>();
         if (o.partition != null) {
@@ -195,14 +233,13 @@ public final class Consume {
           consumer.seekToBeginning(tps);
         }
       }
-      Map<TopicPartition, OffsetAndMetadata> next = new HashMap<>();
       while (printed[0] < o.count) {
         for (ConsumerRecord<byte[], byte[]> r : consumer.poll(Duration.ofMillis(500))) {
           synchronized (printed) {
             if (printed[0] == o.count) {
               break;
             }
-            System.out.println(line(r));
+            System.out.println(line(r, o.topicRegex != null));
             System.out.flush();
             printed[0]++;
           }
@@ -222,8 +259,11 @@ public final class Consume {
     return EXIT_OK;
   }
 
-  private static String line(ConsumerRecord<byte[], byte[]> r) {
+  private static String line(ConsumerRecord<byte[], byte[]> r, boolean withTopic) {
     ObjectNode n = JSON.createObjectNode();
+    if (withTopic) {
+      n.put("topic", r.topic());
+    }
     n.put("partition", r.partition());
     n.put("offset", r.offset());
     bytes(n, "key", r.key());
