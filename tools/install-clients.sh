@@ -12,7 +12,7 @@
 #   kafkajs + codecs      e2e/clients/node/package-lock.json -> e2e/clients/node/node_modules (npm ci)
 #   confluent-kafka       e2e/clients/python/requirements.txt -> .cache/clients/venv (pip)
 #   kafka-python          e2e/clients/kafkapython/requirements.txt -> .cache/clients/kafka-python-venv (pip)
-#   franz-go, sarama, kafka-go   e2e/clients/go.mod   -> .cache/clients/bin/gorunner (go build)
+#   franz-go, sarama, kafka-go   e2e/clients/go.mod   -> .cache/clients/bin/gorunner-<hash> (go build)
 # The versions in use are written to .cache/clients/versions.txt.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
