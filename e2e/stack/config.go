@@ -5,6 +5,8 @@
 package stack
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -446,6 +448,13 @@ func (c Config) HelperPath() string {
 
 // CacheDir is the repository's .cache directory (jars, binaries, run directories).
 func (c Config) CacheDir() string { return filepath.Join(c.Root, ".cache") }
+
+// ServiceBinDir is where the service binaries built from this tree go: a directory per
+// checkout, so that git worktrees sharing one .cache never start each other's services.
+func (c Config) ServiceBinDir() string {
+	sum := sha256.Sum256([]byte(c.Root))
+	return filepath.Join(c.CacheDir(), "bin", "services-"+hex.EncodeToString(sum[:6]))
+}
 
 // ServiceSpec describes one Ferry service process: which package to build, the environment it
 // runs with, and its ports. It is data so deployment files can be checked against it.

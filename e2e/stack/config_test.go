@@ -241,3 +241,15 @@ func TestFindRoot(t *testing.T) {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// Checkouts that share one .cache (git worktrees with .cache linked) build their services into
+// directories of their own, so one never starts another's binaries.
+func TestServiceBinDirPerCheckout(t *testing.T) {
+	a, b := Config{Root: "/work/main"}, Config{Root: "/work/wt/x"}
+	if filepath.Base(a.ServiceBinDir()) == filepath.Base(b.ServiceBinDir()) {
+		t.Errorf("both checkouts build into %s", filepath.Base(a.ServiceBinDir()))
+	}
+	if filepath.Dir(a.ServiceBinDir()) != filepath.Join(a.CacheDir(), "bin") || a.ServiceBinDir() != (Config{Root: "/work/main"}).ServiceBinDir() {
+		t.Errorf("ServiceBinDir %s: want a stable directory under %s", a.ServiceBinDir(), filepath.Join(a.CacheDir(), "bin"))
+	}
+}

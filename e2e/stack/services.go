@@ -16,7 +16,7 @@ import (
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 )
 
-// buildServices compiles each distinct service package into .cache/bin, one `go build` for all,
+// buildServices compiles each distinct service package into ServiceBinDir, one `go build` for all,
 // so `make up` always runs the code in the tree.
 func buildServices(ctx context.Context, c Config, specs []ServiceSpec) error {
 	pkgs := map[string]bool{}
@@ -26,7 +26,7 @@ func buildServices(ctx context.Context, c Config, specs []ServiceSpec) error {
 	if len(pkgs) == 0 {
 		return nil
 	}
-	binDir := filepath.Join(c.CacheDir(), "bin")
+	binDir := c.ServiceBinDir()
 	if err := os.MkdirAll(binDir, 0o755); err != nil {
 		return err
 	}

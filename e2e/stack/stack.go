@@ -198,7 +198,7 @@ func (s *Stack) replaceProcess(p *Process) {
 // A service of the same name that already ran is replaced in the process list.
 func (s *Stack) startService(ctx context.Context, spec ServiceSpec) error {
 	c := s.cfg
-	bin := filepath.Join(c.CacheDir(), "bin", spec.Package)
+	bin := filepath.Join(c.ServiceBinDir(), spec.Package)
 	logPath := filepath.Join(s.dir, "logs", spec.Name+".log")
 	env := ServiceEnv(spec)
 	if _, set := spec.Env[EnvStateDir]; spec.Package == Frontdoor && !set {
