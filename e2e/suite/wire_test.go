@@ -28,7 +28,7 @@ import (
 // caught by re-encoding, see compareWire). Only what must differ is ignored, each entry of
 // wireAllowed saying why. Cases: an empty partition, a partition at its end, an offset out of
 // range, an unknown topic (Fetch, ListOffsets); a group that does not exist (OffsetFetch,
-// DescribeGroups, Heartbeat of an unknown member), and FindCoordinator.
+// DescribeGroups, Heartbeat and JoinGroup of an unknown member), ListGroups, FindCoordinator.
 func TestWireMatchesKafkaBroker(t *testing.T) {
 	e, f := need(t)
 	if !clients.BrokerInstalled() {
@@ -161,6 +161,26 @@ func wireCases(topic, unknown, group string) []wireCase {
 			return r
 		}})
 	}
+	for _, v := range []int16{5, 7} {
+		cs = append(cs, wireCase{fmt.Sprintf("JoinGroup v%d unknown member", v), func() kmsg.Request {
+			r := kmsg.NewPtrJoinGroupRequest()
+			r.SetVersion(v)
+			r.Group, r.MemberID, r.ProtocolType = group, "nosuch-member", "consumer"
+			r.SessionTimeoutMillis, r.RebalanceTimeoutMillis = 10000, 10000
+			p := kmsg.NewJoinGroupRequestProtocol()
+			p.Name, p.Metadata = "range", []byte{0, 0, 0, 0, 0, 0, 0, 0}
+			r.Protocols = append(r.Protocols, p)
+			return r
+		}})
+	}
+	// No group is Dead on either side (frontdoor has other tests' groups, so no filter would
+	// compare equal).
+	cs = append(cs, wireCase{"ListGroups v4 states Dead", func() kmsg.Request {
+		r := kmsg.NewPtrListGroupsRequest()
+		r.SetVersion(4)
+		r.StatesFilter = []string{"Dead"}
+		return r
+	}})
 	for _, v := range []int16{2, 3, 4, 6} {
 		cs = append(cs, wireCase{fmt.Sprintf("FindCoordinator v%d", v), func() kmsg.Request {
 			r := kmsg.NewPtrFindCoordinatorRequest()
