@@ -76,9 +76,9 @@ type wireCase struct {
 func wireCases(topic, unknown, group string) []wireCase {
 	var cs []wireCase
 	// Fetch: partition 0 empty (from 0), partition 1 at its end (3), partition 2 out of range;
-	// and a topic that does not exist. v4 (oldest served), v11 (kcat, kafkajs), v12 (sarama,
-	// kafka-python; flexible).
-	for _, v := range []int16{4, 11, 12} {
+	// and a topic that does not exist: every version served, v4 to v12 (v11: kcat, kafkajs; v12:
+	// sarama, kafka-python; flexible).
+	for v := int16(4); v <= 12; v++ {
 		for _, isolation := range []int8{0, 1} {
 			cs = append(cs, wireCase{fmt.Sprintf("Fetch v%d isolation %d", v, isolation), func() kmsg.Request {
 				r := kmsg.NewPtrFetchRequest()
@@ -99,9 +99,9 @@ func wireCases(topic, unknown, group string) []wireCase {
 			}})
 		}
 	}
-	// ListOffsets earliest and latest of every partition, and of an unknown topic. v2 (kcat),
-	// v5, v6 (sarama); v7 and later are not served.
-	for _, v := range []int16{2, 5, 6} {
+	// ListOffsets earliest and latest of every partition, and of an unknown topic: every version
+	// served, v1 to v6 (v1: kafka-go, v2: kcat, v6: sarama); v7 and later are not served.
+	for v := int16(1); v <= 6; v++ {
 		for _, ts := range []int64{-2, -1} {
 			cs = append(cs, wireCase{fmt.Sprintf("ListOffsets v%d timestamp %d", v, ts), func() kmsg.Request {
 				r := kmsg.NewPtrListOffsetsRequest()
