@@ -11,7 +11,8 @@
 #   Kafka tools           e2e/bench/pom.xml           -> .cache/bench/kafka-tools-lib (mvn)
 #   kafkajs + codecs      e2e/clients/node/package-lock.json -> e2e/clients/node/node_modules (npm ci)
 #   confluent-kafka       e2e/clients/python/requirements.txt -> .cache/clients/venv (pip)
-#   franz-go, sarama, kafka-go   e2e/clients/go.mod   -> .cache/clients/bin/gorunner (go build)
+#   kafka-python          e2e/clients/kafkapython/requirements.txt -> .cache/clients/kafka-python-venv (pip)
+#   franz-go, sarama, kafka-go   e2e/clients/go.mod   -> .cache/clients/bin/gorunner-<hash> (go build)
 # The versions in use are written to .cache/clients/versions.txt.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -78,13 +79,24 @@ if [ ! -x "$venv/bin/python" ] || ! stamp_ok "$venv/.ferry.sha256" "$want"; then
   echo "$want" > "$venv/.ferry.sha256"
 fi
 
+# kafka-python (and its codec libraries): a venv of its own.
+want=$(sha "$clients/kafkapython/requirements.txt")
+venv="$cache/clients/kafka-python-venv"
+if [ ! -x "$venv/bin/python" ] || ! stamp_ok "$venv/.ferry.sha256" "$want"; then
+  echo "install-clients: venv + pip install -r e2e/clients/kafkapython/requirements.txt"
+  rm -rf "$venv"
+  python3 -m venv "$venv"
+  "$venv/bin/pip" install -q --disable-pip-version-check -r "$clients/kafkapython/requirements.txt"
+  echo "$want" > "$venv/.ferry.sha256"
+fi
+
 # Go clients: one binary (bin/_gorunner rebuilds it when sources change).
 need go "Go"
 "$clients/bin/franz" check >/dev/null
 
 {
   echo "# Versions installed by tools/install-clients.sh ($(date -u +%Y-%m-%dT%H:%M:%SZ))"
-  for c in java kcat kafkajs confluent-kafka franz sarama kafka-go; do
+  for c in java kcat kafkajs confluent-kafka franz sarama kafka-go kafka-python; do
     printf '%-16s %s\n' "$c" "$("$clients/bin/$c" check 2>&1 | tr '\n' ' ')"
   done
   printf '%-16s %s\n' "kafka-broker" "$(ls "$cache/kafkabroker/lib" | grep -E '^kafka_2\.13-.*\.jar$')"

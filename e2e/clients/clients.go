@@ -1,5 +1,6 @@
 // Package clients drives real, unmodified Kafka clients — Java kafka-clients, kcat (librdkafka),
-// kafkajs, confluent-kafka (Python, librdkafka), franz-go, IBM/sarama and segmentio/kafka-go —
+// kafkajs, confluent-kafka (Python, librdkafka), franz-go, IBM/sarama, segmentio/kafka-go and
+// kafka-python —
 // through one uniform command-line contract (README.md), so end-to-end tests can send the same
 // records with every client and compare what each one got acknowledged, and read topics back with
 // each of them.
@@ -37,7 +38,7 @@ type (
 // Client is one client library's runner.
 type Client struct {
 	// Name is the runner's name in bin/ and in test names: java, kcat, kafkajs, confluent-kafka,
-	// franz, sarama, kafka-go.
+	// franz, sarama, kafka-go, kafka-python.
 	Name string
 	// Library names the real library and how it is installed.
 	Library string
@@ -60,6 +61,9 @@ type Client struct {
 	// AssignFindsCoordinator is set when the consumer looks up a group coordinator
 	// (FindCoordinator) even without a group: confluent-kafka, whose Consumer needs a group.id.
 	AssignFindsCoordinator bool
+	// NoKeylessTombstones is set when the producer refuses a record whose key and value are both
+	// null: kafka-python.
+	NoKeylessTombstones bool
 
 	runner string // absolute path of bin/<Name>
 }
@@ -98,6 +102,8 @@ func All() []Client {
 		{Name: "franz", Library: "github.com/twmb/franz-go/pkg/kgo (Go module)", DefaultAcks: "all"},
 		{Name: "sarama", Library: "github.com/IBM/sarama (Go module)", DefaultAcks: "1", Unsupported: map[string]string{ConsumeTopicRegex: noRegex}},
 		{Name: "kafka-go", Library: "github.com/segmentio/kafka-go (Go module)", DefaultAcks: "0", NoIdempotence: true, EmptyReadsAsNull: true,
+			Unsupported: map[string]string{ConsumeTopicRegex: noRegex}},
+		{Name: "kafka-python", Library: "kafka-python (PyPI, pure Python)", DefaultAcks: "all", NoKeylessTombstones: true,
 			Unsupported: map[string]string{ConsumeTopicRegex: noRegex}},
 	}
 	for i := range cs {

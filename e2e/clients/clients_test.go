@@ -353,16 +353,22 @@ func TestTombstones(t *testing.T) {
 				wants = append(wants, ws...)
 			}
 			value := `{"id":1,"v":"x"}`
-			run("", []Record{
+			recs := []Record{
 				{Key: ptr("k1"), Value: value},
 				{Key: ptr("k1"), Tombstone: true},
 				{Key: ptr("k2"), Value: ""},               // empty, not null
 				{Tombstone: true},                         // null key too
 				{Key: ptr(""), Value: "after-tombstones"}, // an empty key stays empty
 				{Key: ptr("k1"), Tombstone: true, Value: "ignored"},
-			}, []want{
+			}
+			ws := []want{
 				{ptr("k1"), &value}, {ptr("k1"), nil}, {ptr("k2"), ptr("")}, {nil, nil}, {ptr(""), ptr("after-tombstones")}, {ptr("k1"), nil},
-			})
+			}
+			if c.NoKeylessTombstones {
+				t.Logf("%s cannot send a record without key and value: left out", c.Name)
+				recs, ws = slices.Delete(recs, 3, 4), slices.Delete(ws, 3, 4)
+			}
+			run("", recs, ws)
 			// --key-field: the key comes from the value, a tombstone's from its own key member.
 			value7 := `{"id":7,"v":"y"}`
 			run("id", []Record{

@@ -241,7 +241,8 @@ func requireAvailable(t *testing.T, c Client) {
 //     without, after more records were produced: the second run must read exactly the new records
 //     (the commit took effect) and send no OffsetCommit.
 //   - deadline/<client>: asked for one record more than there is, the runner must stop at its
-//     --timeout with exit 1, having printed the records that exist. Group-less runners read
+//     --timeout (kcat, which runs with -e: at the end of the partitions) with exit 1, having
+//     printed the records that exist. Group-less runners read
 //     partition 1 from offset 1 (--partition, --from OFFSET); kafkajs, group-only, reads as a group.
 //     A second run at the same time starts from latest and must read nothing.
 //

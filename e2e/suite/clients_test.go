@@ -15,7 +15,8 @@ import (
 )
 
 // TestProduceRealClients sends JSON records through Ferry with every real client of e2e/clients
-// (Java kafka-clients, kcat, kafkajs, confluent-kafka-python, franz-go, sarama, kafka-go), keyed
+// (Java kafka-clients, kcat, kafkajs, confluent-kafka-python, franz-go, sarama, kafka-go,
+// kafka-python), keyed
 // so each client's own partitioner spreads them over the partitions: acks=all with the client's
 // default codec, with each codec it can send, acks=1, acks=0 and idempotent; it compares every
 // row and every acknowledged offset with what Fluss holds (acks=0: see findByID).

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -164,4 +165,55 @@ func consumeWithClient(t *testing.T, c clients.Client, opts clients.ConsumeOptio
 	}
 	sort.Ints(parts)
 	t.Logf("%s read %d records from partitions %v in %v", c.Name, len(res.Messages), parts, res.Elapsed.Round(time.Millisecond))
+}
+
+// TestKafkaPythonTailsInGroup: kafka-python, a group member, reads every record and then keeps
+// polling at the end of its partitions for 30 s, as a consumer tailing a topic does. Every poll
+// there gets partitions without records, which kafka-python 3.0 can only take as an empty record
+// set: a null one (length -1) raised a TypeError out of poll as soon as it caught up.
+func TestKafkaPythonTailsInGroup(t *testing.T) {
+	e, f := need(t)
+	c, err := clients.ByName("kafka-python")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Available(context.Background()); err != nil {
+		t.Fatalf("kafka-python not available: %v", err)
+	}
+	db := dbName(t, f, "kafka_python_tail")
+	topic := topicTable(t, f, db, "tail", 3, consumeColumns, consumeProps)
+	const n = 9
+	var recs []*kgo.Record
+	for i := range n {
+		recs = append(recs, &kgo.Record{Topic: topic, Partition: int32(i % 3), Key: fmt.Appendf(nil, "k%d", i),
+			Value: fmt.Appendf(nil, `{"id": %d, "name": "n%d", "amount": 1.5, "ok": true, "tags": []}`, i, i)})
+	}
+	kgoProduce(t, newKgo(t, e.kafka), recs, n)
+
+	// One record more than there is: the runner reads n, then polls until its deadline.
+	const tail = 30 * time.Second
+	start := time.Now()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	res, err := c.Consume(ctx, clients.ConsumeOptions{Bootstrap: e.kafka, Topic: topic, Count: n + 1,
+		Group: "tail-" + db, Timeout: tail + 15*time.Second})
+	if err != nil {
+		t.Fatalf("kafka-python consume: %v\nstderr: %s", err, res.Stderr)
+	}
+	if len(res.Messages) != n {
+		t.Fatalf("read %d records, want %d; stderr: %s", len(res.Messages), n, res.Stderr)
+	}
+	last := map[int32]int64{}
+	for _, m := range res.Messages {
+		if prev, ok := last[m.Partition]; ok && m.Offset <= prev {
+			t.Errorf("partition %d: offset %d after %d", m.Partition, m.Offset, prev)
+		}
+		last[m.Partition] = m.Offset
+	}
+	// The run must have ended at its deadline, not with an exception out of poll.
+	want := fmt.Sprintf("read %d of %d records before the deadline", n, n+1)
+	if res.ExitCode != 1 || !strings.Contains(res.Stderr, want) || strings.Contains(res.Stderr, "Traceback") {
+		t.Fatalf("exit %d, want 1 with %q and no exception; stderr:\n%s", res.ExitCode, want, res.Stderr)
+	}
+	t.Logf("kafka-python read %d records, then polled at the end of its partitions until %v after the start", n, time.Since(start).Round(time.Second))
 }

@@ -49,7 +49,7 @@ func TestMutualTLSClients(t *testing.T) {
 
 	for _, c := range selectedClients(t) {
 		switch c.Name {
-		case "java", "kcat", "franz":
+		case "java", "kcat", "franz", "kafka-python":
 		default:
 			continue
 		}

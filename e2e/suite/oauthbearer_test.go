@@ -56,7 +56,7 @@ func TestOAuthBearer(t *testing.T) {
 
 	for _, c := range selectedClients(t) {
 		switch c.Name {
-		case "java", "confluent-kafka", "kafkajs", "franz":
+		case "java", "confluent-kafka", "kafkajs", "franz", "kafka-python":
 		default:
 			continue // kcat cannot pass a token; sarama and kafka-go runners wire PLAIN only
 		}

@@ -311,7 +311,12 @@ type FetchResult struct {
 	// Records are the raw log batches, as stored (possibly several, the
 	// last possibly cut short by MaxBytes).
 	Records []byte
-	Err     error
+	// RemoteEndOffset, with Err ErrRemoteLog, is the highest end offset of
+	// the remote log segments the server named for the offset read: the
+	// local log starts at or before it (or just after, as the end is
+	// inclusive or not).
+	RemoteEndOffset int64
+	Err             error
 }
 
 // FetchOptions tune FetchLog. Zero values pick the defaults.
@@ -410,6 +415,9 @@ func (c *Client) fetchFromLeader(ctx context.Context, node ServerNode, tableID i
 			continue
 		}
 		if br.RemoteLogFetchInfo != nil {
+			for _, seg := range br.RemoteLogFetchInfo.GetRemoteLogSegments() {
+				results[i].RemoteEndOffset = max(results[i].RemoteEndOffset, seg.GetRemoteLogEndOffset())
+			}
 			results[i].Err = fmt.Errorf("%w: bucket %d at offset %d (FetchLog does not read remote storage)", ErrRemoteLog, buckets[i].Bucket, buckets[i].Offset)
 			continue
 		}

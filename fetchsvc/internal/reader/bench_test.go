@@ -33,7 +33,7 @@ var benchColumns = []types.Field{
 
 // benchLog is n rows in Fluss log batches of 1000 rows, as a FetchLog
 // answer holds them.
-func benchLog(b *testing.B, n int) (*schemaPlan, []byte) {
+func benchLog(b testing.TB, n int) (*schemaPlan, []byte) {
 	as, err := types.ArrowSchema(benchColumns)
 	if err != nil {
 		b.Fatal(err)

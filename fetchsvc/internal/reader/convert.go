@@ -23,7 +23,7 @@ type converted struct {
 
 // convertLog turns the Fluss log batches of data (one bucket's FetchLog
 // records, which may end inside a batch) into Kafka record batches, one per
-// Fluss batch with the same offsets, until adding a batch would pass
+// Fluss batch (empty ones included) with the same offsets, until adding a batch would pass
 // maxBytes; the first batch is converted whatever its size, so that a
 // consumer always makes progress. A row of a changelog becomes a record
 // (+I, +U, append-only) or a tombstone (-D); -U rows (the old value of an
@@ -38,16 +38,17 @@ func convertLog(ctx context.Context, data []byte, maxBytes int, growth float64, 
 	it := logbatch.NewIterator(data)
 	for it.Next() {
 		b := it.Batch()
-		if b.RecordCount == 0 {
-			// Nothing to serve; whether such a batch takes an offset is
-			// not Kafka's to guess (an empty Kafka batch would move the
-			// consumer past its last offset delta).
-			continue
-		}
 		var err error
 		before := len(out.kafka)
-		if recs, err = rebuildBatch(ctx, b, plans, recs); err != nil {
-			return out, fmt.Errorf("batch at offset %d: %w", b.BaseOffset, err)
+		recs = recs[:0]
+		// A Fluss batch without records (a primary-key write that changed
+		// nothing) still takes its offsets: it becomes a Kafka batch without
+		// records, over which consumers step by its last offset delta, as
+		// they do over Kafka's own empty batches.
+		if b.RecordCount > 0 {
+			if recs, err = rebuildBatch(ctx, b, plans, recs); err != nil {
+				return out, fmt.Errorf("batch at offset %d: %w", b.BaseOffset, err)
+			}
 		}
 		if out.kafka, err = rebuild.AppendBatch(out.kafka, b.BaseOffset, b.LastOffsetDelta, recs); err != nil {
 			return out, fmt.Errorf("batch at offset %d: %w", b.BaseOffset, err)

@@ -50,8 +50,9 @@ func kafkaError(err error) *kerr.Error {
 		return kerr.UnknownServerError
 	}
 	if errors.Is(err, fluss.ErrRemoteLog) {
-		// Tiered log segments are not read (docs/limits.md).
-		return kerr.UnknownServerError
+		// Tiered log segments are not read (docs/limits.md): the log starts,
+		// for Kafka, at its first local offset, and the consumer resets.
+		return kerr.OffsetOutOfRange
 	}
 	if errors.Is(err, fluss.ErrUnknownTable) {
 		return kerr.UnknownTopicOrPartition

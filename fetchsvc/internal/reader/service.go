@@ -40,6 +40,7 @@ type Service struct {
 	// pollMin and pollMax bound the pause between reads of a long poll.
 	pollMin, pollMax time.Duration
 	offsets          *groupoffsets.Store
+	local            localStarts
 	// refusedAt is when the refusal of each partitioned table's own topic
 	// was last logged (topic -> time.Time).
 	refusedAt sync.Map
@@ -296,6 +297,9 @@ func (s *Service) answer(ctx context.Context, reads []*topicRead, budget int) (s
 				continue
 			}
 			pr.HighWatermark, pr.LogStartOffset = r.HighWatermark, r.LogStartOffset
+			if r.LogStartOffset >= 0 {
+				pr.LogStartOffset = max(r.LogStartOffset, s.local.get(tr.info.TableID, flussPartitionID(tr.m), pr.Partition))
+			}
 			if len(r.Records) > 0 {
 				limit := int(tr.kafkaMax[i])
 				if limit <= 0 || limit > budget {
@@ -357,7 +361,11 @@ func (s *Service) bucketFailed(ctx context.Context, tr *topicRead, pr *fetchv1.P
 	}
 	pr.ErrorCode, pr.ErrorMessage = int32(ke.Code), err.Error()
 	s.errs.Add(ctx, 1, metric.WithAttributes(attribute.Int("kafka.error_code", int(ke.Code))))
-	if ke != kerr.OffsetOutOfRange {
+	switch {
+	case errors.Is(err, fluss.ErrRemoteLog):
+		s.log.Info("fetch below the first local offset (tiered data is not read): offset out of range",
+			"topic", tr.m.GetTopic(), "partition", pr.Partition, "error", err)
+	case ke != kerr.OffsetOutOfRange:
 		s.log.Warn("fetch: bucket read failed", "topic", tr.m.GetTopic(), "partition", pr.Partition, "error", err)
 	}
 }
@@ -419,7 +427,9 @@ func (s *Service) ListOffsets(ctx context.Context, req *fetchv1.ListOffsetsReque
 		var offs map[int32]int64
 		switch ts {
 		case timestampEarliest:
-			offs, err = s.fluss.ListOffsets(ctx, info.TableID, pid, buckets, fluss.OffsetEarliest)
+			if offs, err = s.fluss.ListOffsets(ctx, info.TableID, pid, buckets, fluss.OffsetEarliest); err == nil {
+				err = s.firstLocal(ctx, info.TableID, pid, offs)
+			}
 		case timestampLatest:
 			offs, err = s.fluss.ListOffsets(ctx, info.TableID, pid, buckets, fluss.OffsetLatest)
 		default:
@@ -503,8 +513,14 @@ const (
 // commitTimes completes timestamp answers the way Kafka answers them: the
 // timestamp of the batch found, or offset and timestamp -1 when no batch
 // was committed at or after the time asked for (Fluss then names the
-// latest offset).
+// latest offset). A batch found in data tiered to remote storage is before
+// the log's start for Kafka: the answer is the first local batch, as Kafka
+// answers a time before its log start.
 func (s *Service) commitTimes(ctx context.Context, info *fluss.TableInfo, pid *int64, answers []*fetchv1.OffsetAnswer, idxs []int) {
+	s.commitTimesOnce(ctx, info, pid, answers, idxs, true)
+}
+
+func (s *Service) commitTimesOnce(ctx context.Context, info *fluss.TableInfo, pid *int64, answers []*fetchv1.OffsetAnswer, idxs []int, retryRemote bool) {
 	var buckets []fluss.FetchBucket
 	var which []int
 	for _, i := range idxs {
@@ -518,11 +534,16 @@ func (s *Service) commitTimes(ctx context.Context, info *fluss.TableInfo, pid *i
 		return
 	}
 	results, err := s.fluss.FetchLog(ctx, info.TableID, buckets, fluss.FetchOptions{})
+	var remote []int
 	for n, i := range which {
 		a := answers[i]
 		rerr := err
 		if rerr == nil {
 			rerr = results[n].Err
+		}
+		if retryRemote && errors.Is(rerr, fluss.ErrRemoteLog) {
+			remote = append(remote, i)
+			continue
 		}
 		if rerr != nil {
 			a.ErrorCode, a.ErrorMessage, a.Offset = int32(kafkaError(rerr).Code), rerr.Error(), -1
@@ -539,6 +560,23 @@ func (s *Service) commitTimes(ctx context.Context, info *fluss.TableInfo, pid *i
 		}
 		a.Timestamp = h.CommitTimestamp
 	}
+	if len(remote) == 0 {
+		return
+	}
+	offs := map[int32]int64{}
+	for _, i := range remote {
+		offs[answers[i].Partition] = answers[i].Offset
+	}
+	if err := s.firstLocal(ctx, info.TableID, pid, offs); err != nil {
+		for _, i := range remote {
+			answers[i].ErrorCode, answers[i].ErrorMessage, answers[i].Offset = int32(kafkaError(err).Code), err.Error(), -1
+		}
+		return
+	}
+	for _, i := range remote {
+		answers[i].Offset = offs[answers[i].Partition]
+	}
+	s.commitTimesOnce(ctx, info, pid, answers, remote, false)
 }
 
 // CommitOffsets implements FetchService.

@@ -16,6 +16,7 @@ import (
 	"github.com/ferrygw/ferry/frontdoor/internal/streampool"
 	appendv1 "github.com/ferrygw/ferry/services/api/gen/ferry/append/v1"
 	catalogv1 "github.com/ferrygw/ferry/services/api/gen/ferry/catalog/v1"
+	fetchv1 "github.com/ferrygw/ferry/services/api/gen/ferry/fetch/v1"
 	transcodev1 "github.com/ferrygw/ferry/services/api/gen/ferry/transcode/v1"
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.opentelemetry.io/otel/metric"
@@ -80,6 +81,9 @@ type harnessOpts struct {
 	noIdempotence bool
 	// stateDir persists idempotence anchors there.
 	stateDir string
+	// fetcher, when set, serves Fetch, ListOffsets and the groups as
+	// fetchsvc would.
+	fetcher fetchv1.FetchServiceServer
 }
 
 func testLogger(t testing.TB) *slog.Logger {
@@ -133,6 +137,11 @@ func newHarness(t testing.TB, o harnessOpts) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
+	var fetcher *backends.Fetcher
+	if o.fetcher != nil {
+		fAddr, _ := grpcServe(t, func(s *grpc.Server) { fetchv1.RegisterFetchServiceServer(s, o.fetcher) })
+		fetcher = backends.NewFetcher([]streampool.Backend{{Addr: fAddr, Conn: grpcDial(t, fAddr)}})
+	}
 	cfg := DefaultConfig()
 	cfg.Listen = h.addr
 	if o.cfg != nil {
@@ -143,7 +152,7 @@ func newHarness(t testing.TB, o harnessOpts) *harness {
 		o.produce(&pc)
 	}
 	h.cfg = cfg
-	h.deps = Deps{Catalog: cat, Transcoder: tc, Appender: ap, Produce: pc, SASL: o.sasl, Scram: o.scram, Token: o.token, Authorizer: o.authz, CertPrincipal: o.certName, Logger: log, Listener: ln, TracerProvider: o.tp, MeterProvider: o.mp,
+	h.deps = Deps{Catalog: cat, Transcoder: tc, Appender: ap, Fetcher: fetcher, Produce: pc, SASL: o.sasl, Scram: o.scram, Token: o.token, Authorizer: o.authz, CertPrincipal: o.certName, Logger: log, Listener: ln, TracerProvider: o.tp, MeterProvider: o.mp,
 		DisableIdempotence: o.noIdempotence, StateDir: o.stateDir}
 	srv, err := NewFrontdoor(cfg, h.deps)
 	if err != nil {

@@ -97,6 +97,9 @@ func (h *fetchHandler) serve(ctx context.Context, s *Session, req Request) (Repl
 				op := &ot.Partitions[j]
 				*op = kmsg.NewFetchResponseTopicPartition()
 				op.Partition, op.HighWatermark, op.LastStableOffset, op.LogStartOffset = rp.Partition, -1, -1, -1
+				// Empty, not null: Kafka sends length 0 for a partition
+				// without records; librdkafka and kafka-python fail on -1.
+				op.RecordBatches = []byte{}
 				switch {
 				case denied[rt.Topic]:
 					op.ErrorCode = kerr.TopicAuthorizationFailed.Code
@@ -155,7 +158,9 @@ func (h *fetchHandler) serve(ctx context.Context, s *Session, req Request) (Repl
 				op.ErrorCode = int16(gp.GetErrorCode())
 				op.HighWatermark, op.LastStableOffset = gp.GetHighWatermark(), gp.GetHighWatermark()
 				op.LogStartOffset = gp.GetLogStartOffset()
-				op.RecordBatches = gp.GetRecords()
+				if recs := gp.GetRecords(); len(recs) > 0 {
+					op.RecordBatches = recs
+				}
 				if p := topics[gt.GetTopic()].Mapping.GetFlussPartition(); p != nil && op.ErrorCode == kerr.UnknownTopicOrPartition.Code {
 					h.catalog.MarkPartitionGone(gt.GetTopic(), p.GetId())
 				}

@@ -72,6 +72,15 @@ func (h *findCoordinatorHandler) serve(ctx context.Context, s *Session, req Requ
 				}
 				c.NodeID, c.Host, c.Port = b.GetNodeId(), b.GetHost(), b.GetPort()
 			}
+			if c.ErrorCode == 0 {
+				// As a Kafka 4 broker answers a coordinator found:
+				// "NONE" before v4, "" in v4's coordinator list.
+				msg := "NONE"
+				if r.Version >= 4 {
+					msg = ""
+				}
+				c.ErrorMessage = &msg
+			}
 			resp.Coordinators = append(resp.Coordinators, c)
 		}
 		if r.Version < 4 {

@@ -6,10 +6,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"os/exec"
 	"strconv"
+	"strings"
 	"unicode/utf16"
 
 	"github.com/ferrygw/ferry/e2e/clients/protocol"
@@ -33,6 +35,12 @@ import (
 // configuration first when it exists there, and this one does (the legacy consumer's
 // auto.commit.enable), leaving the KafkaConsumer's auto-commit on (seen with kcat 1.7.1 -X dump).
 // At the deadline kcat is killed, so it does not commit on the way out.
+//
+// kcat runs with -e: it exits when every partition it reads has reached its end, so a run that asks
+// for more records than exist ends there (exit 1) instead of at the deadline, and every run needs
+// the broker's end-of-partition answer (an empty record set at the high watermark). librdkafka
+// logs a Fetch answer it cannot parse ("Protocol parse failure", PROTOERR) and retries it forever;
+// the runner stops kcat at the first such line and fails the run.
 func consumeKcat(ctx context.Context, o protocol.ConsumeOptions, out *sink, log *slog.Logger) error {
 	bin, err := kcatBin()
 	if err != nil {
@@ -43,7 +51,7 @@ func consumeKcat(ctx context.Context, o protocol.ConsumeOptions, out *sink, log 
 		return usageError(err.Error())
 	}
 	// -u: unbuffered, so a killed kcat leaves every message it read on stdout.
-	args := []string{"-b", o.Bootstrap, "-J", "-u", "-c", strconv.Itoa(o.Count)}
+	args := []string{"-b", o.Bootstrap, "-J", "-u", "-e", "-c", strconv.Itoa(o.Count)}
 	args = append(args, sec...)
 	if o.Group != "" {
 		reset := "earliest"
@@ -68,14 +76,26 @@ func consumeKcat(ctx context.Context, o protocol.ConsumeOptions, out *sink, log 
 		}
 	}
 	cmd := exec.CommandContext(ctx, bin, args...)
-	cmd.Stderr = os.Stderr // kcat's own diagnostics ("% Reached end of topic …")
 	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return err
+	}
+	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		return err
 	}
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("kcat: %w", err)
 	}
+	// kcat's own diagnostics ("% Reached end of topic …") pass through to stderr.
+	protoErr := make(chan string, 1)
+	go func() {
+		line := copyFindingProtocolError(os.Stderr, stderr)
+		if line != "" {
+			_ = cmd.Process.Kill()
+		}
+		protoErr <- line
+	}()
 	sc := bufio.NewScanner(stdout)
 	sc.Buffer(make([]byte, 0, 64<<10), 64<<20)
 	var perr error
@@ -90,8 +110,11 @@ func consumeKcat(ctx context.Context, o protocol.ConsumeOptions, out *sink, log 
 	if perr != nil {
 		_ = cmd.Process.Kill()
 	}
+	bad := <-protoErr
 	werr := cmd.Wait()
 	switch {
+	case bad != "":
+		return fmt.Errorf("kcat logged a protocol error (stopped): %s", bad)
 	case perr != nil:
 		return perr
 	case ctx.Err() != nil:
@@ -99,9 +122,24 @@ func consumeKcat(ctx context.Context, o protocol.ConsumeOptions, out *sink, log 
 	case werr != nil:
 		return fmt.Errorf("kcat: %w", werr)
 	case !out.full():
-		return fmt.Errorf("kcat exited after %d of %d messages", out.printed, o.Count)
+		return fmt.Errorf("kcat reached the end of its partitions (-e) after %d of %d messages", out.printed, o.Count)
 	}
 	return nil
+}
+
+// copyFindingProtocolError copies kcat's stderr to w line by line and returns the first line
+// where librdkafka reports a broker answer it could not parse, or "" at the end of r.
+func copyFindingProtocolError(w io.Writer, r io.Reader) string {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 4<<10), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		_, _ = fmt.Fprintln(w, line)
+		if strings.Contains(line, "PROTOERR") || strings.Contains(line, "Protocol parse failure") {
+			return line
+		}
+	}
+	return ""
 }
 
 // kcatJSON is kcat's -J envelope; byte strings stay raw for kcatString.

@@ -2,6 +2,7 @@ package main
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/ferrygw/ferry/e2e/clients/protocol"
@@ -34,6 +35,32 @@ func TestKcatMessage(t *testing.T) {
 	for _, bad := range []string{`{"partition":0,"offset":0,"key":"k"}`, `{"partition":0,"offset":0,"key":"k","payload":"v","headers":["h"]}`, `{"partition":0,"offset":0,"key":"\q","payload":"v"}`} {
 		if _, err := kcatMessage([]byte(bad)); err == nil {
 			t.Errorf("accepted %s", bad)
+		}
+	}
+}
+
+// librdkafka's log lines for a Fetch answer it cannot parse stop the run; other lines pass.
+func TestCopyFindingProtocolError(t *testing.T) {
+	const eof = "% Reached end of topic t [0] at offset 3\n"
+	const bad = "%3|1764900000.123|PROTOERR|rdkafka#consumer-1| [thrd:127.0.0.1:9092/1]: 127.0.0.1:9092/1: Protocol parse failure for Fetch v11(flex) at 95/103 (rd_kafka_fetch_reply_handle:1101) (incorrect broker.version.fallback?)\n"
+	for _, tt := range []struct {
+		in, want string
+	}{
+		{eof, ""},
+		{eof + bad + "after\n", strings.TrimSuffix(bad, "\n")},
+		{"%4|1|PROTOERR|rdkafka#consumer-1| x\n", "%4|1|PROTOERR|rdkafka#consumer-1| x"},
+	} {
+		var copied strings.Builder
+		if got := copyFindingProtocolError(&copied, strings.NewReader(tt.in)); got != tt.want {
+			t.Errorf("%q: found %q, want %q", tt.in, got, tt.want)
+		}
+		// Everything up to the protocol error (or the end) is passed on.
+		wantCopied := tt.in
+		if tt.want != "" {
+			wantCopied = tt.in[:strings.Index(tt.in, tt.want)+len(tt.want)+1]
+		}
+		if copied.String() != wantCopied {
+			t.Errorf("%q: copied %q, want %q", tt.in, copied.String(), wantCopied)
 		}
 	}
 }
