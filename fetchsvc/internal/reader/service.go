@@ -516,3 +516,26 @@ func (s *Service) ListCommittedOffsets(ctx context.Context, req *fetchv1.ListCom
 	}
 	return &fetchv1.ListCommittedOffsetsResponse{Offsets: offs}, nil
 }
+
+// DeleteCommittedOffsets implements FetchService.
+func (s *Service) DeleteCommittedOffsets(ctx context.Context, req *fetchv1.DeleteCommittedOffsetsRequest) (*fetchv1.DeleteCommittedOffsetsResponse, error) {
+	if req.GetGroup() == "" {
+		return nil, status.Error(codes.InvalidArgument, "no group")
+	}
+	if err := s.offsets.Delete(ctx, req.GetGroup(), req.GetPartitions()); err != nil {
+		s.log.Warn("delete of group offsets failed", "group", req.GetGroup(), "error", err)
+		return nil, status.Error(codes.Unavailable, err.Error())
+	}
+	s.log.Info("group offsets deleted", "group", req.GetGroup(), "partitions", len(req.GetPartitions()))
+	return &fetchv1.DeleteCommittedOffsetsResponse{}, nil
+}
+
+// ListOffsetGroups implements FetchService.
+func (s *Service) ListOffsetGroups(ctx context.Context, _ *fetchv1.ListOffsetGroupsRequest) (*fetchv1.ListOffsetGroupsResponse, error) {
+	groups, err := s.offsets.Groups(ctx)
+	if err != nil {
+		s.log.Warn("listing groups with offsets failed", "error", err)
+		return nil, status.Error(codes.Unavailable, err.Error())
+	}
+	return &fetchv1.ListOffsetGroupsResponse{Groups: groups}, nil
+}
