@@ -119,6 +119,14 @@ func (h *groupHandlers) apis() []API {
 	}
 }
 
+// deref is *s, "" for nil.
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
 // errCode is e's code, 0 for nil.
 func errCode(e *kerr.Error) int16 {
 	if e == nil {
