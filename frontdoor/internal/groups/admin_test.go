@@ -41,22 +41,22 @@ func TestDescribeOutsideStable(t *testing.T) {
 	c := testCoordinator(&memStore{})
 	ctx := context.Background()
 	res := join(t, c, joinReq(""))
-	d := c.Describe("g")
+	d := describe(c, "g")
 	if d.State != CompletingRebalance || d.Protocol != "" || d.ProtocolType != "consumer" || len(d.Members) != 1 ||
 		len(d.Members[0].Metadata) != 0 || len(d.Members[0].Assignment) != 0 || d.Members[0].ClientID != "c" {
 		t.Fatalf("describe while completing: %+v", d)
 	}
 	c.Sync(ctx, SyncRequest{Group: "g", MemberID: res.MemberID, Generation: res.Generation, Assignments: map[string][]byte{res.MemberID: []byte("A")}})
-	d = c.Describe("g")
+	d = describe(c, "g")
 	if d.State != Stable || d.Protocol != "cooperative-sticky" || string(d.Members[0].Metadata) != "cs" || string(d.Members[0].Assignment) != "A" {
 		t.Fatalf("describe when stable: %+v", d)
 	}
 	// A second member joins: the first's old assignment is not shown.
 	go joinAsync(c, joinReq(""))
-	for c.Describe("g").State == Stable {
+	for describe(c, "g").State == Stable {
 		time.Sleep(5 * time.Millisecond)
 	}
-	d = c.Describe("g")
+	d = describe(c, "g")
 	if d.State != PreparingRebalance || d.Protocol != "" || len(d.Members[0].Assignment) != 0 || len(d.Members[0].Metadata) != 0 {
 		t.Fatalf("describe while preparing: %+v", d)
 	}
@@ -75,6 +75,9 @@ func TestListAfterRestart(t *testing.T) {
 	l, err := c.List(ctx)
 	if err != nil || len(l) != 1 || l[0].Group != "old" || l[0].State != Empty {
 		t.Fatalf("list after a restart: %+v, %v", l, err)
+	}
+	if d := describe(c, "old"); d.State != Empty || len(d.Members) != 0 {
+		t.Fatalf("describe of a group with offsets only: %+v", d)
 	}
 	if e := c.DeleteGroup(ctx, "old"); e != nil {
 		t.Fatal(e)
@@ -110,7 +113,7 @@ func TestDeleteGroup(t *testing.T) {
 		if got, e := co.Committed(ctx, "g"); e != nil || len(got) != 0 {
 			t.Errorf("offsets after delete: %v, %v", got, e)
 		}
-		if d := co.Describe("g"); d.State != "Dead" {
+		if d := describe(co, "g"); d.State != "Dead" {
 			t.Errorf("describe after delete: %+v", d)
 		}
 	}

@@ -744,7 +744,7 @@ func (c *Coordinator) offsetsOf(ctx context.Context, groupID string) (*group, er
 		for _, o := range list {
 			g.offsets[TopicPartition{o.GetTopic(), o.GetPartition()}] = o
 		}
-		if len(g.offsets) == 0 && len(g.members) == 0 && len(g.pendingIDs) == 0 && g.state == Empty && c.groups[groupID] == g {
+		if !g.exists() && len(g.pendingIDs) == 0 && c.groups[groupID] == g {
 			// Not kept: anybody may ask about any group name, and an
 			// empty group holds nothing worth the memory.
 			delete(c.groups, groupID)
@@ -906,15 +906,20 @@ type MemberDescription struct {
 }
 
 // Describe returns the group's state and members; an unknown group is
-// described as Dead with no members, as Kafka does. As in Kafka, only a
+// described as Dead with no members, as Kafka does, and one that only has
+// committed offsets (after a restart) as Empty. As in Kafka, only a
 // Stable group shows its protocol and its members' metadata and
 // assignments; in other states they are empty.
-func (c *Coordinator) Describe(groupID string) Description {
+func (c *Coordinator) Describe(ctx context.Context, groupID string) (Description, *kerr.Error) {
+	if _, err := c.offsetsOf(ctx, groupID); err != nil {
+		c.log.Warn("describe group: offsets unavailable", "group", groupID, "error", err)
+		return Description{}, kerr.CoordinatorLoadInProgress
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	g := c.groups[groupID]
-	if g == nil {
-		return Description{State: "Dead"}
+	if !g.exists() {
+		return Description{State: "Dead"}, nil
 	}
 	d := Description{State: g.state, ProtocolType: g.protocolType}
 	stable := g.state == Stable
@@ -929,7 +934,7 @@ func (c *Coordinator) Describe(groupID string) Description {
 		}
 		d.Members = append(d.Members, md)
 	}
-	return d
+	return d, nil
 }
 
 // DeleteGroup deletes an Empty group and its committed offsets (Kafka's

@@ -174,7 +174,7 @@ func TestRebalances(t *testing.T) {
 	if e := c.Heartbeat("g", other.MemberID, "", 0); e != kerr.IllegalGeneration {
 		t.Fatalf("heartbeat of an old generation: %v", e)
 	}
-	if d := c.Describe("g"); d.State != Stable || len(d.Members) != 2 || string(d.Members[0].Assignment) == "" {
+	if d := describe(c, "g"); d.State != Stable || len(d.Members) != 2 || string(d.Members[0].Assignment) == "" {
 		t.Fatalf("describe: %+v", d)
 	}
 
@@ -216,9 +216,9 @@ func TestSessionExpiry(t *testing.T) {
 		t.Fatal(res.Err)
 	}
 	deadline := time.Now().Add(10 * time.Second)
-	for c.Describe("g").State != Empty {
+	for describe(c, "g").State != Empty {
 		if time.Now().After(deadline) {
-			t.Fatalf("member not expired: %+v", c.Describe("g"))
+			t.Fatalf("member not expired: %+v", describe(c, "g"))
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
@@ -302,4 +302,10 @@ func TestOffsets(t *testing.T) {
 	if l, err := c.List(ctx); err != nil || len(l) != 1 || l[0].Group != "g" || l[0].State != Stable {
 		t.Errorf("list: %+v, %v", l, err)
 	}
+}
+
+// describe is Describe for a store that answers.
+func describe(c *Coordinator, group string) Description {
+	d, _ := c.Describe(context.Background(), group)
+	return d
 }

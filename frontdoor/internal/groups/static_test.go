@@ -55,7 +55,7 @@ func stableStatic(t *testing.T) (*Coordinator, *atomic.Int32, map[string]JoinRes
 	if s := c.Sync(context.Background(), SyncRequest{Group: "g", MemberID: leader.MemberID, Generation: leader.Generation, Assignments: assign}); s.Err != nil {
 		t.Fatal(s.Err)
 	}
-	if d := c.Describe("g"); d.State != Stable {
+	if d := describe(c, "g"); d.State != Stable {
 		t.Fatalf("state %s", d.State)
 	}
 	return c, &rebalances, byInstance
@@ -80,8 +80,8 @@ func TestStaticRejoinKeepsAssignment(t *testing.T) {
 		if s.Err != nil || string(s.Assignment) != "parts-of-"+inst {
 			t.Fatalf("%s syncs: %+v", inst, s)
 		}
-		if rebalances.Load() != n || c.Describe("g").State != Stable {
-			t.Fatalf("%s's restart rebalanced the group: %d rebalances, state %s", inst, rebalances.Load()-n, c.Describe("g").State)
+		if rebalances.Load() != n || describe(c, "g").State != Stable {
+			t.Fatalf("%s's restart rebalanced the group: %d rebalances, state %s", inst, rebalances.Load()-n, describe(c, "g").State)
 		}
 		if e := c.Heartbeat("g", old.MemberID, inst, old.Generation); e != kerr.FencedInstanceID {
 			t.Errorf("old member of %s heartbeats: %v, want FENCED_INSTANCE_ID", inst, e)
