@@ -456,35 +456,30 @@ const (
 // was committed at or after the time asked for (Fluss then names the
 // latest offset).
 func (s *Service) commitTimes(ctx context.Context, info *fluss.TableInfo, answers []*fetchv1.OffsetAnswer, idxs []int) {
-	var buckets []fluss.FetchBucket
-	var which []int
 	for _, i := range idxs {
-		if answers[i].ErrorCode == 0 {
-			// One byte is enough: the first batch is returned whole.
-			buckets = append(buckets, fluss.FetchBucket{Bucket: answers[i].Partition, Offset: answers[i].Offset, MaxBytes: 1})
-			which = append(which, i)
-		}
-	}
-	if len(buckets) == 0 {
-		return
-	}
-	results, err := s.fluss.FetchLog(ctx, info.TableID, buckets, fluss.FetchOptions{})
-	for n, i := range which {
 		a := answers[i]
-		rerr := err
-		if rerr == nil {
-			rerr = results[n].Err
-		}
-		if rerr != nil {
-			a.ErrorCode, a.ErrorMessage, a.Offset = int32(kafkaError(rerr).Code), rerr.Error(), -1
+		if a.ErrorCode != 0 {
 			continue
 		}
-		if a.Offset >= results[n].HighWatermark {
+		// One byte is enough: the first batch is returned whole. A fetch
+		// per bucket, because Fluss returns a whole batch beyond the byte
+		// limit only for the first bucket of a request with data.
+		results, err := s.fluss.FetchLog(ctx, info.TableID, []fluss.FetchBucket{{Bucket: a.Partition, Offset: a.Offset, MaxBytes: 1}}, fluss.FetchOptions{})
+		if err == nil {
+			err = results[0].Err
+		}
+		if err != nil {
+			s.log.Warn("list offsets: reading the batch found failed", "table", info.TableID, "bucket", a.Partition, "offset", a.Offset, "error", err)
+			a.ErrorCode, a.ErrorMessage, a.Offset = int32(kafkaError(err).Code), err.Error(), -1
+			continue
+		}
+		if a.Offset >= results[0].HighWatermark {
 			a.Offset = -1
 			continue
 		}
-		h, herr := logbatch.ParseHeader(results[n].Records)
+		h, herr := logbatch.ParseHeader(results[0].Records)
 		if herr != nil {
+			s.log.Warn("list offsets: the batch found has no header", "table", info.TableID, "bucket", a.Partition, "offset", a.Offset, "error", herr)
 			a.ErrorCode, a.ErrorMessage, a.Offset = int32(kerr.UnknownServerError.Code), herr.Error(), -1
 			continue
 		}
