@@ -141,8 +141,9 @@ func TestDeleteOffsetsAndGroups(t *testing.T) {
 	if got := fetchOffsets(t, c, "g", "events", 0); got != "0=-1/0" {
 		t.Errorf("events after the group's delete and a restart: %s", got)
 	}
+	// The filters as Kafka's admin client sends them: matched ignoring case.
 	lg := kmsg.NewPtrListGroupsRequest()
-	lg.Version = 4
+	lg.Version, lg.StatesFilter, lg.TypesFilter = 5, []string{"EMPTY"}, []string{"Classic", "Consumer"}
 	lr := c.roundTrip(lg).(*kmsg.ListGroupsResponse)
 	if lr.ErrorCode != 0 || len(lr.Groups) != 1 || lr.Groups[0].Group != "kept" || lr.Groups[0].GroupState != "Empty" {
 		t.Fatalf("list groups after a restart: %+v", lr)

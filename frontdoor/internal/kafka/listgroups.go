@@ -3,6 +3,7 @@ package kafka
 import (
 	"context"
 	"slices"
+	"strings"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -32,9 +33,11 @@ func (h *groupHandlers) listGroups(_ context.Context, s *Session, req Request) (
 			return resp, nil
 		}
 		for _, g := range list {
+			// Kafka matches both filters ignoring case (the admin client
+			// sends types as "Classic", "Consumer").
 			if !mayDescribe(g.Group) ||
-				len(r.StatesFilter) > 0 && !slices.ContainsFunc(r.StatesFilter, func(st string) bool { return st == string(g.State) }) ||
-				len(r.TypesFilter) > 0 && !slices.ContainsFunc(r.TypesFilter, func(t string) bool { return t == "classic" }) {
+				len(r.StatesFilter) > 0 && !slices.ContainsFunc(r.StatesFilter, func(st string) bool { return strings.EqualFold(st, string(g.State)) }) ||
+				len(r.TypesFilter) > 0 && !slices.ContainsFunc(r.TypesFilter, func(t string) bool { return strings.EqualFold(t, "classic") }) {
 				continue
 			}
 			if h.owned(ctx, g.Group) != nil {
