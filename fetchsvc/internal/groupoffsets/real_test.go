@@ -96,3 +96,63 @@ func TestNewRefusesBadPath(t *testing.T) {
 		}
 	}
 }
+
+// TestDeleteAndGroups: a deleted partition's offset is gone from List,
+// also for a second store (a restarted fetchsvc); Groups names the groups
+// with a live offset, not one whose offsets were all deleted, and one
+// committed again after its delete.
+func TestDeleteAndGroups(t *testing.T) {
+	cluster := testenv.Fluss(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	fc, err := fluss.Dial(ctx, cluster.Bootstrap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fc.Close()
+	db := testenv.UniqueName("offsets")
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		_ = cluster.Helper.DropDatabase(ctx, db, true)
+	})
+	s := mustNew(t, fc, db+".offsets")
+	off := func(topic string, p int32, o int64) *fetchv1.CommittedOffset {
+		return &fetchv1.CommittedOffset{Topic: topic, Partition: p, Offset: o, LeaderEpoch: -1, CommitTimeMs: 1_700_000_000_000}
+	}
+	for _, g := range []string{"keep", "drop", "again"} {
+		if err := s.Commit(ctx, g, []*fetchv1.CommittedOffset{off("a", 0, 5), off("a", 1, 6), off("b", 0, 7)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	part := func(topic string, p int32) *fetchv1.OffsetPartition {
+		return &fetchv1.OffsetPartition{Topic: topic, Partition: p}
+	}
+	if err := s.Delete(ctx, "keep", []*fetchv1.OffsetPartition{part("a", 0), part("a", 1)}); err != nil {
+		t.Fatal(err)
+	}
+	for _, g := range []string{"drop", "again"} {
+		if err := s.Delete(ctx, g, []*fetchv1.OffsetPartition{part("a", 0), part("a", 1), part("b", 0)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Commit(ctx, "again", []*fetchv1.CommittedOffset{off("a", 1, 9)}); err != nil {
+		t.Fatal(err)
+	}
+	for _, store := range []*Store{s, mustNew(t, fc, db+".offsets")} {
+		got, err := store.List(ctx, "keep")
+		if err != nil || len(got) != 1 || got[0].Topic != "b" || got[0].Offset != 7 {
+			t.Fatalf("keep after deleting topic a: %v, %v", got, err)
+		}
+		if got, err := store.List(ctx, "drop"); err != nil || len(got) != 0 {
+			t.Fatalf("drop after deleting all: %v, %v", got, err)
+		}
+		if got, err := store.List(ctx, "again"); err != nil || len(got) != 1 || got[0].Offset != 9 {
+			t.Fatalf("again after a new commit: %v, %v", got, err)
+		}
+		groups, err := store.Groups(ctx)
+		if err != nil || strings.Join(groups, ",") != "again,keep" {
+			t.Fatalf("groups = %v, %v; want again,keep", groups, err)
+		}
+	}
+}

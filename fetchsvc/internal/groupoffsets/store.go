@@ -11,6 +11,8 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -159,8 +161,36 @@ func bucketOf(group string, buckets int) int32 {
 }
 
 // Commit appends offsets of group, all in one batch: they are stored
-// together or not at all.
+// together or not at all. An offset below 0 is stored as given and reads
+// back as no offset (as Delete writes it).
 func (s *Store) Commit(ctx context.Context, group string, offsets []*fetchv1.CommittedOffset) error {
+	if err := s.appendRows(ctx, group, offsets); err != nil {
+		return fmt.Errorf("groupoffsets: commit of group %q: %w", group, err)
+	}
+	return nil
+}
+
+// Delete removes group's committed offsets of parts: it appends a row
+// with offset -1 for each, all in one batch, which hides the partition's
+// earlier rows from List and Groups.
+func (s *Store) Delete(ctx context.Context, group string, parts []*fetchv1.OffsetPartition) error {
+	now := time.Now().UnixMilli()
+	rows := make([]*fetchv1.CommittedOffset, len(parts))
+	for i, p := range parts {
+		rows[i] = &fetchv1.CommittedOffset{Topic: p.GetTopic(), Partition: p.GetPartition(), Offset: deleted, LeaderEpoch: -1, CommitTimeMs: now}
+	}
+	if err := s.appendRows(ctx, group, rows); err != nil {
+		return fmt.Errorf("groupoffsets: delete of group %q offsets: %w", group, err)
+	}
+	return nil
+}
+
+// deleted is the committed_offset of a row that removes a partition's
+// committed offset.
+const deleted = -1
+
+// appendRows writes rows of group to its bucket in one batch.
+func (s *Store) appendRows(ctx context.Context, group string, offsets []*fetchv1.CommittedOffset) error {
 	if len(offsets) == 0 {
 		return nil
 	}
@@ -199,11 +229,8 @@ func (s *Store) Commit(ctx context.Context, group string, offsets []*fetchv1.Com
 		}
 		return err
 	})
-	if err != nil {
-		s.forgetOn(err)
-		return fmt.Errorf("groupoffsets: commit of group %q: %w", group, err)
-	}
-	return nil
+	s.forgetOn(err)
+	return err
 }
 
 // forgetOn drops the table info when the table is gone, so that the next
@@ -216,31 +243,67 @@ func (s *Store) forgetOn(err error) {
 	}
 }
 
+// rowKey is one partition of one group.
+type rowKey struct {
+	group, topic string
+	partition    int32
+}
+
 // List reads group's latest offset of each partition it committed.
 func (s *Store) List(ctx context.Context, group string) ([]*fetchv1.CommittedOffset, error) {
 	info, err := s.table(ctx)
 	if err != nil {
 		return nil, err
 	}
-	bucket := bucketOf(group, info.NumBuckets)
+	latest, err := s.scan(ctx, info, bucketOf(group, info.NumBuckets), func(g string) bool { return g == group })
+	if err != nil {
+		return nil, fmt.Errorf("groupoffsets: offsets of group %q: %w", group, err)
+	}
+	out := make([]*fetchv1.CommittedOffset, 0, len(latest))
+	for _, o := range latest {
+		out = append(out, o)
+	}
+	return out, nil
+}
+
+// Groups names every group with a committed offset, sorted. It reads the
+// whole table.
+func (s *Store) Groups(ctx context.Context) ([]string, error) {
+	info, err := s.table(ctx)
+	if err != nil {
+		return nil, err
+	}
+	seen := map[string]bool{}
+	for b := range int32(info.NumBuckets) {
+		latest, err := s.scan(ctx, info, b, func(string) bool { return true })
+		if err != nil {
+			return nil, fmt.Errorf("groupoffsets: groups of bucket %d: %w", b, err)
+		}
+		for k := range latest {
+			seen[k.group] = true
+		}
+	}
+	return slices.Sorted(maps.Keys(seen)), nil
+}
+
+// scan reads bucket from its start and returns the latest live row of
+// each partition of the groups keep accepts; a partition whose latest row
+// is a deletion is left out.
+func (s *Store) scan(ctx context.Context, info *fluss.TableInfo, bucket int32, keep func(group string) bool) (map[rowKey]*fetchv1.CommittedOffset, error) {
 	var starts map[int32]int64
-	err = retry(ctx, func() (err error) {
+	err := retry(ctx, func() (err error) {
 		starts, err = s.fluss.ListOffsets(ctx, info.TableID, nil, []int32{bucket}, fluss.OffsetEarliest)
 		return err
 	})
 	if err != nil {
 		s.forgetOn(err)
-		return nil, fmt.Errorf("groupoffsets: offsets of group %q: %w", group, err)
+		return nil, err
 	}
 	dec, err := logbatch.NewDecoder(s.schema, nil)
 	if err != nil {
 		return nil, err
 	}
-	type key struct {
-		topic     string
-		partition int32
-	}
-	latest := map[key]*fetchv1.CommittedOffset{}
+	latest := map[rowKey]*fetchv1.CommittedOffset{}
 	next := starts[bucket]
 	for {
 		var res []fluss.FetchResult
@@ -253,7 +316,7 @@ func (s *Store) List(ctx context.Context, group string) ([]*fetchv1.CommittedOff
 		})
 		if err != nil {
 			s.forgetOn(err)
-			return nil, fmt.Errorf("groupoffsets: reading offsets of group %q at %d: %w", group, next, err)
+			return nil, fmt.Errorf("reading at %d: %w", next, err)
 		}
 		it := logbatch.NewIterator(res[0].Records)
 		for it.Next() {
@@ -262,24 +325,24 @@ func (s *Store) List(ctx context.Context, group string) ([]*fetchv1.CommittedOff
 			if b.RecordCount == 0 {
 				continue
 			}
-			if err := eachRow(dec, b, group, func(o *fetchv1.CommittedOffset) {
-				latest[key{o.Topic, o.Partition}] = o
+			if err := eachRow(dec, b, keep, func(group string, o *fetchv1.CommittedOffset) {
+				k := rowKey{group, o.Topic, o.Partition}
+				if o.Offset == deleted {
+					delete(latest, k)
+				} else {
+					latest[k] = o
+				}
 			}); err != nil {
-				return nil, fmt.Errorf("groupoffsets: batch at %d: %w", b.BaseOffset, err)
+				return nil, fmt.Errorf("batch at %d: %w", b.BaseOffset, err)
 			}
 		}
 		if err := it.Err(); err != nil && !errors.Is(err, logbatch.ErrShortBatch) {
 			return nil, err
 		}
 		if next >= res[0].HighWatermark {
-			break
+			return latest, nil
 		}
 	}
-	out := make([]*fetchv1.CommittedOffset, 0, len(latest))
-	for _, o := range latest {
-		out = append(out, o)
-	}
-	return out, nil
 }
 
 // retryFor bounds the retries of one call: long enough for a new table's
@@ -309,8 +372,8 @@ func retryWithin(ctx context.Context, d time.Duration, call func() error) error 
 	}
 }
 
-// eachRow calls fn with every row of b that belongs to group.
-func eachRow(dec *logbatch.Decoder, b logbatch.Batch, group string, fn func(*fetchv1.CommittedOffset)) error {
+// eachRow calls fn with every row of b whose group keep accepts.
+func eachRow(dec *logbatch.Decoder, b logbatch.Batch, keep func(group string) bool, fn func(group string, o *fetchv1.CommittedOffset)) error {
 	rec, err := dec.Decode(b)
 	if err != nil {
 		return err
@@ -327,7 +390,8 @@ func eachRow(dec *logbatch.Decoder, b logbatch.Batch, group string, fn func(*fet
 		return errors.New("unexpected column types")
 	}
 	for i := range int(rec.NumRows()) {
-		if groups.Value(i) != group {
+		group := groups.Value(i)
+		if !keep(group) {
 			continue
 		}
 		o := &fetchv1.CommittedOffset{Topic: topics.Value(i), Partition: parts.Value(i), Offset: offs.Value(i),
@@ -336,7 +400,7 @@ func eachRow(dec *logbatch.Decoder, b logbatch.Batch, group string, fn func(*fet
 			m := meta.Value(i)
 			o.Metadata = &m
 		}
-		fn(o)
+		fn(group, o)
 	}
 	return nil
 }

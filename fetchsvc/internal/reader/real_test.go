@@ -252,6 +252,37 @@ func TestListOffsetsAndTimestamps(t *testing.T) {
 	}
 }
 
+// TestListOffsetsByTimestampManyBuckets: a timestamp query of several
+// partitions at once (as kafka-consumer-groups --reset-offsets
+// --to-datetime sends) answers every partition with its first batch's
+// commit time, not only the first one's.
+func TestListOffsetsByTimestampManyBuckets(t *testing.T) {
+	e := newRealEnv(t)
+	info := e.cluster.NewTable(t, testenv.TableSpec{Database: e.db, Table: "multi", BucketCount: 3,
+		Columns: []testenv.Column{{Name: "id", Type: "INT"}}})
+	// Fluss puts a writer's batch in one bucket: several writes spread.
+	for i := range 9 {
+		e.cluster.Write(t, e.db, "multi", []map[string]any{{"id": i}})
+	}
+	resp, err := e.svc.ListOffsets(context.Background(), &fetchv1.ListOffsetsRequest{Mapping: e.mapping(info),
+		Partitions: []*fetchv1.OffsetQuery{{Partition: 0, Timestamp: 0}, {Partition: 1, Timestamp: 0}, {Partition: 2, Timestamp: 0}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := 0
+	for _, a := range resp.GetPartitions() {
+		if a.GetErrorCode() != 0 {
+			t.Errorf("partition %d: error %d (%s)", a.GetPartition(), a.GetErrorCode(), a.GetErrorMessage())
+		}
+		if a.GetOffset() == 0 && a.GetTimestamp() > 0 {
+			found++
+		}
+	}
+	if found < 2 {
+		t.Errorf("%d partitions answered with offset 0 and a commit time, want the 2 or 3 that got rows: %v", found, resp.GetPartitions())
+	}
+}
+
 // TestReadWaitsForData: a read at the end of the log waits (max_wait_ms)
 // and answers with a row written meanwhile; a read beyond the end is
 // OFFSET_OUT_OF_RANGE; a dropped table's topic is UNKNOWN_TOPIC_OR_PARTITION.

@@ -517,66 +517,46 @@ const (
 // the log's start for Kafka: the answer is the first local batch, as Kafka
 // answers a time before its log start.
 func (s *Service) commitTimes(ctx context.Context, info *fluss.TableInfo, pid *int64, answers []*fetchv1.OffsetAnswer, idxs []int) {
-	s.commitTimesOnce(ctx, info, pid, answers, idxs, true)
-}
-
-func (s *Service) commitTimesOnce(ctx context.Context, info *fluss.TableInfo, pid *int64, answers []*fetchv1.OffsetAnswer, idxs []int, retryRemote bool) {
-	var buckets []fluss.FetchBucket
-	var which []int
 	for _, i := range idxs {
-		if answers[i].ErrorCode == 0 {
-			// One byte is enough: the first batch is returned whole.
-			buckets = append(buckets, fluss.FetchBucket{PartitionID: pid, Bucket: answers[i].Partition, Offset: answers[i].Offset, MaxBytes: 1})
-			which = append(which, i)
-		}
-	}
-	if len(buckets) == 0 {
-		return
-	}
-	results, err := s.fluss.FetchLog(ctx, info.TableID, buckets, fluss.FetchOptions{})
-	var remote []int
-	for n, i := range which {
 		a := answers[i]
-		rerr := err
-		if rerr == nil {
-			rerr = results[n].Err
-		}
-		if retryRemote && errors.Is(rerr, fluss.ErrRemoteLog) {
-			remote = append(remote, i)
+		if a.ErrorCode != 0 {
 			continue
 		}
-		if rerr != nil {
-			a.ErrorCode, a.ErrorMessage, a.Offset = int32(kafkaError(rerr).Code), rerr.Error(), -1
+		// One byte is enough: the first batch is returned whole. A fetch
+		// per bucket, because Fluss returns a whole batch beyond the byte
+		// limit only for the first bucket of a request with data.
+		read := func() (fluss.FetchResult, error) {
+			results, err := s.fluss.FetchLog(ctx, info.TableID, []fluss.FetchBucket{{PartitionID: pid, Bucket: a.Partition, Offset: a.Offset, MaxBytes: 1}}, fluss.FetchOptions{})
+			if err != nil {
+				return fluss.FetchResult{}, err
+			}
+			return results[0], results[0].Err
+		}
+		r, err := read()
+		if errors.Is(err, fluss.ErrRemoteLog) {
+			offs := map[int32]int64{a.Partition: a.Offset}
+			if err = s.firstLocal(ctx, info.TableID, pid, offs); err == nil {
+				a.Offset = offs[a.Partition]
+				r, err = read()
+			}
+		}
+		if err != nil {
+			s.log.Warn("list offsets: reading the batch found failed", "table", info.TableID, "bucket", a.Partition, "offset", a.Offset, "error", err)
+			a.ErrorCode, a.ErrorMessage, a.Offset = int32(kafkaError(err).Code), err.Error(), -1
 			continue
 		}
-		if a.Offset >= results[n].HighWatermark {
+		if a.Offset >= r.HighWatermark {
 			a.Offset = -1
 			continue
 		}
-		h, herr := logbatch.ParseHeader(results[n].Records)
+		h, herr := logbatch.ParseHeader(r.Records)
 		if herr != nil {
+			s.log.Warn("list offsets: the batch found has no header", "table", info.TableID, "bucket", a.Partition, "offset", a.Offset, "error", herr)
 			a.ErrorCode, a.ErrorMessage, a.Offset = int32(kerr.UnknownServerError.Code), herr.Error(), -1
 			continue
 		}
 		a.Timestamp = h.CommitTimestamp
 	}
-	if len(remote) == 0 {
-		return
-	}
-	offs := map[int32]int64{}
-	for _, i := range remote {
-		offs[answers[i].Partition] = answers[i].Offset
-	}
-	if err := s.firstLocal(ctx, info.TableID, pid, offs); err != nil {
-		for _, i := range remote {
-			answers[i].ErrorCode, answers[i].ErrorMessage, answers[i].Offset = int32(kafkaError(err).Code), err.Error(), -1
-		}
-		return
-	}
-	for _, i := range remote {
-		answers[i].Offset = offs[answers[i].Partition]
-	}
-	s.commitTimesOnce(ctx, info, pid, answers, remote, false)
 }
 
 // CommitOffsets implements FetchService.
@@ -602,4 +582,27 @@ func (s *Service) ListCommittedOffsets(ctx context.Context, req *fetchv1.ListCom
 		return nil, status.Error(codes.Unavailable, err.Error())
 	}
 	return &fetchv1.ListCommittedOffsetsResponse{Offsets: offs}, nil
+}
+
+// DeleteCommittedOffsets implements FetchService.
+func (s *Service) DeleteCommittedOffsets(ctx context.Context, req *fetchv1.DeleteCommittedOffsetsRequest) (*fetchv1.DeleteCommittedOffsetsResponse, error) {
+	if req.GetGroup() == "" {
+		return nil, status.Error(codes.InvalidArgument, "no group")
+	}
+	if err := s.offsets.Delete(ctx, req.GetGroup(), req.GetPartitions()); err != nil {
+		s.log.Warn("delete of group offsets failed", "group", req.GetGroup(), "error", err)
+		return nil, status.Error(codes.Unavailable, err.Error())
+	}
+	s.log.Info("group offsets deleted", "group", req.GetGroup(), "partitions", len(req.GetPartitions()))
+	return &fetchv1.DeleteCommittedOffsetsResponse{}, nil
+}
+
+// ListOffsetGroups implements FetchService.
+func (s *Service) ListOffsetGroups(ctx context.Context, _ *fetchv1.ListOffsetGroupsRequest) (*fetchv1.ListOffsetGroupsResponse, error) {
+	groups, err := s.offsets.Groups(ctx)
+	if err != nil {
+		s.log.Warn("listing groups with offsets failed", "error", err)
+		return nil, status.Error(codes.Unavailable, err.Error())
+	}
+	return &fetchv1.ListOffsetGroupsResponse{Groups: groups}, nil
 }

@@ -10,9 +10,10 @@
 //
 // A resource is a topic or a consumer group: a literal name, a prefix (a
 // name ending in "*"), or "*" for every topic (group). Consumer groups
-// need READ for joining and committing, DESCRIBE for describing. A principal is "User:<name>" or "User:*"; a session
-// without SASL is "User:ANONYMOUS". Operations are READ, WRITE, DESCRIBE and
-// ALL; allowing READ or WRITE also allows DESCRIBE, as in Kafka. A request is allowed when
+// need READ for joining and committing, DESCRIBE for describing, DELETE for
+// deleting the group or its offsets. A principal is "User:<name>" or "User:*"; a session
+// without SASL is "User:ANONYMOUS". Operations are READ, WRITE, DESCRIBE, DELETE and
+// ALL; allowing READ, WRITE or DELETE also allows DESCRIBE, as in Kafka. A request is allowed when
 // at least one allow rule and no deny rule matches it: deny wins, and
 // whatever no rule allows is denied.
 package acl
@@ -35,9 +36,10 @@ const (
 	Write                         // Produce
 	Read                          // Fetch (consumers)
 	All                           // rules only: every operation
+	Delete                        // DeleteGroups, OffsetDelete (groups)
 )
 
-var opNames = map[string]Operation{"DESCRIBE": Describe, "WRITE": Write, "READ": Read, "ALL": All}
+var opNames = map[string]Operation{"DESCRIBE": Describe, "WRITE": Write, "READ": Read, "ALL": All, "DELETE": Delete}
 
 func (o Operation) String() string {
 	for n, v := range opNames {
@@ -75,7 +77,7 @@ func (r rule) matches(principal string, op Operation, group bool, topic string) 
 	}
 	// ALL covers everything; an allowed READ or WRITE implies DESCRIBE (a
 	// denied one does not deny DESCRIBE), as in Kafka.
-	implied := r.allow && op == Describe && (r.op == Read || r.op == Write)
+	implied := r.allow && op == Describe && (r.op == Read || r.op == Write || r.op == Delete)
 	if r.op != All && r.op != op && !implied {
 		return false
 	}
@@ -166,7 +168,7 @@ func parseRule(f []string) (rule, error) {
 	}
 	r.principal = f[1]
 	if r.op, ok = opNames[strings.ToUpper(f[2])]; !ok {
-		return rule{}, fmt.Errorf("operation %q: want READ, WRITE, DESCRIBE or ALL", f[2])
+		return rule{}, fmt.Errorf("operation %q: want READ, WRITE, DESCRIBE, DELETE or ALL", f[2])
 	}
 	topic, ok := strings.CutPrefix(f[3], "topic:")
 	if !ok {
@@ -177,7 +179,10 @@ func parseRule(f []string) (rule, error) {
 		return rule{}, fmt.Errorf("resource %q: want topic:<name>, topic:<prefix>*, topic:* or the same with group:", f[3])
 	}
 	if r.group && r.op == Write {
-		return rule{}, fmt.Errorf("resource %q: groups are read (READ) or described (DESCRIBE), not written", f[3])
+		return rule{}, fmt.Errorf("resource %q: groups are read (READ), described (DESCRIBE) or deleted (DELETE), not written", f[3])
+	}
+	if !r.group && r.op == Delete {
+		return rule{}, fmt.Errorf("resource %q: topics are not deleted through Ferry; DELETE is for groups", f[3])
 	}
 	switch {
 	case topic == "*":

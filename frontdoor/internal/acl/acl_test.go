@@ -13,6 +13,7 @@ allow  User:etl     ALL       topic:shop.*
 deny   User:etl     WRITE     topic:shop.payments   # not even etl
 allow  User:reader  READ      topic:*
 allow  User:reader  READ      group:readers-*
+allow  User:ops     DELETE    group:*
 `
 
 func TestAllowed(t *testing.T) {
@@ -20,7 +21,7 @@ func TestAllowed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Len() != 6 {
+	if r.Len() != 7 {
 		t.Fatalf("%d rules", r.Len())
 	}
 	tests := []struct {
@@ -64,6 +65,7 @@ func TestParseRejects(t *testing.T) {
 		"allow User:a DELETE topic:x",          // operation
 		"allow User:a WRITE group:x",           // not a group operation
 		"allow User:a READ cluster:x",          // resource type
+		"allow User:a DELETE topic:x",          // topics are not deleted
 		"allow User:a WRITE topic:",            // empty topic
 		"allow User:a WRITE topic:a*b",         // inner wildcard
 		"allow User:a WRITE topic:a**",         // double wildcard
@@ -100,6 +102,10 @@ func TestAllowedGroup(t *testing.T) {
 		{"User:reader", Read, "writers", false},
 		{"User:etl", Read, "shop.x", false}, // topic:shop.* is no group rule
 		{"User:alice", Read, "shop.orders", false},
+		{"User:ops", Delete, "any", true},
+		{"User:ops", Describe, "any", true}, // DELETE implies DESCRIBE
+		{"User:ops", Read, "any", false},
+		{"User:reader", Delete, "readers-1", false},
 	} {
 		if got := r.AllowedGroup(tt.principal, tt.op, tt.group); got != tt.want {
 			t.Errorf("AllowedGroup(%s, %s, %s) = %v, want %v", tt.principal, tt.op, tt.group, got, tt.want)

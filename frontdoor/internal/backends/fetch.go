@@ -47,3 +47,21 @@ func (f *Fetcher) ListCommittedOffsets(ctx context.Context, group string) ([]*fe
 	})
 	return resp.GetOffsets(), err
 }
+
+// DeleteCommittedOffsets removes a consumer group's offsets of parts
+// (groups.OffsetStore).
+func (f *Fetcher) DeleteCommittedOffsets(ctx context.Context, group string, parts []*fetchv1.OffsetPartition) error {
+	_, err := call(ctx, &f.unary, "DeleteCommittedOffsets", func(c fetchv1.FetchServiceClient) (*fetchv1.DeleteCommittedOffsetsResponse, error) {
+		return c.DeleteCommittedOffsets(ctx, &fetchv1.DeleteCommittedOffsetsRequest{Group: group, Partitions: parts})
+	})
+	return err
+}
+
+// ListOffsetGroups names the groups with committed offsets
+// (groups.OffsetStore).
+func (f *Fetcher) ListOffsetGroups(ctx context.Context) ([]string, error) {
+	resp, err := call(ctx, &f.unary, "ListOffsetGroups", func(c fetchv1.FetchServiceClient) (*fetchv1.ListOffsetGroupsResponse, error) {
+		return c.ListOffsetGroups(ctx, &fetchv1.ListOffsetGroupsRequest{})
+	})
+	return resp.GetGroups(), err
+}

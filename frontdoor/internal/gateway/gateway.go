@@ -146,7 +146,7 @@ func Declare(s *runtime.Settings) *Config {
 	s.StringVar(&c.TokenPrincipalClaim, runtime.Spec[string]{Flag: "sasl-oauthbearer-principal-claim", Env: "FERRY_SASL_OAUTHBEARER_PRINCIPAL_CLAIM",
 		Default: "sub", Usage: "the token claim whose string value is the user (the ACL principal User:<value>)"})
 	s.StringVar(&c.ACLFile, runtime.Spec[string]{Flag: FlagACLFile, Env: EnvACLFile,
-		Usage: "topic ACLs, lines `allow|deny User:<name>|User:* READ|WRITE|DESCRIBE|ALL topic:<name>|topic:<prefix>*|topic:*` (docs/security.md); empty: no ACLs"})
+		Usage: "topic and group ACLs, lines `allow|deny User:<name>|User:* READ|WRITE|DESCRIBE|DELETE|ALL topic:<name>|topic:<prefix>*|topic:*` or the same with `group:` (docs/security.md); empty: no ACLs"})
 	s.DurationVar(&c.ACLReloadInterval, runtime.Spec[time.Duration]{Flag: "acl-reload-interval", Env: "FERRY_ACL_RELOAD_INTERVAL",
 		Default: 5 * time.Second, Validate: runtime.PositiveDuration, Usage: "how often -acl-file is read again; a changed file that does not parse keeps the rules in force"})
 	s.StringVar(&c.TLSCertFile, runtime.Spec[string]{Flag: FlagTLSCert, Env: EnvTLSCert, Usage: "PEM certificate for the Kafka listener; empty: plaintext"})

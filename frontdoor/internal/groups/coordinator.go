@@ -12,11 +12,13 @@ import (
 	"encoding/hex"
 	"errors"
 	"log/slog"
+	"slices"
 	"sort"
 	"sync"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	fetchv1 "github.com/ferrygw/ferry/services/api/gen/ferry/fetch/v1"
 )
@@ -25,6 +27,9 @@ import (
 type OffsetStore interface {
 	CommitOffsets(ctx context.Context, group string, offsets []*fetchv1.CommittedOffset) error
 	ListCommittedOffsets(ctx context.Context, group string) ([]*fetchv1.CommittedOffset, error)
+	DeleteCommittedOffsets(ctx context.Context, group string, parts []*fetchv1.OffsetPartition) error
+	// ListOffsetGroups names every group with a committed offset.
+	ListOffsetGroups(ctx context.Context) ([]string, error)
 }
 
 // Config tunes the coordinator; zero fields take the defaults (Kafka's
@@ -36,6 +41,9 @@ type Config struct {
 	// MinSessionTimeout and MaxSessionTimeout bound what members may ask
 	// for (group.min/max.session.timeout.ms).
 	MinSessionTimeout, MaxSessionTimeout time.Duration
+	// OnRebalance, when set, is called (under the coordinator's lock, so
+	// it must not block) each time a group starts a new generation.
+	OnRebalance func(group string)
 }
 
 // Defaults.
@@ -100,9 +108,10 @@ type group struct {
 	generation   int32
 	leader       string
 	members      map[string]*member
-	order        []string        // member ids in join order
-	pendingIDs   map[string]bool // ids handed out with MEMBER_ID_REQUIRED
-	timer        *time.Timer     // ends the join phase
+	order        []string          // member ids in join order
+	pendingIDs   map[string]bool   // ids handed out with MEMBER_ID_REQUIRED
+	static       map[string]string // group.instance.id -> member id (KIP-345)
+	timer        *time.Timer       // ends the join phase
 	// initialDelay: the join phase of an empty group, which lasts the
 	// initial delay whoever joined.
 	initialDelay bool
@@ -137,7 +146,7 @@ func New(cfg Config, store OffsetStore, log *slog.Logger) *Coordinator {
 func (c *Coordinator) groupLocked(id string) *group {
 	g := c.groups[id]
 	if g == nil {
-		g = &group{id: id, state: Empty, members: map[string]*member{}, pendingIDs: map[string]bool{}}
+		g = &group{id: id, state: Empty, members: map[string]*member{}, pendingIDs: map[string]bool{}, static: map[string]string{}}
 		c.groups[id] = g
 	}
 	return g
@@ -195,6 +204,16 @@ func (c *Coordinator) Join(ctx context.Context, r JoinRequest) JoinResult {
 	}
 	id := r.MemberID
 	switch {
+	case id == "" && r.InstanceID != "":
+		// A static member (KIP-345) gets its id at once; one that comes
+		// back while its instance id is still a member takes its place.
+		id = newMemberID(r.InstanceID)
+		if old := g.static[r.InstanceID]; old != "" {
+			if res, done := c.replaceStatic(g, old, id, r); done {
+				c.mu.Unlock()
+				return res
+			}
+		}
 	case id == "" && r.RequireKnownMemberID:
 		id = newMemberID(r.ClientID)
 		if len(g.pendingIDs) >= maxPendingIDs {
@@ -206,6 +225,11 @@ func (c *Coordinator) Join(ctx context.Context, r JoinRequest) JoinResult {
 		return JoinResult{Err: kerr.MemberIDRequired, MemberID: id}
 	case id == "":
 		id = newMemberID(r.ClientID)
+	case r.InstanceID != "":
+		if e := g.validateMember(id, r.InstanceID); e != nil {
+			c.mu.Unlock()
+			return JoinResult{Err: e}
+		}
 	case g.members[id] == nil && !g.pendingIDs[id]:
 		c.mu.Unlock()
 		return JoinResult{Err: kerr.UnknownMemberID}
@@ -216,6 +240,9 @@ func (c *Coordinator) Join(ctx context.Context, r JoinRequest) JoinResult {
 		m = &member{id: id}
 		g.members[id] = m
 		g.order = append(g.order, id)
+		if r.InstanceID != "" {
+			g.static[r.InstanceID] = id
+		}
 	}
 	m.instanceID, m.clientID, m.clientHost = r.InstanceID, r.ClientID, r.ClientHost
 	m.session, m.rebalance, m.protocols = r.Session, r.Rebalance, r.Protocols
@@ -239,6 +266,65 @@ func (c *Coordinator) Join(ctx context.Context, r JoinRequest) JoinResult {
 			m.join = nil
 		}
 	}, JoinResult{Err: kerr.RebalanceInProgress})
+}
+
+// replaceStatic gives the member of a static member's instance id a new
+// id, keeping its assignment, and fences the old id (its waiting JoinGroup
+// or SyncGroup gets FENCED_INSTANCE_ID, as will its later requests). In a
+// Stable group whose protocol stays the same, the member is answered at
+// once (done) with the current generation and the previous leader id, so
+// that it asks nobody for a new assignment and gets its old one from
+// SyncGroup: no rebalance. Otherwise the caller goes on with the join.
+func (c *Coordinator) replaceStatic(g *group, oldID, newID string, r JoinRequest) (JoinResult, bool) {
+	old := g.members[oldID]
+	if old.expiry != nil {
+		old.expiry.Stop()
+	}
+	if old.join != nil {
+		old.join <- JoinResult{Err: kerr.FencedInstanceID}
+	}
+	if old.sync != nil {
+		old.sync <- SyncResult{Err: kerr.FencedInstanceID}
+	}
+	m := &member{id: newID, instanceID: r.InstanceID, clientID: r.ClientID, clientHost: r.ClientHost,
+		session: r.Session, rebalance: r.Rebalance, protocols: r.Protocols, assignment: old.assignment}
+	delete(g.members, oldID)
+	g.members[newID] = m
+	g.order[slices.Index(g.order, oldID)] = newID
+	g.static[r.InstanceID] = newID
+	prevLeader := g.leader
+	if g.leader == oldID {
+		g.leader = newID
+	}
+	c.log.Info("static member rejoined with a new member id", "group", g.id, "instance_id", r.InstanceID,
+		"old_member", oldID, "member", newID, "state", string(g.state))
+	if g.state != Stable || g.chooseProtocol() != g.protocol {
+		return JoinResult{}, false
+	}
+	c.touch(g, m)
+	return JoinResult{Generation: g.generation, ProtocolType: g.protocolType, Protocol: g.protocol, Leader: prevLeader, MemberID: newID}, true
+}
+
+// validateMember checks that id is a member, and with an instance id that
+// it is the instance's current member: FENCED_INSTANCE_ID when another id
+// took the instance's place.
+func (g *group) validateMember(id, instanceID string) *kerr.Error {
+	if g == nil {
+		return kerr.UnknownMemberID
+	}
+	if instanceID != "" {
+		switch cur := g.static[instanceID]; {
+		case cur == "":
+			return kerr.UnknownMemberID
+		case cur != id:
+			return kerr.FencedInstanceID
+		}
+		return nil
+	}
+	if g.members[id] == nil {
+		return kerr.UnknownMemberID
+	}
+	return nil
 }
 
 // await waits for the result sent on wait. When ctx ends first, detach
@@ -341,20 +427,37 @@ func (c *Coordinator) completeJoin(g *group) {
 		g.timer.Stop()
 		g.timer = nil
 	}
+	joined := 0
+	for _, m := range g.members {
+		if m.join != nil {
+			joined++
+		}
+	}
+	// Static members that did not rejoin stay, as in Kafka: their session
+	// timeout removes them, and until then their partitions are kept for
+	// them (unless nobody rejoined at all).
 	for _, id := range append([]string(nil), g.order...) {
-		if g.members[id].join == nil {
+		if m := g.members[id]; m.join == nil && (m.instanceID == "" || joined == 0) {
 			c.log.Info("group member did not rejoin in time; removed", "group", g.id, "member", id)
 			c.removeLocked(g, id)
 		}
 	}
 	g.generation++
+	if c.cfg.OnRebalance != nil {
+		c.cfg.OnRebalance(g.id)
+	}
 	if len(g.members) == 0 {
 		g.state, g.protocol, g.leader = Empty, "", ""
 		return
 	}
 	g.protocol = g.chooseProtocol()
-	if g.members[g.leader] == nil {
-		g.leader = g.order[0]
+	if l := g.members[g.leader]; l == nil || l.join == nil {
+		for _, id := range g.order {
+			if g.members[id].join != nil {
+				g.leader = id
+				break
+			}
+		}
 	}
 	g.state = CompletingRebalance
 	var all []JoinedMember
@@ -364,11 +467,14 @@ func (c *Coordinator) completeJoin(g *group) {
 	}
 	for _, id := range g.order {
 		m := g.members[id]
+		m.assignment = nil
+		if m.join == nil {
+			continue // a static member away
+		}
 		res := JoinResult{Generation: g.generation, ProtocolType: g.protocolType, Protocol: g.protocol, Leader: g.leader, MemberID: id}
 		if id == g.leader {
 			res.Members = all
 		}
-		m.assignment = nil
 		m.join <- res
 		m.join = nil
 		c.touch(g, m)
@@ -442,6 +548,9 @@ func (c *Coordinator) removeLocked(g *group, id string) {
 		m.sync <- SyncResult{Err: kerr.UnknownMemberID}
 	}
 	delete(g.members, id)
+	if m.instanceID != "" && g.static[m.instanceID] == id {
+		delete(g.static, m.instanceID)
+	}
 	for i, o := range g.order {
 		if o == id {
 			g.order = append(g.order[:i], g.order[i+1:]...)
@@ -468,6 +577,7 @@ func (c *Coordinator) membersChanged(g *group) {
 // SyncRequest is a SyncGroup; Assignments are set by the leader.
 type SyncRequest struct {
 	Group, MemberID        string
+	InstanceID             string
 	Generation             int32
 	ProtocolType, Protocol string // v5+; empty: not checked
 	Assignments            map[string][]byte
@@ -484,14 +594,12 @@ type SyncResult struct {
 func (c *Coordinator) Sync(ctx context.Context, r SyncRequest) SyncResult {
 	c.mu.Lock()
 	g := c.groups[r.Group]
-	var m *member
-	if g != nil {
-		m = g.members[r.MemberID]
-	}
-	switch {
-	case m == nil:
+	if e := g.validateMember(r.MemberID, r.InstanceID); e != nil {
 		c.mu.Unlock()
-		return SyncResult{Err: kerr.UnknownMemberID}
+		return SyncResult{Err: e}
+	}
+	m := g.members[r.MemberID]
+	switch {
 	case r.Generation != g.generation:
 		c.mu.Unlock()
 		return SyncResult{Err: kerr.IllegalGeneration}
@@ -538,12 +646,12 @@ func (c *Coordinator) Sync(ctx context.Context, r SyncRequest) SyncResult {
 }
 
 // Heartbeat keeps a member alive and tells it whether to rejoin.
-func (c *Coordinator) Heartbeat(groupID, memberID string, generation int32) *kerr.Error {
+func (c *Coordinator) Heartbeat(groupID, memberID, instanceID string, generation int32) *kerr.Error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	g := c.groups[groupID]
-	if g == nil || g.members[memberID] == nil {
-		return kerr.UnknownMemberID
+	if e := g.validateMember(memberID, instanceID); e != nil {
+		return e
 	}
 	m := g.members[memberID]
 	if generation != g.generation {
@@ -556,17 +664,37 @@ func (c *Coordinator) Heartbeat(groupID, memberID string, generation int32) *ker
 	return nil
 }
 
-// Leave removes members; the result lines up with memberIDs.
-func (c *Coordinator) Leave(groupID string, memberIDs []string) []*kerr.Error {
+// Leaver names a member leaving: by member id, or (an administrator's
+// LeaveGroup v3+) by instance id alone.
+type Leaver struct {
+	MemberID, InstanceID string
+}
+
+// Leave removes members; the result lines up with leavers.
+func (c *Coordinator) Leave(groupID string, leavers []Leaver) []*kerr.Error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	out := make([]*kerr.Error, len(memberIDs))
+	out := make([]*kerr.Error, len(leavers))
 	g := c.groups[groupID]
 	left := 0
-	for i, id := range memberIDs {
-		if g == nil || g.members[id] == nil {
+	for i, l := range leavers {
+		id := l.MemberID
+		switch {
+		case g == nil:
 			out[i] = kerr.UnknownMemberID
 			continue
+		case id == "" && l.InstanceID != "" && g.static[l.InstanceID] != "":
+			id = g.static[l.InstanceID]
+		case id == "":
+			out[i] = kerr.UnknownMemberID
+			continue
+		case g.pendingIDs[id]:
+			delete(g.pendingIDs, id)
+			continue
+		default:
+			if out[i] = g.validateMember(id, l.InstanceID); out[i] != nil {
+				continue
+			}
 		}
 		c.removeLocked(g, id)
 		left++
@@ -616,7 +744,7 @@ func (c *Coordinator) offsetsOf(ctx context.Context, groupID string) (*group, er
 		for _, o := range list {
 			g.offsets[TopicPartition{o.GetTopic(), o.GetPartition()}] = o
 		}
-		if len(g.offsets) == 0 && len(g.members) == 0 && len(g.pendingIDs) == 0 && g.state == Empty && c.groups[groupID] == g {
+		if !g.exists() && len(g.pendingIDs) == 0 && c.groups[groupID] == g {
 			// Not kept: anybody may ask about any group name, and an
 			// empty group holds nothing worth the memory.
 			delete(c.groups, groupID)
@@ -626,40 +754,70 @@ func (c *Coordinator) offsetsOf(ctx context.Context, groupID string) (*group, er
 	}
 }
 
+// CommitRequest is an OffsetCommit's group part.
+type CommitRequest struct {
+	Group, MemberID, InstanceID string
+	// Generation is -1 for a consumer outside group management (or an
+	// administrator).
+	Generation int32
+	// GroupIDNotFound: a member commit (generation 0 or above) to a group
+	// that does not exist gets GROUP_ID_NOT_FOUND (OffsetCommit v9+), else
+	// ILLEGAL_GENERATION.
+	GroupIDNotFound bool
+	Offsets         []*fetchv1.CommittedOffset
+}
+
+// exists tells whether Kafka would know the group: it has members, offsets
+// or had a generation since this coordinator started.
+func (g *group) exists() bool {
+	return g != nil && (len(g.members) > 0 || len(g.offsets) > 0 || g.generation > 0)
+}
+
 // Commit checks that the committer may commit for the group and stores
-// offsets. A member commits with its generation; a consumer outside any
-// group (generation -1, no member id) only while the group has no members.
-func (c *Coordinator) Commit(ctx context.Context, groupID, memberID string, generation int32, offsets []*fetchv1.CommittedOffset) *kerr.Error {
-	if groupID == "" {
+// its offsets. Kafka's rules: a commit without generation (-1) is taken
+// while the group is Empty; one with a generation, member id or instance
+// id must come from a current member of the current generation; a commit
+// without any of them into a group with members is UNKNOWN_MEMBER_ID. A
+// member's commit is taken while the group prepares a rebalance (members
+// commit before they rejoin) and refused with REBALANCE_IN_PROGRESS while
+// it waits for the leader's assignment.
+func (c *Coordinator) Commit(ctx context.Context, r CommitRequest) *kerr.Error {
+	if r.Group == "" {
 		return kerr.InvalidGroupID
 	}
-	if _, err := c.offsetsOf(ctx, groupID); err != nil {
-		c.log.Warn("offset commit: offsets unavailable", "group", groupID, "error", err)
+	if _, err := c.offsetsOf(ctx, r.Group); err != nil {
+		c.log.Warn("offset commit: offsets unavailable", "group", r.Group, "error", err)
 		return kerr.CoordinatorLoadInProgress
 	}
 	c.mu.Lock()
-	g := c.groupLocked(groupID)
-	m := g.members[memberID]
+	g := c.groupLocked(r.Group)
 	var refuse *kerr.Error
 	switch {
-	case generation < 0 && memberID == "" && len(g.members) == 0:
-	case generation < 0 && memberID == "":
+	case r.Generation < 0 && g.state == Empty:
+	case r.Generation >= 0 && !g.exists():
 		refuse = kerr.IllegalGeneration
-	case m == nil:
-		refuse = kerr.UnknownMemberID
-	case generation != g.generation:
-		refuse = kerr.IllegalGeneration
-	case g.state == PreparingRebalance:
-		refuse = kerr.RebalanceInProgress
+		if r.GroupIDNotFound {
+			refuse = kerr.GroupIDNotFound
+		}
+	case r.Generation >= 0 || r.MemberID != "" || r.InstanceID != "":
+		if refuse = g.validateMember(r.MemberID, r.InstanceID); refuse == nil && r.Generation != g.generation {
+			refuse = kerr.IllegalGeneration
+		}
 	default:
+		refuse = kerr.UnknownMemberID
+	}
+	if refuse == nil && g.state == CompletingRebalance {
+		refuse = kerr.RebalanceInProgress
+	}
+	if m := g.members[r.MemberID]; refuse == nil && m != nil {
 		c.touch(g, m)
 	}
 	c.mu.Unlock()
 	if refuse != nil {
 		return refuse
 	}
-	if err := c.store.CommitOffsets(ctx, groupID, offsets); err != nil {
-		c.log.Warn("offset commit failed", "group", groupID, "error", err)
+	if err := c.store.CommitOffsets(ctx, r.Group, r.Offsets); err != nil {
+		c.log.Warn("offset commit failed", "group", r.Group, "error", err)
 		return kerr.CoordinatorNotAvailable
 	}
 	c.mu.Lock()
@@ -669,7 +827,7 @@ func (c *Coordinator) Commit(ctx context.Context, groupID, memberID string, gene
 		c.mu.Unlock()
 		return nil
 	}
-	for _, o := range offsets {
+	for _, o := range r.Offsets {
 		g.offsets[TopicPartition{o.GetTopic(), o.GetPartition()}] = o
 	}
 	c.mu.Unlock()
@@ -698,20 +856,40 @@ type Listing struct {
 	State               State
 }
 
-// List returns the groups this coordinator knows: those with members or
-// whose offsets it read since it started.
-func (c *Coordinator) List() []Listing {
+// List returns the groups with members here or committed offsets in the
+// store (those without members are Empty, as in Kafka after a restart).
+// The caller keeps those this coordinator owns.
+func (c *Coordinator) List(ctx context.Context) ([]Listing, error) {
+	stored, err := c.store.ListOffsetGroups(ctx)
+	if err != nil {
+		return nil, err
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	seen := map[string]bool{}
 	var out []Listing
 	for id, g := range c.groups {
 		if len(g.members) == 0 && len(g.offsets) == 0 {
 			continue
 		}
+		seen[id] = true
 		out = append(out, Listing{Group: id, ProtocolType: g.protocolType, State: g.state})
 	}
+	for _, id := range stored {
+		if seen[id] {
+			continue
+		}
+		if g := c.groups[id]; g != nil && g.offsets != nil && len(g.offsets) == 0 {
+			continue // its offsets were deleted since the store was read
+		}
+		l := Listing{Group: id, State: Empty}
+		if g := c.groups[id]; g != nil {
+			l.ProtocolType = g.protocolType
+		}
+		out = append(out, l)
+	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Group < out[j].Group })
-	return out
+	return out, nil
 }
 
 // Description is a group as DescribeGroups shows it.
@@ -728,21 +906,142 @@ type MemberDescription struct {
 }
 
 // Describe returns the group's state and members; an unknown group is
-// described as Dead with no members, as Kafka does.
-func (c *Coordinator) Describe(groupID string) Description {
+// described as Dead with no members, as Kafka does, and one that only has
+// committed offsets (after a restart) as Empty. As in Kafka, only a
+// Stable group shows its protocol and its members' metadata and
+// assignments; in other states they are empty.
+func (c *Coordinator) Describe(ctx context.Context, groupID string) (Description, *kerr.Error) {
+	if _, err := c.offsetsOf(ctx, groupID); err != nil {
+		c.log.Warn("describe group: offsets unavailable", "group", groupID, "error", err)
+		return Description{}, kerr.CoordinatorLoadInProgress
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	g := c.groups[groupID]
-	if g == nil {
-		return Description{State: "Dead"}
+	if !g.exists() {
+		return Description{State: "Dead"}, nil
 	}
-	d := Description{State: g.state, ProtocolType: g.protocolType, Protocol: g.protocol}
+	d := Description{State: g.state, ProtocolType: g.protocolType}
+	stable := g.state == Stable
+	if stable {
+		d.Protocol = g.protocol
+	}
 	for _, id := range g.order {
 		m := g.members[id]
-		d.Members = append(d.Members, MemberDescription{ID: id, InstanceID: m.instanceID, ClientID: m.clientID,
-			ClientHost: m.clientHost, Metadata: m.metadata(g.protocol), Assignment: m.assignment})
+		md := MemberDescription{ID: id, InstanceID: m.instanceID, ClientID: m.clientID, ClientHost: m.clientHost}
+		if stable {
+			md.Metadata, md.Assignment = m.metadata(g.protocol), m.assignment
+		}
+		d.Members = append(d.Members, md)
 	}
-	return d
+	return d, nil
+}
+
+// DeleteGroup deletes an Empty group and its committed offsets (Kafka's
+// DeleteGroups): GROUP_ID_NOT_FOUND when it does not exist,
+// NON_EMPTY_GROUP while it has members.
+func (c *Coordinator) DeleteGroup(ctx context.Context, groupID string) *kerr.Error {
+	if _, err := c.offsetsOf(ctx, groupID); err != nil {
+		c.log.Warn("delete group: offsets unavailable", "group", groupID, "error", err)
+		return kerr.CoordinatorLoadInProgress
+	}
+	c.mu.Lock()
+	g := c.groups[groupID]
+	switch {
+	case !g.exists():
+		c.mu.Unlock()
+		return kerr.GroupIDNotFound
+	case g.state != Empty:
+		c.mu.Unlock()
+		return kerr.NonEmptyGroup
+	}
+	parts := make([]*fetchv1.OffsetPartition, 0, len(g.offsets))
+	for tp := range g.offsets {
+		parts = append(parts, &fetchv1.OffsetPartition{Topic: tp.Topic, Partition: tp.Partition})
+	}
+	c.mu.Unlock()
+	if len(parts) > 0 {
+		if err := c.store.DeleteCommittedOffsets(ctx, groupID, parts); err != nil {
+			c.log.Warn("delete group: deleting offsets failed", "group", groupID, "error", err)
+			return kerr.CoordinatorNotAvailable
+		}
+	}
+	c.mu.Lock()
+	if c.groups[groupID] == g && g.state == Empty && len(g.members) == 0 {
+		delete(c.groups, groupID)
+	}
+	c.mu.Unlock()
+	c.log.Info("group deleted", "group", groupID, "offsets", len(parts))
+	return nil
+}
+
+// DeleteOffsets deletes committed offsets of a group (Kafka's
+// OffsetDelete). An Empty group loses the offsets asked for; a consumer
+// group with members only those of topics none of its members subscribes
+// to (the others get GROUP_SUBSCRIBED_TO_TOPIC); any other group with
+// members refuses with NON_EMPTY_GROUP. The map holds the partitions
+// refused.
+func (c *Coordinator) DeleteOffsets(ctx context.Context, groupID string, parts []TopicPartition) (map[TopicPartition]*kerr.Error, *kerr.Error) {
+	if _, err := c.offsetsOf(ctx, groupID); err != nil {
+		c.log.Warn("offset delete: offsets unavailable", "group", groupID, "error", err)
+		return nil, kerr.CoordinatorLoadInProgress
+	}
+	c.mu.Lock()
+	g := c.groups[groupID]
+	refused := map[TopicPartition]*kerr.Error{}
+	switch {
+	case !g.exists():
+		c.mu.Unlock()
+		return nil, kerr.GroupIDNotFound
+	case g.state == Empty:
+	case g.protocolType == "consumer":
+		subscribed := g.subscribedTopics()
+		for _, tp := range parts {
+			if subscribed == nil || subscribed[tp.Topic] {
+				refused[tp] = kerr.GroupSubscribedToTopic
+			}
+		}
+	default:
+		c.mu.Unlock()
+		return nil, kerr.NonEmptyGroup
+	}
+	var del []*fetchv1.OffsetPartition
+	for _, tp := range parts {
+		if refused[tp] == nil && g.offsets[tp] != nil {
+			del = append(del, &fetchv1.OffsetPartition{Topic: tp.Topic, Partition: tp.Partition})
+		}
+	}
+	c.mu.Unlock()
+	if len(del) == 0 {
+		return refused, nil
+	}
+	if err := c.store.DeleteCommittedOffsets(ctx, groupID, del); err != nil {
+		c.log.Warn("offset delete failed", "group", groupID, "error", err)
+		return nil, kerr.CoordinatorNotAvailable
+	}
+	c.mu.Lock()
+	for _, p := range del {
+		delete(g.offsets, TopicPartition{p.Topic, p.Partition})
+	}
+	c.mu.Unlock()
+	c.log.Info("group offsets deleted", "group", groupID, "partitions", len(del))
+	return refused, nil
+}
+
+// subscribedTopics is the union of the members' subscriptions, read from
+// their consumer protocol metadata; nil when one cannot be read.
+func (g *group) subscribedTopics() map[string]bool {
+	out := map[string]bool{}
+	for _, m := range g.members {
+		var meta kmsg.ConsumerMemberMetadata
+		if err := meta.ReadFrom(m.metadata(g.protocol)); err != nil {
+			return nil
+		}
+		for _, t := range meta.Topics {
+			out[t] = true
+		}
+	}
+	return out
 }
 
 // AllCommitted returns the committed offsets of every group whose offsets

@@ -3,6 +3,7 @@ package groups
 import (
 	"context"
 	"errors"
+	"sort"
 	"sync"
 	"testing"
 	"time"
@@ -40,7 +41,55 @@ func (s *memStore) ListCommittedOffsets(_ context.Context, group string) ([]*fet
 	if s.fail != nil {
 		return nil, s.fail
 	}
-	return s.offsets[group], nil
+	// The latest row of each partition, unless it is a deletion.
+	latest := map[TopicPartition]*fetchv1.CommittedOffset{}
+	for _, o := range s.offsets[group] {
+		latest[TopicPartition{o.Topic, o.Partition}] = o
+	}
+	var out []*fetchv1.CommittedOffset
+	for _, o := range latest {
+		if o.Offset >= 0 {
+			out = append(out, o)
+		}
+	}
+	return out, nil
+}
+
+func (s *memStore) DeleteCommittedOffsets(_ context.Context, group string, parts []*fetchv1.OffsetPartition) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.fail != nil {
+		return s.fail
+	}
+	for _, p := range parts {
+		s.offsets[group] = append(s.offsets[group], &fetchv1.CommittedOffset{Topic: p.Topic, Partition: p.Partition, Offset: -1})
+	}
+	return nil
+}
+
+// ListOffsetGroups names the groups whose latest row of some partition
+// is not a deletion, as the offsets table's reader does.
+func (s *memStore) ListOffsetGroups(context.Context) ([]string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.fail != nil {
+		return nil, s.fail
+	}
+	var out []string
+	for g, offs := range s.offsets {
+		latest := map[TopicPartition]int64{}
+		for _, o := range offs {
+			latest[TopicPartition{o.Topic, o.Partition}] = o.Offset
+		}
+		for _, o := range latest {
+			if o >= 0 {
+				out = append(out, g)
+				break
+			}
+		}
+	}
+	sort.Strings(out)
+	return out, nil
 }
 
 func testCoordinator(store OffsetStore) *Coordinator {
@@ -65,6 +114,14 @@ func join(t *testing.T, c *Coordinator, r JoinRequest) JoinResult {
 	return c.Join(context.Background(), r)
 }
 
+// joinAsync is join for another goroutine: it reports nothing.
+func joinAsync(c *Coordinator, r JoinRequest) {
+	if res := c.Join(context.Background(), r); res.Err == kerr.MemberIDRequired {
+		r.MemberID = res.MemberID
+		c.Join(context.Background(), r)
+	}
+}
+
 func joinAll(t *testing.T, c *Coordinator, reqs ...JoinRequest) []JoinResult {
 	t.Helper()
 	out := make([]JoinResult, len(reqs))
@@ -73,7 +130,7 @@ func joinAll(t *testing.T, c *Coordinator, reqs ...JoinRequest) []JoinResult {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if r.MemberID == "" {
+			if r.MemberID == "" && r.InstanceID == "" {
 				out[i] = join(t, c, r)
 			} else {
 				out[i] = c.Join(context.Background(), r)
@@ -111,24 +168,26 @@ func TestRebalances(t *testing.T) {
 	if fs := <-got; fs.Err != nil || string(fs.Assignment) != "O" || string(ls.Assignment) != "L" {
 		t.Fatalf("syncs: leader %+v follower %+v", ls, fs)
 	}
-	if e := c.Heartbeat("g", other.MemberID, 1); e != nil {
+	if e := c.Heartbeat("g", other.MemberID, "", 1); e != nil {
 		t.Fatalf("heartbeat when stable: %v", e)
 	}
-	if e := c.Heartbeat("g", other.MemberID, 0); e != kerr.IllegalGeneration {
+	if e := c.Heartbeat("g", other.MemberID, "", 0); e != kerr.IllegalGeneration {
 		t.Fatalf("heartbeat of an old generation: %v", e)
 	}
-	if d := c.Describe("g"); d.State != Stable || len(d.Members) != 2 || string(d.Members[0].Assignment) == "" {
+	if d := describe(c, "g"); d.State != Stable || len(d.Members) != 2 || string(d.Members[0].Assignment) == "" {
 		t.Fatalf("describe: %+v", d)
 	}
 
 	// A third member joins: the others learn it from their heartbeats.
 	third := make(chan JoinResult, 1)
 	go func() { third <- join(t, c, joinReq("")) }()
-	for c.Heartbeat("g", leader.MemberID, 1) != kerr.RebalanceInProgress {
+	for c.Heartbeat("g", leader.MemberID, "", 1) != kerr.RebalanceInProgress {
 		time.Sleep(5 * time.Millisecond)
 	}
-	if e := c.Commit(context.Background(), "g", leader.MemberID, 1, nil); e != kerr.RebalanceInProgress {
-		t.Fatalf("commit while rebalancing: %v", e)
+	// A member's commit before it rejoins is taken while the group
+	// prepares the rebalance, as Kafka does.
+	if e := c.Commit(context.Background(), CommitRequest{Group: "g", MemberID: leader.MemberID, Generation: 1}); e != nil {
+		t.Fatalf("commit while preparing a rebalance: %v", e)
 	}
 	r2 := joinAll(t, c, joinReq(leader.MemberID), joinReq(other.MemberID))
 	r3 := <-third
@@ -137,7 +196,7 @@ func TestRebalances(t *testing.T) {
 	}
 
 	// The third member leaves; the other two rejoin into generation 3.
-	if errs := c.Leave("g", []string{r3.MemberID, "nobody"}); errs[0] != nil || errs[1] != kerr.UnknownMemberID {
+	if errs := c.Leave("g", []Leaver{{MemberID: r3.MemberID}, {MemberID: "nobody"}}); errs[0] != nil || errs[1] != kerr.UnknownMemberID {
 		t.Fatalf("leave: %v", errs)
 	}
 	r4 := joinAll(t, c, joinReq(leader.MemberID), joinReq(other.MemberID))
@@ -157,13 +216,13 @@ func TestSessionExpiry(t *testing.T) {
 		t.Fatal(res.Err)
 	}
 	deadline := time.Now().Add(10 * time.Second)
-	for c.Describe("g").State != Empty {
+	for describe(c, "g").State != Empty {
 		if time.Now().After(deadline) {
-			t.Fatalf("member not expired: %+v", c.Describe("g"))
+			t.Fatalf("member not expired: %+v", describe(c, "g"))
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	if e := c.Heartbeat("g", res.MemberID, res.Generation); e != kerr.UnknownMemberID {
+	if e := c.Heartbeat("g", res.MemberID, "", res.Generation); e != kerr.UnknownMemberID {
 		t.Fatalf("heartbeat of an expired member: %v", e)
 	}
 }
@@ -199,21 +258,33 @@ func TestOffsets(t *testing.T) {
 	c := testCoordinator(store)
 	ctx := context.Background()
 	offs := []*fetchv1.CommittedOffset{{Topic: "t", Partition: 0, Offset: 9}, {Topic: "t", Partition: 1, Offset: 3}}
+	commit := func(member, instance string, gen int32, o []*fetchv1.CommittedOffset) *kerr.Error {
+		return c.Commit(ctx, CommitRequest{Group: "g", MemberID: member, InstanceID: instance, Generation: gen, Offsets: o})
+	}
 	// A consumer outside the group commits while it has no members.
-	if e := c.Commit(ctx, "g", "", -1, offs[:1]); e != nil {
+	if e := commit("", "", -1, offs[:1]); e != nil {
 		t.Fatalf("simple commit: %v", e)
 	}
 	res := join(t, c, joinReq(""))
-	if e := c.Commit(ctx, "g", "", -1, offs); e != kerr.IllegalGeneration {
+	// Kafka: a commit without generation or member id into a group with
+	// members is UNKNOWN_MEMBER_ID.
+	if e := commit("", "", -1, offs); e != kerr.UnknownMemberID {
 		t.Errorf("simple commit into a group with members: %v", e)
 	}
-	if e := c.Commit(ctx, "g", "stranger", res.Generation, offs); e != kerr.UnknownMemberID {
+	if e := commit("stranger", "", res.Generation, offs); e != kerr.UnknownMemberID {
 		t.Errorf("commit of a stranger: %v", e)
 	}
-	if e := c.Commit(ctx, "g", res.MemberID, res.Generation+1, offs); e != kerr.IllegalGeneration {
+	if e := commit(res.MemberID, "", res.Generation+1, offs); e != kerr.IllegalGeneration {
 		t.Errorf("commit of another generation: %v", e)
 	}
-	if e := c.Commit(ctx, "g", res.MemberID, res.Generation, offs[1:]); e != nil {
+	// Waiting for the leader's assignment, commits are refused.
+	if e := commit(res.MemberID, "", res.Generation, offs[1:]); e != kerr.RebalanceInProgress {
+		t.Errorf("commit while completing the rebalance: %v", e)
+	}
+	if s := c.Sync(ctx, SyncRequest{Group: "g", MemberID: res.MemberID, Generation: res.Generation}); s.Err != nil {
+		t.Fatal(s.Err)
+	}
+	if e := commit(res.MemberID, "", res.Generation, offs[1:]); e != nil {
 		t.Fatalf("member commit: %v", e)
 	}
 	got, e := c.Committed(ctx, "g")
@@ -221,13 +292,20 @@ func TestOffsets(t *testing.T) {
 		t.Fatalf("committed %v, %v after %d store reads", got, e, store.lists)
 	}
 	store.fail = errors.New("fluss down")
-	if e := c.Commit(ctx, "g", res.MemberID, res.Generation, offs); e != kerr.CoordinatorNotAvailable {
+	if e := commit(res.MemberID, "", res.Generation, offs); e != kerr.CoordinatorNotAvailable {
 		t.Errorf("commit with the store down: %v", e)
 	}
 	if _, e := c.Committed(ctx, "other"); e != kerr.CoordinatorLoadInProgress {
 		t.Errorf("offsets of a group the store cannot read: %v", e)
 	}
-	if l := c.List(); len(l) != 1 || l[0].Group != "g" || l[0].State != CompletingRebalance {
-		t.Errorf("list: %+v", l)
+	store.fail = nil
+	if l, err := c.List(ctx); err != nil || len(l) != 1 || l[0].Group != "g" || l[0].State != Stable {
+		t.Errorf("list: %+v, %v", l, err)
 	}
+}
+
+// describe is Describe for a store that answers.
+func describe(c *Coordinator, group string) Description {
+	d, _ := c.Describe(context.Background(), group)
+	return d
 }

@@ -10,6 +10,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/ferrygw/ferry/frontdoor/internal/fakebackends"
 )
 
 // TestDuplicatePartitionEntriesServedAsKafka: Apache Kafka 4.4.0 answers
@@ -421,6 +423,20 @@ func groupShapeSeeds(withTags func(*kmsg.Tags)) []kmsg.Request {
 		r.Version, r.Groups = v, []string{"a", "b"}
 		out = append(out, r)
 	}
+	for v := int16(deleteGroupsMin); v <= deleteGroupsMax; v++ {
+		r := kmsg.NewPtrDeleteGroupsRequest()
+		r.Version, r.Groups = v, []string{"a", "b"}
+		out = append(out, r)
+	}
+	od := kmsg.NewPtrOffsetDeleteRequest()
+	od.Group = "g"
+	for _, topic := range []string{"orders", "events"} {
+		rt := kmsg.NewOffsetDeleteRequestTopic()
+		rt.Topic = topic
+		rt.Partitions = []kmsg.OffsetDeleteRequestTopicPartition{{Partition: 0}, {Partition: 1}}
+		od.Topics = append(od.Topics, rt)
+	}
+	out = append(out, od)
 	return out
 }
 
@@ -469,7 +485,8 @@ func FuzzShapeMatchesKmsg(f *testing.F) {
 		{syncGroupKey, syncGroupMin, syncGroupMax}, {heartbeatKey, heartbeatMin, heartbeatMax},
 		{leaveGroupKey, leaveGroupMin, leaveGroupMax}, {offsetCommitKey, offsetCommitMin, offsetCommitMax},
 		{offsetFetchKey, offsetFetchMin, offsetFetchMax}, {listGroupsKey, listGroupsMin, listGroupsMax},
-		{describeGroupsKey, describeGroupsMin, describeGroupsMax},
+		{describeGroupsKey, describeGroupsMin, describeGroupsMax}, {deleteGroupsKey, deleteGroupsMin, deleteGroupsMax},
+		{offsetDeleteKey, offsetDeleteMin, offsetDeleteMax},
 	}
 	f.Fuzz(func(t *testing.T, in []byte) {
 		if len(in) < 4 {
@@ -582,7 +599,7 @@ func FuzzDedupeProduce(f *testing.F) {
 // layout shapeOf knows; every API a frontdoor registers (SASL included)
 // must have one.
 func TestEveryServedAPIHasAShape(t *testing.T) {
-	h := newHarness(t, harnessOpts{sasl: testUsers(t)})
+	h := newHarness(t, harnessOpts{sasl: testUsers(t), offsets: fakebackends.NewOffsets()})
 	for _, k := range h.srv.reg.Ranges() {
 		if _, ok := requestSchemas[k.ApiKey]; !ok {
 			t.Errorf("%s is served but shapeOf has no schema for it", kmsg.NameForKey(k.ApiKey))

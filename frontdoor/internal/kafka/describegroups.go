@@ -37,7 +37,12 @@ func (h *groupHandlers) describeGroups(ctx context.Context, s *Session, req Requ
 				resp.Groups = append(resp.Groups, g)
 				continue
 			}
-			d := h.coord.Describe(id)
+			d, e := h.coord.Describe(ctx, id)
+			if e != nil {
+				g.ErrorCode = e.Code
+				resp.Groups = append(resp.Groups, g)
+				continue
+			}
 			g.State, g.ProtocolType, g.Protocol = string(d.State), d.ProtocolType, d.Protocol
 			for _, m := range d.Members {
 				rm := kmsg.NewDescribeGroupsResponseGroupMember()

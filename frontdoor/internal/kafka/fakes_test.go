@@ -84,6 +84,9 @@ type harnessOpts struct {
 	// fetcher, when set, serves Fetch, ListOffsets and the groups as
 	// fetchsvc would.
 	fetcher fetchv1.FetchServiceServer
+	// offsets, when set, serves the group APIs with it as fetchsvc's
+	// offsets store.
+	offsets *fakebackends.Offsets
 }
 
 func testLogger(t testing.TB) *slog.Logger {
@@ -137,9 +140,16 @@ func newHarness(t testing.TB, o harnessOpts) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
+	fetchSrv := o.fetcher
+	if o.offsets != nil {
+		if fetchSrv != nil {
+			t.Fatal("harness: fetcher and offsets both set")
+		}
+		fetchSrv = o.offsets
+	}
 	var fetcher *backends.Fetcher
-	if o.fetcher != nil {
-		fAddr, _ := grpcServe(t, func(s *grpc.Server) { fetchv1.RegisterFetchServiceServer(s, o.fetcher) })
+	if fetchSrv != nil {
+		fAddr, _ := grpcServe(t, func(s *grpc.Server) { fetchv1.RegisterFetchServiceServer(s, fetchSrv) })
 		fetcher = backends.NewFetcher([]streampool.Backend{{Addr: fAddr, Conn: grpcDial(t, fAddr)}})
 	}
 	cfg := DefaultConfig()

@@ -111,7 +111,9 @@ func NewFrontdoor(cfg Config, d Deps) (*Server, error) {
 	}
 	var gh *groupHandlers
 	if d.Fetcher != nil {
-		gh = &groupHandlers{coord: groups.New(d.Groups, d.Fetcher, d.Logger), catalog: d.Catalog}
+		gcfg := d.Groups
+		gcfg.OnRebalance = metrics.rebalanced
+		gh = &groupHandlers{coord: groups.New(gcfg, d.Fetcher, d.Logger), catalog: d.Catalog}
 		if err := registerGroupLag(metrics.meter, &groupLag{coord: gh.coord, catalog: d.Catalog, fetcher: d.Fetcher}); err != nil {
 			return nil, err
 		}

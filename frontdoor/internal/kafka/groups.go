@@ -116,7 +116,17 @@ func (h *groupHandlers) apis() []API {
 		{Key: offsetFetchKey, MinVersion: offsetFetchMin, MaxVersion: offsetFetchMax, Serve: h.offsetFetch},
 		{Key: listGroupsKey, MinVersion: listGroupsMin, MaxVersion: listGroupsMax, Serve: h.listGroups},
 		{Key: describeGroupsKey, MinVersion: describeGroupsMin, MaxVersion: describeGroupsMax, Serve: h.describeGroups},
+		{Key: deleteGroupsKey, MinVersion: deleteGroupsMin, MaxVersion: deleteGroupsMax, Serve: h.deleteGroups},
+		{Key: offsetDeleteKey, MinVersion: offsetDeleteMin, MaxVersion: offsetDeleteMax, Serve: h.offsetDelete},
 	}
+}
+
+// deref is *s, "" for nil.
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
 }
 
 // errCode is e's code, 0 for nil.

@@ -21,6 +21,6 @@ func (h *groupHandlers) heartbeat(ctx context.Context, s *Session, req Request) 
 	resp := r.ResponseKind().(*kmsg.HeartbeatResponse)
 	setErr := func(code int16) kmsg.Response { resp.ErrorCode = code; return resp }
 	return h.groupReply(ctx, s, acl.Read, r.Group, setErr, func(context.Context) kmsg.Response {
-		return setErr(errCode(h.coord.Heartbeat(r.Group, r.MemberID, r.Generation)))
+		return setErr(errCode(h.coord.Heartbeat(r.Group, r.MemberID, deref(r.InstanceID), r.Generation)))
 	}), nil
 }

@@ -10,9 +10,10 @@ import (
 	"github.com/ferrygw/ferry/frontdoor/internal/groups"
 )
 
-// JoinGroup v2-v9 (Kafka 4's range); v4+ members get their id with
-// MEMBER_ID_REQUIRED first (KIP-394). Static membership (group.instance.id)
-// is recorded but not honoured: such members rejoin as dynamic ones.
+// JoinGroup v2-v9 (Kafka 4's range); v4+ dynamic members get their id with
+// MEMBER_ID_REQUIRED first (KIP-394). A static member (group.instance.id,
+// v5+, KIP-345) that comes back within its session timeout takes its old
+// place and assignment without a rebalance.
 const (
 	joinGroupKey int16 = 11
 	joinGroupMin       = 2

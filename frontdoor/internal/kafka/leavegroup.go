@@ -6,9 +6,11 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/ferrygw/ferry/frontdoor/internal/acl"
+	"github.com/ferrygw/ferry/frontdoor/internal/groups"
 )
 
-// LeaveGroup v0-v5; v3+ leave several members at once.
+// LeaveGroup v0-v5; v3+ leave several members at once, and an
+// administrator may name static members by instance id alone.
 const (
 	leaveGroupKey int16 = 13
 	leaveGroupMin       = 0
@@ -21,13 +23,13 @@ func (h *groupHandlers) leaveGroup(ctx context.Context, s *Session, req Request)
 	setErr := func(code int16) kmsg.Response { resp.ErrorCode = code; return resp }
 	return h.groupReply(ctx, s, acl.Read, r.Group, setErr, func(context.Context) kmsg.Response {
 		if r.Version < 3 {
-			return setErr(errCode(h.coord.Leave(r.Group, []string{r.MemberID})[0]))
+			return setErr(errCode(h.coord.Leave(r.Group, []groups.Leaver{{MemberID: r.MemberID}})[0]))
 		}
-		ids := make([]string, len(r.Members))
+		leavers := make([]groups.Leaver, len(r.Members))
 		for i, m := range r.Members {
-			ids[i] = m.MemberID
+			leavers[i] = groups.Leaver{MemberID: m.MemberID, InstanceID: deref(m.InstanceID)}
 		}
-		for i, e := range h.coord.Leave(r.Group, ids) {
+		for i, e := range h.coord.Leave(r.Group, leavers) {
 			rm := kmsg.NewLeaveGroupResponseMember()
 			rm.MemberID, rm.InstanceID, rm.ErrorCode = r.Members[i].MemberID, r.Members[i].InstanceID, errCode(e)
 			resp.Members = append(resp.Members, rm)

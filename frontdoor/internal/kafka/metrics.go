@@ -48,6 +48,7 @@ type serverMetrics struct {
 	saslFailures    metric.Int64Counter
 	denied          metric.Int64Counter
 	tlsFailures     metric.Int64Counter
+	rebalances      metric.Int64Counter
 	inflightBytes   metric.Int64ObservableGauge
 	producers       metric.Int64ObservableGauge
 	meter           metric.Meter
@@ -58,7 +59,7 @@ func newServerMetrics(mp metric.MeterProvider) (*serverMetrics, error) {
 		mp = noop.NewMeterProvider()
 	}
 	m := &serverMetrics{meter: mp.Meter(meterName)}
-	var errs [11]error
+	var errs [12]error
 	m.requests, errs[0] = m.meter.Int64Counter("ferry.frontdoor.requests", metric.WithUnit("{request}"),
 		metric.WithDescription("Kafka requests answered, by API and result (ok, the top-level Kafka error, or closed)"))
 	// Buckets from 1 ms to 30 s: metadata answers from cache in well
@@ -84,10 +85,17 @@ func newServerMetrics(mp metric.MeterProvider) (*serverMetrics, error) {
 		metric.WithDescription("Topics a request named that its principal may not use (Produce: WRITE, Metadata: DESCRIBE), by operation"))
 	m.tlsFailures, errs[10] = m.meter.Int64Counter("ferry.frontdoor.tls.handshake_failures", metric.WithUnit("{connection}"),
 		metric.WithDescription("Kafka connections closed at their TLS handshake: it failed (untrusted or missing client certificate, plaintext client) or the client certificate named no principal"))
+	m.rebalances, errs[11] = m.meter.Int64Counter("ferry.frontdoor.group.rebalances", metric.WithUnit("{rebalance}"),
+		metric.WithDescription("Generations consumer groups started (each a rebalance), by group; a static member's restart adds none"))
 	if err := errors.Join(errs[:]...); err != nil {
 		return nil, err
 	}
 	return m, nil
+}
+
+// rebalanced counts a new generation of group.
+func (m *serverMetrics) rebalanced(group string) {
+	m.rebalances.Add(context.Background(), 1, metric.WithAttributes(attribute.String("group", group)))
 }
 
 // observe registers the gauges that read the server's state.

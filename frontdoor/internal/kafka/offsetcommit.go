@@ -8,6 +8,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/ferrygw/ferry/frontdoor/internal/acl"
+	"github.com/ferrygw/ferry/frontdoor/internal/groups"
 	fetchv1 "github.com/ferrygw/ferry/services/api/gen/ferry/fetch/v1"
 )
 
@@ -94,7 +95,8 @@ func (h *groupHandlers) offsetCommit(ctx context.Context, s *Session, req Reques
 		if len(offsets) == 0 {
 			return resp
 		}
-		if e := h.coord.Commit(ctx, r.Group, r.MemberID, r.Generation, offsets); e != nil {
+		if e := h.coord.Commit(ctx, groups.CommitRequest{Group: r.Group, MemberID: r.MemberID, InstanceID: deref(r.InstanceID),
+			Generation: r.Generation, GroupIDNotFound: r.Version >= 9, Offsets: offsets}); e != nil {
 			for _, out := range commit {
 				out.ErrorCode = e.Code
 			}

@@ -87,6 +87,24 @@ func (h *groupHandlers) offsetFetch(ctx context.Context, s *Session, req Request
 			answers[i] = h.answerOffsets(ctx, q, mayDescribe)
 		}
 		resp := r.ResponseKind().(*kmsg.OffsetFetchResponse)
+		if r.Version < 2 && answers[0].err != 0 {
+			// v0/v1 have no group error: Kafka puts it on every partition
+			// asked for, so that the client does not read "no offset".
+			q := queries[0]
+			for _, t := range q.order {
+				rt := kmsg.NewOffsetFetchResponseTopic()
+				rt.Topic = t
+				for _, p := range q.topics[t] {
+					rp := kmsg.NewOffsetFetchResponseTopicPartition()
+					rp.Partition, rp.Offset, rp.LeaderEpoch, rp.ErrorCode = p, -1, -1, answers[0].err
+					empty := ""
+					rp.Metadata = &empty
+					rt.Partitions = append(rt.Partitions, rp)
+				}
+				resp.Topics = append(resp.Topics, rt)
+			}
+			return resp, nil
+		}
 		if r.Version < 8 {
 			a := answers[0]
 			resp.ErrorCode = a.err

@@ -255,6 +255,18 @@ var requestSchemas = map[int16]requestSchema{
 		fieldOf(kInt8, 3, anyV),                 // include_authorized_operations
 		tags,
 	}},
+	deleteGroupsKey: {flexibleFrom: 2, fields: []field{
+		arr(0, anyV, fieldOf(kString, 0, anyV)), // groups_names
+		tags,
+	}},
+	offsetDeleteKey: {flexibleFrom: anyV, fields: []field{
+		fieldOf(kString, 0, anyV), // group_id
+		arr(0, anyV, // topics
+			fieldOf(kString, 0, anyV),              // name
+			arr(0, anyV, fieldOf(kInt32, 0, anyV)), // partitions: partition_index
+			tags),
+		tags,
+	}},
 	findCoordinatorKey: {flexibleFrom: 3, fields: []field{
 		fieldOf(kString, 0, 3), // key
 		fieldOf(kInt8, 1, anyV),

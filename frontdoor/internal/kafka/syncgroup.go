@@ -25,7 +25,7 @@ const syncWait = 5 * time.Minute
 func (h *groupHandlers) syncGroup(ctx context.Context, s *Session, req Request) (Reply, error) {
 	r := req.Body.(*kmsg.SyncGroupRequest)
 	resp := r.ResponseKind().(*kmsg.SyncGroupResponse)
-	sr := groups.SyncRequest{Group: r.Group, MemberID: r.MemberID, Generation: r.Generation}
+	sr := groups.SyncRequest{Group: r.Group, MemberID: r.MemberID, InstanceID: deref(r.InstanceID), Generation: r.Generation}
 	if r.ProtocolType != nil {
 		sr.ProtocolType = *r.ProtocolType
 	}

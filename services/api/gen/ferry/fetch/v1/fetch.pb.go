@@ -889,6 +889,229 @@ func (x *ListCommittedOffsetsResponse) GetOffsets() []*CommittedOffset {
 	return nil
 }
 
+type DeleteCommittedOffsetsRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Group string                 `protobuf:"bytes,1,opt,name=group,proto3" json:"group,omitempty"`
+	// The partitions whose committed offsets are removed.
+	Partitions    []*OffsetPartition `protobuf:"bytes,2,rep,name=partitions,proto3" json:"partitions,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DeleteCommittedOffsetsRequest) Reset() {
+	*x = DeleteCommittedOffsetsRequest{}
+	mi := &file_ferry_fetch_v1_fetch_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeleteCommittedOffsetsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeleteCommittedOffsetsRequest) ProtoMessage() {}
+
+func (x *DeleteCommittedOffsetsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_ferry_fetch_v1_fetch_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeleteCommittedOffsetsRequest.ProtoReflect.Descriptor instead.
+func (*DeleteCommittedOffsetsRequest) Descriptor() ([]byte, []int) {
+	return file_ferry_fetch_v1_fetch_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *DeleteCommittedOffsetsRequest) GetGroup() string {
+	if x != nil {
+		return x.Group
+	}
+	return ""
+}
+
+func (x *DeleteCommittedOffsetsRequest) GetPartitions() []*OffsetPartition {
+	if x != nil {
+		return x.Partitions
+	}
+	return nil
+}
+
+// OffsetPartition names one partition of a group's committed offsets.
+type OffsetPartition struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Topic         string                 `protobuf:"bytes,1,opt,name=topic,proto3" json:"topic,omitempty"`
+	Partition     int32                  `protobuf:"varint,2,opt,name=partition,proto3" json:"partition,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *OffsetPartition) Reset() {
+	*x = OffsetPartition{}
+	mi := &file_ferry_fetch_v1_fetch_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *OffsetPartition) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*OffsetPartition) ProtoMessage() {}
+
+func (x *OffsetPartition) ProtoReflect() protoreflect.Message {
+	mi := &file_ferry_fetch_v1_fetch_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use OffsetPartition.ProtoReflect.Descriptor instead.
+func (*OffsetPartition) Descriptor() ([]byte, []int) {
+	return file_ferry_fetch_v1_fetch_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *OffsetPartition) GetTopic() string {
+	if x != nil {
+		return x.Topic
+	}
+	return ""
+}
+
+func (x *OffsetPartition) GetPartition() int32 {
+	if x != nil {
+		return x.Partition
+	}
+	return 0
+}
+
+type DeleteCommittedOffsetsResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DeleteCommittedOffsetsResponse) Reset() {
+	*x = DeleteCommittedOffsetsResponse{}
+	mi := &file_ferry_fetch_v1_fetch_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeleteCommittedOffsetsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeleteCommittedOffsetsResponse) ProtoMessage() {}
+
+func (x *DeleteCommittedOffsetsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_ferry_fetch_v1_fetch_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeleteCommittedOffsetsResponse.ProtoReflect.Descriptor instead.
+func (*DeleteCommittedOffsetsResponse) Descriptor() ([]byte, []int) {
+	return file_ferry_fetch_v1_fetch_proto_rawDescGZIP(), []int{17}
+}
+
+type ListOffsetGroupsRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListOffsetGroupsRequest) Reset() {
+	*x = ListOffsetGroupsRequest{}
+	mi := &file_ferry_fetch_v1_fetch_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListOffsetGroupsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListOffsetGroupsRequest) ProtoMessage() {}
+
+func (x *ListOffsetGroupsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_ferry_fetch_v1_fetch_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListOffsetGroupsRequest.ProtoReflect.Descriptor instead.
+func (*ListOffsetGroupsRequest) Descriptor() ([]byte, []int) {
+	return file_ferry_fetch_v1_fetch_proto_rawDescGZIP(), []int{18}
+}
+
+type ListOffsetGroupsResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Groups with at least one committed offset, sorted.
+	Groups        []string `protobuf:"bytes,1,rep,name=groups,proto3" json:"groups,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListOffsetGroupsResponse) Reset() {
+	*x = ListOffsetGroupsResponse{}
+	mi := &file_ferry_fetch_v1_fetch_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListOffsetGroupsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListOffsetGroupsResponse) ProtoMessage() {}
+
+func (x *ListOffsetGroupsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_ferry_fetch_v1_fetch_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListOffsetGroupsResponse.ProtoReflect.Descriptor instead.
+func (*ListOffsetGroupsResponse) Descriptor() ([]byte, []int) {
+	return file_ferry_fetch_v1_fetch_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *ListOffsetGroupsResponse) GetGroups() []string {
+	if x != nil {
+		return x.Groups
+	}
+	return nil
+}
+
 var File_ferry_fetch_v1_fetch_proto protoreflect.FileDescriptor
 
 const file_ferry_fetch_v1_fetch_proto_rawDesc = "" +
@@ -957,12 +1180,26 @@ const file_ferry_fetch_v1_fetch_proto_rawDesc = "" +
 	"\x1bListCommittedOffsetsRequest\x12\x14\n" +
 	"\x05group\x18\x01 \x01(\tR\x05group\"Y\n" +
 	"\x1cListCommittedOffsetsResponse\x129\n" +
-	"\aoffsets\x18\x01 \x03(\v2\x1f.ferry.fetch.v1.CommittedOffsetR\aoffsets2\xfa\x02\n" +
+	"\aoffsets\x18\x01 \x03(\v2\x1f.ferry.fetch.v1.CommittedOffsetR\aoffsets\"v\n" +
+	"\x1dDeleteCommittedOffsetsRequest\x12\x14\n" +
+	"\x05group\x18\x01 \x01(\tR\x05group\x12?\n" +
+	"\n" +
+	"partitions\x18\x02 \x03(\v2\x1f.ferry.fetch.v1.OffsetPartitionR\n" +
+	"partitions\"E\n" +
+	"\x0fOffsetPartition\x12\x14\n" +
+	"\x05topic\x18\x01 \x01(\tR\x05topic\x12\x1c\n" +
+	"\tpartition\x18\x02 \x01(\x05R\tpartition\" \n" +
+	"\x1eDeleteCommittedOffsetsResponse\"\x19\n" +
+	"\x17ListOffsetGroupsRequest\"2\n" +
+	"\x18ListOffsetGroupsResponse\x12\x16\n" +
+	"\x06groups\x18\x01 \x03(\tR\x06groups2\xda\x04\n" +
 	"\fFetchService\x12A\n" +
 	"\x04Read\x12\x1b.ferry.fetch.v1.ReadRequest\x1a\x1c.ferry.fetch.v1.ReadResponse\x12V\n" +
 	"\vListOffsets\x12\".ferry.fetch.v1.ListOffsetsRequest\x1a#.ferry.fetch.v1.ListOffsetsResponse\x12\\\n" +
 	"\rCommitOffsets\x12$.ferry.fetch.v1.CommitOffsetsRequest\x1a%.ferry.fetch.v1.CommitOffsetsResponse\x12q\n" +
-	"\x14ListCommittedOffsets\x12+.ferry.fetch.v1.ListCommittedOffsetsRequest\x1a,.ferry.fetch.v1.ListCommittedOffsetsResponseBBZ@github.com/ferrygw/ferry/services/api/gen/ferry/fetch/v1;fetchv1b\x06proto3"
+	"\x14ListCommittedOffsets\x12+.ferry.fetch.v1.ListCommittedOffsetsRequest\x1a,.ferry.fetch.v1.ListCommittedOffsetsResponse\x12w\n" +
+	"\x16DeleteCommittedOffsets\x12-.ferry.fetch.v1.DeleteCommittedOffsetsRequest\x1a..ferry.fetch.v1.DeleteCommittedOffsetsResponse\x12e\n" +
+	"\x10ListOffsetGroups\x12'.ferry.fetch.v1.ListOffsetGroupsRequest\x1a(.ferry.fetch.v1.ListOffsetGroupsResponseBBZ@github.com/ferrygw/ferry/services/api/gen/ferry/fetch/v1;fetchv1b\x06proto3"
 
 var (
 	file_ferry_fetch_v1_fetch_proto_rawDescOnce sync.Once
@@ -976,49 +1213,59 @@ func file_ferry_fetch_v1_fetch_proto_rawDescGZIP() []byte {
 	return file_ferry_fetch_v1_fetch_proto_rawDescData
 }
 
-var file_ferry_fetch_v1_fetch_proto_msgTypes = make([]protoimpl.MessageInfo, 15)
+var file_ferry_fetch_v1_fetch_proto_msgTypes = make([]protoimpl.MessageInfo, 20)
 var file_ferry_fetch_v1_fetch_proto_goTypes = []any{
-	(*ReadRequest)(nil),                  // 0: ferry.fetch.v1.ReadRequest
-	(*ReadTopic)(nil),                    // 1: ferry.fetch.v1.ReadTopic
-	(*ReadPartition)(nil),                // 2: ferry.fetch.v1.ReadPartition
-	(*ReadResponse)(nil),                 // 3: ferry.fetch.v1.ReadResponse
-	(*TopicRecords)(nil),                 // 4: ferry.fetch.v1.TopicRecords
-	(*PartitionRecords)(nil),             // 5: ferry.fetch.v1.PartitionRecords
-	(*ListOffsetsRequest)(nil),           // 6: ferry.fetch.v1.ListOffsetsRequest
-	(*OffsetQuery)(nil),                  // 7: ferry.fetch.v1.OffsetQuery
-	(*ListOffsetsResponse)(nil),          // 8: ferry.fetch.v1.ListOffsetsResponse
-	(*OffsetAnswer)(nil),                 // 9: ferry.fetch.v1.OffsetAnswer
-	(*CommittedOffset)(nil),              // 10: ferry.fetch.v1.CommittedOffset
-	(*CommitOffsetsRequest)(nil),         // 11: ferry.fetch.v1.CommitOffsetsRequest
-	(*CommitOffsetsResponse)(nil),        // 12: ferry.fetch.v1.CommitOffsetsResponse
-	(*ListCommittedOffsetsRequest)(nil),  // 13: ferry.fetch.v1.ListCommittedOffsetsRequest
-	(*ListCommittedOffsetsResponse)(nil), // 14: ferry.fetch.v1.ListCommittedOffsetsResponse
-	(*v1.TopicMapping)(nil),              // 15: ferry.catalog.v1.TopicMapping
+	(*ReadRequest)(nil),                    // 0: ferry.fetch.v1.ReadRequest
+	(*ReadTopic)(nil),                      // 1: ferry.fetch.v1.ReadTopic
+	(*ReadPartition)(nil),                  // 2: ferry.fetch.v1.ReadPartition
+	(*ReadResponse)(nil),                   // 3: ferry.fetch.v1.ReadResponse
+	(*TopicRecords)(nil),                   // 4: ferry.fetch.v1.TopicRecords
+	(*PartitionRecords)(nil),               // 5: ferry.fetch.v1.PartitionRecords
+	(*ListOffsetsRequest)(nil),             // 6: ferry.fetch.v1.ListOffsetsRequest
+	(*OffsetQuery)(nil),                    // 7: ferry.fetch.v1.OffsetQuery
+	(*ListOffsetsResponse)(nil),            // 8: ferry.fetch.v1.ListOffsetsResponse
+	(*OffsetAnswer)(nil),                   // 9: ferry.fetch.v1.OffsetAnswer
+	(*CommittedOffset)(nil),                // 10: ferry.fetch.v1.CommittedOffset
+	(*CommitOffsetsRequest)(nil),           // 11: ferry.fetch.v1.CommitOffsetsRequest
+	(*CommitOffsetsResponse)(nil),          // 12: ferry.fetch.v1.CommitOffsetsResponse
+	(*ListCommittedOffsetsRequest)(nil),    // 13: ferry.fetch.v1.ListCommittedOffsetsRequest
+	(*ListCommittedOffsetsResponse)(nil),   // 14: ferry.fetch.v1.ListCommittedOffsetsResponse
+	(*DeleteCommittedOffsetsRequest)(nil),  // 15: ferry.fetch.v1.DeleteCommittedOffsetsRequest
+	(*OffsetPartition)(nil),                // 16: ferry.fetch.v1.OffsetPartition
+	(*DeleteCommittedOffsetsResponse)(nil), // 17: ferry.fetch.v1.DeleteCommittedOffsetsResponse
+	(*ListOffsetGroupsRequest)(nil),        // 18: ferry.fetch.v1.ListOffsetGroupsRequest
+	(*ListOffsetGroupsResponse)(nil),       // 19: ferry.fetch.v1.ListOffsetGroupsResponse
+	(*v1.TopicMapping)(nil),                // 20: ferry.catalog.v1.TopicMapping
 }
 var file_ferry_fetch_v1_fetch_proto_depIdxs = []int32{
 	1,  // 0: ferry.fetch.v1.ReadRequest.topics:type_name -> ferry.fetch.v1.ReadTopic
-	15, // 1: ferry.fetch.v1.ReadTopic.mapping:type_name -> ferry.catalog.v1.TopicMapping
+	20, // 1: ferry.fetch.v1.ReadTopic.mapping:type_name -> ferry.catalog.v1.TopicMapping
 	2,  // 2: ferry.fetch.v1.ReadTopic.partitions:type_name -> ferry.fetch.v1.ReadPartition
 	4,  // 3: ferry.fetch.v1.ReadResponse.topics:type_name -> ferry.fetch.v1.TopicRecords
 	5,  // 4: ferry.fetch.v1.TopicRecords.partitions:type_name -> ferry.fetch.v1.PartitionRecords
-	15, // 5: ferry.fetch.v1.ListOffsetsRequest.mapping:type_name -> ferry.catalog.v1.TopicMapping
+	20, // 5: ferry.fetch.v1.ListOffsetsRequest.mapping:type_name -> ferry.catalog.v1.TopicMapping
 	7,  // 6: ferry.fetch.v1.ListOffsetsRequest.partitions:type_name -> ferry.fetch.v1.OffsetQuery
 	9,  // 7: ferry.fetch.v1.ListOffsetsResponse.partitions:type_name -> ferry.fetch.v1.OffsetAnswer
 	10, // 8: ferry.fetch.v1.CommitOffsetsRequest.offsets:type_name -> ferry.fetch.v1.CommittedOffset
 	10, // 9: ferry.fetch.v1.ListCommittedOffsetsResponse.offsets:type_name -> ferry.fetch.v1.CommittedOffset
-	0,  // 10: ferry.fetch.v1.FetchService.Read:input_type -> ferry.fetch.v1.ReadRequest
-	6,  // 11: ferry.fetch.v1.FetchService.ListOffsets:input_type -> ferry.fetch.v1.ListOffsetsRequest
-	11, // 12: ferry.fetch.v1.FetchService.CommitOffsets:input_type -> ferry.fetch.v1.CommitOffsetsRequest
-	13, // 13: ferry.fetch.v1.FetchService.ListCommittedOffsets:input_type -> ferry.fetch.v1.ListCommittedOffsetsRequest
-	3,  // 14: ferry.fetch.v1.FetchService.Read:output_type -> ferry.fetch.v1.ReadResponse
-	8,  // 15: ferry.fetch.v1.FetchService.ListOffsets:output_type -> ferry.fetch.v1.ListOffsetsResponse
-	12, // 16: ferry.fetch.v1.FetchService.CommitOffsets:output_type -> ferry.fetch.v1.CommitOffsetsResponse
-	14, // 17: ferry.fetch.v1.FetchService.ListCommittedOffsets:output_type -> ferry.fetch.v1.ListCommittedOffsetsResponse
-	14, // [14:18] is the sub-list for method output_type
-	10, // [10:14] is the sub-list for method input_type
-	10, // [10:10] is the sub-list for extension type_name
-	10, // [10:10] is the sub-list for extension extendee
-	0,  // [0:10] is the sub-list for field type_name
+	16, // 10: ferry.fetch.v1.DeleteCommittedOffsetsRequest.partitions:type_name -> ferry.fetch.v1.OffsetPartition
+	0,  // 11: ferry.fetch.v1.FetchService.Read:input_type -> ferry.fetch.v1.ReadRequest
+	6,  // 12: ferry.fetch.v1.FetchService.ListOffsets:input_type -> ferry.fetch.v1.ListOffsetsRequest
+	11, // 13: ferry.fetch.v1.FetchService.CommitOffsets:input_type -> ferry.fetch.v1.CommitOffsetsRequest
+	13, // 14: ferry.fetch.v1.FetchService.ListCommittedOffsets:input_type -> ferry.fetch.v1.ListCommittedOffsetsRequest
+	15, // 15: ferry.fetch.v1.FetchService.DeleteCommittedOffsets:input_type -> ferry.fetch.v1.DeleteCommittedOffsetsRequest
+	18, // 16: ferry.fetch.v1.FetchService.ListOffsetGroups:input_type -> ferry.fetch.v1.ListOffsetGroupsRequest
+	3,  // 17: ferry.fetch.v1.FetchService.Read:output_type -> ferry.fetch.v1.ReadResponse
+	8,  // 18: ferry.fetch.v1.FetchService.ListOffsets:output_type -> ferry.fetch.v1.ListOffsetsResponse
+	12, // 19: ferry.fetch.v1.FetchService.CommitOffsets:output_type -> ferry.fetch.v1.CommitOffsetsResponse
+	14, // 20: ferry.fetch.v1.FetchService.ListCommittedOffsets:output_type -> ferry.fetch.v1.ListCommittedOffsetsResponse
+	17, // 21: ferry.fetch.v1.FetchService.DeleteCommittedOffsets:output_type -> ferry.fetch.v1.DeleteCommittedOffsetsResponse
+	19, // 22: ferry.fetch.v1.FetchService.ListOffsetGroups:output_type -> ferry.fetch.v1.ListOffsetGroupsResponse
+	17, // [17:23] is the sub-list for method output_type
+	11, // [11:17] is the sub-list for method input_type
+	11, // [11:11] is the sub-list for extension type_name
+	11, // [11:11] is the sub-list for extension extendee
+	0,  // [0:11] is the sub-list for field type_name
 }
 
 func init() { file_ferry_fetch_v1_fetch_proto_init() }
@@ -1033,7 +1280,7 @@ func file_ferry_fetch_v1_fetch_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_ferry_fetch_v1_fetch_proto_rawDesc), len(file_ferry_fetch_v1_fetch_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   15,
+			NumMessages:   20,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -22,10 +22,12 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	FetchService_Read_FullMethodName                 = "/ferry.fetch.v1.FetchService/Read"
-	FetchService_ListOffsets_FullMethodName          = "/ferry.fetch.v1.FetchService/ListOffsets"
-	FetchService_CommitOffsets_FullMethodName        = "/ferry.fetch.v1.FetchService/CommitOffsets"
-	FetchService_ListCommittedOffsets_FullMethodName = "/ferry.fetch.v1.FetchService/ListCommittedOffsets"
+	FetchService_Read_FullMethodName                   = "/ferry.fetch.v1.FetchService/Read"
+	FetchService_ListOffsets_FullMethodName            = "/ferry.fetch.v1.FetchService/ListOffsets"
+	FetchService_CommitOffsets_FullMethodName          = "/ferry.fetch.v1.FetchService/CommitOffsets"
+	FetchService_ListCommittedOffsets_FullMethodName   = "/ferry.fetch.v1.FetchService/ListCommittedOffsets"
+	FetchService_DeleteCommittedOffsets_FullMethodName = "/ferry.fetch.v1.FetchService/DeleteCommittedOffsets"
+	FetchService_ListOffsetGroups_FullMethodName       = "/ferry.fetch.v1.FetchService/ListOffsetGroups"
 )
 
 // FetchServiceClient is the client API for FetchService service.
@@ -47,6 +49,13 @@ type FetchServiceClient interface {
 	// ListCommittedOffsets reads a group's latest committed offset of every
 	// partition it committed, from the offsets table.
 	ListCommittedOffsets(ctx context.Context, in *ListCommittedOffsetsRequest, opts ...grpc.CallOption) (*ListCommittedOffsetsResponse, error)
+	// DeleteCommittedOffsets removes committed offsets of a group (Kafka's
+	// OffsetDelete and DeleteGroups): it appends a row with offset -1 for
+	// each partition, which hides the partition's earlier commits.
+	DeleteCommittedOffsets(ctx context.Context, in *DeleteCommittedOffsetsRequest, opts ...grpc.CallOption) (*DeleteCommittedOffsetsResponse, error)
+	// ListOffsetGroups names every group that has a committed offset in the
+	// offsets table (what ListGroups shows as Empty after a restart).
+	ListOffsetGroups(ctx context.Context, in *ListOffsetGroupsRequest, opts ...grpc.CallOption) (*ListOffsetGroupsResponse, error)
 }
 
 type fetchServiceClient struct {
@@ -97,6 +106,26 @@ func (c *fetchServiceClient) ListCommittedOffsets(ctx context.Context, in *ListC
 	return out, nil
 }
 
+func (c *fetchServiceClient) DeleteCommittedOffsets(ctx context.Context, in *DeleteCommittedOffsetsRequest, opts ...grpc.CallOption) (*DeleteCommittedOffsetsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(DeleteCommittedOffsetsResponse)
+	err := c.cc.Invoke(ctx, FetchService_DeleteCommittedOffsets_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *fetchServiceClient) ListOffsetGroups(ctx context.Context, in *ListOffsetGroupsRequest, opts ...grpc.CallOption) (*ListOffsetGroupsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListOffsetGroupsResponse)
+	err := c.cc.Invoke(ctx, FetchService_ListOffsetGroups_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // FetchServiceServer is the server API for FetchService service.
 // All implementations must embed UnimplementedFetchServiceServer
 // for forward compatibility.
@@ -116,6 +145,13 @@ type FetchServiceServer interface {
 	// ListCommittedOffsets reads a group's latest committed offset of every
 	// partition it committed, from the offsets table.
 	ListCommittedOffsets(context.Context, *ListCommittedOffsetsRequest) (*ListCommittedOffsetsResponse, error)
+	// DeleteCommittedOffsets removes committed offsets of a group (Kafka's
+	// OffsetDelete and DeleteGroups): it appends a row with offset -1 for
+	// each partition, which hides the partition's earlier commits.
+	DeleteCommittedOffsets(context.Context, *DeleteCommittedOffsetsRequest) (*DeleteCommittedOffsetsResponse, error)
+	// ListOffsetGroups names every group that has a committed offset in the
+	// offsets table (what ListGroups shows as Empty after a restart).
+	ListOffsetGroups(context.Context, *ListOffsetGroupsRequest) (*ListOffsetGroupsResponse, error)
 	mustEmbedUnimplementedFetchServiceServer()
 }
 
@@ -137,6 +173,12 @@ func (UnimplementedFetchServiceServer) CommitOffsets(context.Context, *CommitOff
 }
 func (UnimplementedFetchServiceServer) ListCommittedOffsets(context.Context, *ListCommittedOffsetsRequest) (*ListCommittedOffsetsResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ListCommittedOffsets not implemented")
+}
+func (UnimplementedFetchServiceServer) DeleteCommittedOffsets(context.Context, *DeleteCommittedOffsetsRequest) (*DeleteCommittedOffsetsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method DeleteCommittedOffsets not implemented")
+}
+func (UnimplementedFetchServiceServer) ListOffsetGroups(context.Context, *ListOffsetGroupsRequest) (*ListOffsetGroupsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListOffsetGroups not implemented")
 }
 func (UnimplementedFetchServiceServer) mustEmbedUnimplementedFetchServiceServer() {}
 func (UnimplementedFetchServiceServer) testEmbeddedByValue()                      {}
@@ -231,6 +273,42 @@ func _FetchService_ListCommittedOffsets_Handler(srv interface{}, ctx context.Con
 	return interceptor(ctx, in, info, handler)
 }
 
+func _FetchService_DeleteCommittedOffsets_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(DeleteCommittedOffsetsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(FetchServiceServer).DeleteCommittedOffsets(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: FetchService_DeleteCommittedOffsets_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(FetchServiceServer).DeleteCommittedOffsets(ctx, req.(*DeleteCommittedOffsetsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _FetchService_ListOffsetGroups_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListOffsetGroupsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(FetchServiceServer).ListOffsetGroups(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: FetchService_ListOffsetGroups_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(FetchServiceServer).ListOffsetGroups(ctx, req.(*ListOffsetGroupsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // FetchService_ServiceDesc is the grpc.ServiceDesc for FetchService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -253,6 +331,14 @@ var FetchService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ListCommittedOffsets",
 			Handler:    _FetchService_ListCommittedOffsets_Handler,
+		},
+		{
+			MethodName: "DeleteCommittedOffsets",
+			Handler:    _FetchService_DeleteCommittedOffsets_Handler,
+		},
+		{
+			MethodName: "ListOffsetGroups",
+			Handler:    _FetchService_ListOffsetGroups_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},
