@@ -39,10 +39,12 @@ type Service struct {
 	pollMin, pollMax time.Duration
 	offsets          *groupoffsets.Store
 
-	records  metric.Int64Counter
-	bytes    metric.Int64Counter
-	errs     metric.Int64Counter
-	duration metric.Float64Histogram
+	records metric.Int64Counter
+	// compressors write the topics' compressed answers.
+	compressors compressors
+	bytes       metric.Int64Counter
+	errs        metric.Int64Counter
+	duration    metric.Float64Histogram
 }
 
 // Config tunes the service.
@@ -310,7 +312,18 @@ func (s *Service) answer(ctx context.Context, reads []*topicRead, budget int) (s
 				plans := func(ctx context.Context, schemaID int16) (*schemaPlan, error) {
 					return s.tables.plan(ctx, w.tr.m, w.tr.info, schemaID)
 				}
-				w.c, w.err = convertLog(ctx, w.tr.results[w.i].Records, w.limit, s.tables.growthOf(w.tr.info.TableID), plans)
+				codec, err := codecOf(w.tr.m)
+				if err != nil {
+					w.err = err
+					continue
+				}
+				comp, err := s.compressors.get(codec)
+				if err != nil {
+					w.err = err
+					continue
+				}
+				w.c, w.err = convertLog(ctx, w.tr.results[w.i].Records, w.limit, s.tables.growthOf(w.tr.info.TableID), comp, plans)
+				s.compressors.put(comp)
 			}
 		}()
 	}

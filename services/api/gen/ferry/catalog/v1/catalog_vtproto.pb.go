@@ -275,6 +275,13 @@ func (m *TopicMapping) MarshalToSizedBufferVT(dAtA []byte) (int, error) {
 		i -= len(m.unknownFields)
 		copy(dAtA[i:], m.unknownFields)
 	}
+	if m.FetchCompression != 0 {
+		i = protohelpers.EncodeVarint(dAtA, i, uint64(m.FetchCompression))
+		i--
+		dAtA[i] = 0x1
+		i--
+		dAtA[i] = 0x90
+	}
 	if len(m.AutoPartitionOptions) > 0 {
 		for k := range m.AutoPartitionOptions {
 			v := m.AutoPartitionOptions[k]
@@ -1246,6 +1253,9 @@ func (m *TopicMapping) SizeVT() (n int) {
 			mapEntrySize := 1 + len(k) + protohelpers.SizeOfVarint(uint64(len(k))) + 1 + len(v) + protohelpers.SizeOfVarint(uint64(len(v)))
 			n += mapEntrySize + 2 + protohelpers.SizeOfVarint(uint64(mapEntrySize))
 		}
+	}
+	if m.FetchCompression != 0 {
+		n += 2 + protohelpers.SizeOfVarint(uint64(m.FetchCompression))
 	}
 	n += len(m.unknownFields)
 	return n
@@ -2778,6 +2788,25 @@ func (m *TopicMapping) UnmarshalVTUnsafe(dAtA []byte) error {
 			}
 			m.AutoPartitionOptions[mapkey] = mapvalue
 			iNdEx = postIndex
+		case 18:
+			if wireType != 0 {
+				return fmt.Errorf("proto: wrong wireType = %d for field FetchCompression", wireType)
+			}
+			m.FetchCompression = 0
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return protohelpers.ErrIntOverflow
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				m.FetchCompression |= FetchCompression(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
 		default:
 			iNdEx = preIndex
 			skippy, err := protohelpers.Skip(dAtA[iNdEx:])
