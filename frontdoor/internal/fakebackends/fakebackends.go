@@ -79,6 +79,13 @@ func (f *Catalog) AddTopic(name string, partitions int32, tableID int64) {
 	}
 }
 
+// SetFetchCompression sets a topic's kafka.fetch.compression.
+func (f *Catalog) SetFetchCompression(name string, c catalogv1.FetchCompression) {
+	f.Mu.Lock()
+	defer f.Mu.Unlock()
+	f.topics[name].FetchCompression = c
+}
+
 func (f *Catalog) ResolveTopics(_ context.Context, r *catalogv1.ResolveTopicsRequest) (*catalogv1.ResolveTopicsResponse, error) {
 	if f.Down.Load() {
 		return nil, status.Error(codes.Unavailable, "catalog down")

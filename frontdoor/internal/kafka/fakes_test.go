@@ -16,6 +16,7 @@ import (
 	"github.com/ferrygw/ferry/frontdoor/internal/streampool"
 	appendv1 "github.com/ferrygw/ferry/services/api/gen/ferry/append/v1"
 	catalogv1 "github.com/ferrygw/ferry/services/api/gen/ferry/catalog/v1"
+	fetchv1 "github.com/ferrygw/ferry/services/api/gen/ferry/fetch/v1"
 	transcodev1 "github.com/ferrygw/ferry/services/api/gen/ferry/transcode/v1"
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.opentelemetry.io/otel/metric"
@@ -80,6 +81,8 @@ type harnessOpts struct {
 	noIdempotence bool
 	// stateDir persists idempotence anchors there.
 	stateDir string
+	// fetch, when set, serves Fetch and ListOffsets.
+	fetch fetchv1.FetchServiceServer
 }
 
 func testLogger(t testing.TB) *slog.Logger {
@@ -143,7 +146,12 @@ func newHarness(t testing.TB, o harnessOpts) *harness {
 		o.produce(&pc)
 	}
 	h.cfg = cfg
-	h.deps = Deps{Catalog: cat, Transcoder: tc, Appender: ap, Produce: pc, SASL: o.sasl, Scram: o.scram, Token: o.token, Authorizer: o.authz, CertPrincipal: o.certName, Logger: log, Listener: ln, TracerProvider: o.tp, MeterProvider: o.mp,
+	var fetcher *backends.Fetcher
+	if o.fetch != nil {
+		addr, _ := grpcServe(t, func(s *grpc.Server) { fetchv1.RegisterFetchServiceServer(s, o.fetch) })
+		fetcher = backends.NewFetcher([]streampool.Backend{{Addr: addr, Conn: grpcDial(t, addr)}})
+	}
+	h.deps = Deps{Fetcher: fetcher, Catalog: cat, Transcoder: tc, Appender: ap, Produce: pc, SASL: o.sasl, Scram: o.scram, Token: o.token, Authorizer: o.authz, CertPrincipal: o.certName, Logger: log, Listener: ln, TracerProvider: o.tp, MeterProvider: o.mp,
 		DisableIdempotence: o.noIdempotence, StateDir: o.stateDir}
 	srv, err := NewFrontdoor(cfg, h.deps)
 	if err != nil {
