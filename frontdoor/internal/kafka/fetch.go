@@ -114,6 +114,8 @@ func (h *fetchHandler) serve(ctx context.Context, s *Session, req Request) (Repl
 					op.ErrorCode = kerr.NotLeaderForPartition.Code
 				case t.Mapping == nil:
 					op.ErrorCode = orCode(t.ErrorCode, kerr.UnknownTopicOrPartition.Code)
+				case checkLeaderEpoch(rp.CurrentLeaderEpoch) != 0:
+					op.ErrorCode = checkLeaderEpoch(rp.CurrentLeaderEpoch)
 				case r.Version < 10 && t.Mapping.GetFetchCompression() == catalogv1.FetchCompression_FETCH_COMPRESSION_ZSTD:
 					// As a broker answers a client too old for zstd (KIP-110).
 					op.ErrorCode = kerr.UnsupportedCompressionType.Code

@@ -127,6 +127,7 @@ func NewFrontdoor(cfg Config, d Deps) (*Server, error) {
 			return nil, err
 		}
 		apis = append(apis, (&listOffsetsHandler{catalog: d.Catalog, fetcher: d.Fetcher}).api())
+		apis = append(apis, (&offsetForLeaderEpochHandler{catalog: d.Catalog, fetcher: d.Fetcher}).api())
 		apis = append(apis, gh.apis()...)
 	}
 	apis = append(apis, (&findCoordinatorHandler{groups: gh}).api())
