@@ -92,18 +92,13 @@ func TestConsumeCompressed(t *testing.T) {
 			before := incremental()
 			// Java and franz-go open a fetch session on their first fetch; every later fetch
 			// of the run is incremental (other tests' consumers may add to the count).
-			if c.Name == "java" || c.Name == "franz" {
-				defer func() {
-					if d := incremental() - before; d < 1 {
-						t.Errorf("%s: %v incremental fetches, want its fetches in a session", c.Name, d)
-					} else {
-						t.Logf("%s: %v incremental fetches", c.Name, d)
-					}
-				}()
-			}
-			if err := c.Available(context.Background()); err != nil {
-				t.Fatalf("%s not available: %v", c.Name, err)
-			}
+			defer func() {
+				d := incremental() - before
+				t.Logf("%s: %v incremental fetches", c.Name, d)
+				if (c.Name == "java" || c.Name == "franz") && d < 1 {
+					t.Errorf("%s: no incremental fetch, want its fetches in a session", c.Name)
+				}
+			}()
 			for _, codec := range codecs {
 				if codec.name == "" {
 					continue
