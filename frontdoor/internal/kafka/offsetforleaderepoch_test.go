@@ -80,7 +80,8 @@ func TestOffsetForLeaderEpoch(t *testing.T) {
 	}
 	lo.Topics = append(lo.Topics, lt)
 	lr := c.roundTrip(lo).(*kmsg.ListOffsetsResponse)
-	if p := lr.Topics[0].Partitions; p[0].ErrorCode != kerr.UnknownLeaderEpoch.Code || p[0].Offset != -1 || p[1].ErrorCode != 0 || p[1].Offset != 3 {
+	if p := lr.Topics[0].Partitions; p[0].ErrorCode != kerr.UnknownLeaderEpoch.Code || p[0].Offset != -1 || p[0].LeaderEpoch != -1 ||
+		p[1].ErrorCode != 0 || p[1].Offset != 3 || p[1].LeaderEpoch != leaderEpoch {
 		t.Errorf("list offsets: %+v", p)
 	}
 
