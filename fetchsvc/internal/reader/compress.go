@@ -2,7 +2,6 @@ package reader
 
 import (
 	"fmt"
-	"sync"
 
 	"github.com/ferrygw/ferry/fetchsvc/rebuild"
 	catalogv1 "github.com/ferrygw/ferry/services/api/gen/ferry/catalog/v1"
@@ -25,17 +24,36 @@ func codecOf(m *catalogv1.TopicMapping) (rebuild.Codec, error) {
 	}
 }
 
-// compressors pools one codec's compressors: each holds encoder state
-// worth keeping between conversions.
+// compressors keeps each codec's idle compressors for the next conversion:
+// a compressor holds encoder state (zstd's tables, lz4's blocks) that is
+// costly to build. A free list rather than a sync.Pool, which every garbage
+// collection empties and fetchsvc collects often.
 type compressors struct {
-	pools [rebuild.CodecZstd + 1]sync.Pool
+	free [rebuild.CodecZstd + 1]chan *rebuild.Compressor
+}
+
+// newCompressors keeps up to idle compressors per codec (the conversions
+// that run at once).
+func newCompressors(idle int) *compressors {
+	cs := &compressors{}
+	for i := range cs.free {
+		cs.free[i] = make(chan *rebuild.Compressor, idle)
+	}
+	return cs
 }
 
 func (cs *compressors) get(codec rebuild.Codec) (*rebuild.Compressor, error) {
-	if c, ok := cs.pools[codec].Get().(*rebuild.Compressor); ok {
+	select {
+	case c := <-cs.free[codec]:
 		return c, nil
+	default:
+		return rebuild.NewCompressor(codec)
 	}
-	return rebuild.NewCompressor(codec)
 }
 
-func (cs *compressors) put(c *rebuild.Compressor) { cs.pools[c.Codec()].Put(c) }
+func (cs *compressors) put(c *rebuild.Compressor) {
+	select {
+	case cs.free[c.Codec()] <- c:
+	default: // enough idle ones
+	}
+}

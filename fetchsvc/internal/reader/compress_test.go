@@ -3,11 +3,13 @@ package reader
 import (
 	"bytes"
 	"context"
+	"runtime"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/ferrygw/ferry/fetchsvc/rebuild"
 	catalogv1 "github.com/ferrygw/ferry/services/api/gen/ferry/catalog/v1"
 )
 
@@ -16,7 +18,7 @@ import (
 func TestConvertLogCompressed(t *testing.T) {
 	p, log := benchLog(t, 2500)
 	plans := func(context.Context, int16) (*schemaPlan, error) { return p, nil }
-	var cs compressors
+	cs := newCompressors(1)
 	convert := func(fc catalogv1.FetchCompression) converted {
 		codec, err := codecOf(&catalogv1.TopicMapping{FetchCompression: fc})
 		if err != nil {
@@ -68,5 +70,26 @@ func TestConvertLogCompressed(t *testing.T) {
 	}
 	if _, err := codecOf(&catalogv1.TopicMapping{FetchCompression: 9}); err == nil {
 		t.Fatal("unknown codec accepted")
+	}
+}
+
+// TestCompressorsReused: an idle compressor is handed out again (a
+// garbage collection in between does not drop it); beyond the idle bound
+// they are let go.
+func TestCompressorsReused(t *testing.T) {
+	cs := newCompressors(1)
+	a, err := cs.get(rebuild.CodecZstd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := cs.get(rebuild.CodecZstd)
+	cs.put(a)
+	cs.put(b) // beyond the bound
+	runtime.GC()
+	if got, _ := cs.get(rebuild.CodecZstd); got != a {
+		t.Fatal("the idle compressor was not reused")
+	}
+	if got, _ := cs.get(rebuild.CodecZstd); got == b {
+		t.Fatal("more compressors kept than the bound")
 	}
 }

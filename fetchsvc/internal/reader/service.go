@@ -41,7 +41,7 @@ type Service struct {
 
 	records metric.Int64Counter
 	// compressors write the topics' compressed answers.
-	compressors compressors
+	compressors *compressors
 	bytes       metric.Int64Counter
 	errs        metric.Int64Counter
 	duration    metric.Float64Histogram
@@ -78,7 +78,7 @@ func New(cfg Config, f Fluss, log *slog.Logger, mp metric.MeterProvider) (*Servi
 		return nil, err
 	}
 	meter := mp.Meter(instrumentation)
-	s := &Service{fluss: f, tables: newTables(f), log: log, pollMin: max(cfg.PollInterval/10, time.Millisecond), pollMax: cfg.PollInterval,
+	s := &Service{fluss: f, tables: newTables(f), compressors: newCompressors(2 * runtime.GOMAXPROCS(0)), log: log, pollMin: max(cfg.PollInterval/10, time.Millisecond), pollMax: cfg.PollInterval,
 		offsets: offsets}
 	if s.records, err = meter.Int64Counter("ferry.fetch.records", metric.WithUnit("{record}"),
 		metric.WithDescription("Kafka records served to consumers, by topic")); err != nil {
