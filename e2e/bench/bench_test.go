@@ -25,6 +25,7 @@ func TestParseConfig(t *testing.T) {
 		{"bad partitions", []string{"-partitions", "0"}, "-partitions 0"},
 		{"bad codec", []string{"-compression", "brotli"}, `-compression "brotli"`},
 		{"bad arrow codec", []string{"-arrow-compression", "lz4"}, `-arrow-compression "lz4"`},
+		{"bad fetch codec", []string{"-fetch-compression", "snappy"}, `-fetch-compression "snappy"`},
 		{"small batch", []string{"-batch-size", "10"}, "-batch-size 10"},
 		{"bad in-flight", []string{"-max-in-flight", "0"}, "-max-in-flight 0"},
 		{"bad warmup", []string{"-warmup", "-2"}, "-warmup -2"},

@@ -7,10 +7,12 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // The consume side: a group-less franz-go consumer reading a topic back from offset 0, and a
@@ -41,43 +43,47 @@ func fromStart(n int) map[int32]kgo.Offset {
 // row's id and each partition's offsets must follow each other from 0.
 func runFranzConsume(ctx context.Context, cfg *config, target, bootstrap, topic string, p payloads) (result, error) {
 	if w := cfg.warmupRecords(); w > 0 {
-		if _, _, err := consumeN(ctx, bootstrap, topic, cfg.Partitions, w, len(p.recs)); err != nil {
+		if _, _, _, err := consumeN(ctx, bootstrap, topic, cfg.Partitions, w, len(p.recs)); err != nil {
 			return result{}, fmt.Errorf("franz-go consumer against %s, warm-up: %w", target, err)
 		}
 	}
-	elapsed, valueBytes, err := consumeN(ctx, bootstrap, topic, cfg.Partitions, cfg.Records, len(p.recs))
+	elapsed, valueBytes, wireBytes, err := consumeN(ctx, bootstrap, topic, cfg.Partitions, cfg.Records, len(p.recs))
 	if err != nil {
 		return result{}, fmt.Errorf("franz-go consumer against %s: %w", target, err)
 	}
 	r := result{Phase: phaseConsume, Target: target, Producer: consumerFranz, Records: cfg.Records}
 	r.RecPerSec, r.MBPerSec = throughput(cfg.Records, valueBytes, elapsed)
+	r.WirePerRecord = float64(wireBytes) / float64(cfg.Records)
 	return r, nil
 }
 
 // consumeN reads n records from offset 0 of partitions 0..partitions-1 and returns the time
-// from the first poll until the n-th record and the size of the n values. ids bounds the row ids
-// the values may carry.
-func consumeN(ctx context.Context, bootstrap, topic string, partitions int, n int64, ids int) (time.Duration, int64, error) {
-	cl, err := kgo.NewClient(consumerOpts(bootstrap, topic, fromStart(partitions))...)
+// from the first poll until the n-th record, the size of the n values and the bytes of the Fetch
+// answers read meanwhile (what crossed the wire, compressed as the server sent it). ids bounds
+// the row ids the values may carry.
+func consumeN(ctx context.Context, bootstrap, topic string, partitions int, n int64, ids int) (time.Duration, int64, int64, error) {
+	var wire fetchBytes
+	cl, err := kgo.NewClient(append(consumerOpts(bootstrap, topic, fromStart(partitions)), kgo.WithHooks(&wire))...)
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, 0, err
 	}
 	defer cl.Close()
 	// Connect first, so dialing is not measured.
 	if err := franzWarm(ctx, cl); err != nil {
-		return 0, 0, err
+		return 0, 0, 0, err
 	}
 	var count, valueBytes int64
 	check := newOffsetCheck()
 	var bad error
+	wire.n.Store(0)
 	start := time.Now()
 	for count < n {
 		fs := cl.PollFetches(ctx)
 		if err := ctx.Err(); err != nil {
-			return 0, 0, fmt.Errorf("%d of %d records read: %w", count, n, err)
+			return 0, 0, 0, fmt.Errorf("%d of %d records read: %w", count, n, err)
 		}
 		if err := fetchErr(fs); err != nil {
-			return 0, 0, err
+			return 0, 0, 0, err
 		}
 		fs.EachRecord(func(r *kgo.Record) {
 			if count >= n || bad != nil {
@@ -95,10 +101,19 @@ func consumeN(ctx context.Context, bootstrap, topic string, partitions int, n in
 			valueBytes += int64(len(r.Value))
 		})
 		if bad != nil {
-			return 0, 0, bad
+			return 0, 0, 0, bad
 		}
 	}
-	return time.Since(start), valueBytes, nil
+	return time.Since(start), valueBytes, wire.n.Load(), nil
+}
+
+// fetchBytes counts the bytes of the Fetch answers a client reads.
+type fetchBytes struct{ n atomic.Int64 }
+
+func (f *fetchBytes) OnBrokerRead(_ kgo.BrokerMetadata, key int16, bytesRead int, _, _ time.Duration, _ error) {
+	if key == int16(kmsg.Fetch) {
+		f.n.Add(int64(bytesRead))
+	}
 }
 
 // fetchErr is the first partition error of a poll, if any.

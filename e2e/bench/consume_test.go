@@ -135,8 +135,8 @@ func TestConsumeFlags(t *testing.T) {
 
 func TestWriteConsumeTable(t *testing.T) {
 	rs := []result{
-		{Phase: phaseConsume, Target: targetKafka, Producer: consumerFranz, Records: 1000, RecPerSec: 400_000, MBPerSec: 74},
-		{Phase: phaseConsume, Target: targetFerry, Producer: consumerFranz, Records: 1000, RecPerSec: 100_000, MBPerSec: 18.5},
+		{Phase: phaseConsume, Target: targetKafka, Producer: consumerFranz, Records: 1000, RecPerSec: 400_000, MBPerSec: 74, WirePerRecord: 41.25},
+		{Phase: phaseConsume, Target: targetFerry, Producer: consumerFranz, Records: 1000, RecPerSec: 100_000, MBPerSec: 18.5, WirePerRecord: 38},
 		{Phase: phaseConsume, Target: targetFluss, Producer: consumerScanner, Records: 1000, RecPerSec: 125_000, MBPerSec: 23.13},
 	}
 	var b strings.Builder
@@ -147,13 +147,13 @@ func TestWriteConsumeTable(t *testing.T) {
 	if len(lines) != 4 {
 		t.Fatalf("want header + 3 rows, got:\n%s", b.String())
 	}
-	if got := strings.Fields(lines[0]); !slices.Equal(got, []string{"target", "consumer", "records", "records/s", "MB/s", "Ferry/Kafka", "Ferry/LogScanner"}) {
+	if got := strings.Fields(lines[0]); !slices.Equal(got, []string{"target", "consumer", "records", "records/s", "MB/s", "wire", "B/record", "Ferry/Kafka", "Ferry/LogScanner"}) {
 		t.Errorf("header %q", got)
 	}
-	if got := strings.Fields(lines[2]); !slices.Equal(got, []string{"ferry", "franz-go", "1000", "100", "000", "18.50", "0.25x", "0.80x"}) {
+	if got := strings.Fields(lines[2]); !slices.Equal(got, []string{"ferry", "franz-go", "1000", "100", "000", "18.50", "38.0", "0.25x", "0.80x"}) {
 		t.Errorf("Ferry row %q", got)
 	}
-	if got := strings.Fields(lines[3]); !slices.Equal(got, []string{"fluss", "log-scanner", "1000", "125", "000", "23.13"}) {
+	if got := strings.Fields(lines[3]); !slices.Equal(got, []string{"fluss", "log-scanner", "1000", "125", "000", "23.13", "-"}) {
 		t.Errorf("LogScanner row %q", got)
 	}
 	// Rounds add the range; a lone Ferry row has no ratios to give.
@@ -163,7 +163,7 @@ func TestWriteConsumeTable(t *testing.T) {
 		t.Fatal(err)
 	}
 	lines = strings.Split(strings.TrimRight(b.String(), "\n"), "\n")
-	if got := strings.Fields(lines[1]); !slices.Equal(got, []string{"ferry", "franz-go", "1000", "90", "000", "0.00", "-", "-", "2", "90", "000..100", "000"}) {
+	if got := strings.Fields(lines[1]); !slices.Equal(got, []string{"ferry", "franz-go", "1000", "90", "000", "0.00", "-", "-", "-", "2", "90", "000..100", "000"}) {
 		t.Errorf("lone Ferry row with rounds: %q", got)
 	}
 }

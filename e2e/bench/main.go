@@ -45,6 +45,7 @@ type config struct {
 	Partitions       int
 	Compression      string // Kafka producer codec
 	ArrowCompression string // Fluss tables' Arrow compression
+	FetchCompression string // Ferry tables' kafka.fetch.compression; empty: the table default
 	LingerMS         int
 	BatchSize        int
 	MaxInFlight      int
@@ -85,6 +86,7 @@ func (c *config) flags(fs *flag.FlagSet) {
 	fs.IntVar(&c.Partitions, "partitions", 4, "partitions of every topic = buckets of every Fluss table")
 	fs.StringVar(&c.Compression, "compression", "lz4", "producer compression.type: none, gzip, snappy, lz4 or zstd")
 	fs.StringVar(&c.ArrowCompression, "arrow-compression", "LZ4_FRAME", "Fluss tables' Arrow compression: NONE, LZ4_FRAME or ZSTD")
+	fs.StringVar(&c.FetchCompression, "fetch-compression", "", "Ferry tables' kafka.fetch.compression (the codec of Fetch answers): none, gzip, lz4 or zstd; empty: the table default (lz4)")
 	fs.IntVar(&c.LingerMS, "linger-ms", 5, "producer linger.ms")
 	fs.IntVar(&c.BatchSize, "batch-size", 65536, "producer batch.size (franz-go: ProducerBatchMaxBytes)")
 	fs.IntVar(&c.MaxInFlight, "max-in-flight", 5, "produce requests in flight per connection (Java max.in.flight.requests.per.connection, franz-go MaxProduceRequestsInflightPerBroker)")
@@ -132,6 +134,8 @@ func (c *config) Validate() error {
 		return fmt.Errorf("-partitions %d: must be 1..1024", c.Partitions)
 	case !slices.Contains([]string{"none", "gzip", "snappy", "lz4", "zstd"}, c.Compression):
 		return fmt.Errorf("-compression %q: want none, gzip, snappy, lz4 or zstd", c.Compression)
+	case !slices.Contains([]string{"", "none", "gzip", "lz4", "zstd"}, c.FetchCompression):
+		return fmt.Errorf("-fetch-compression %q: want none, gzip, lz4 or zstd", c.FetchCompression)
 	case !slices.Contains([]string{"NONE", "LZ4_FRAME", "ZSTD"}, c.ArrowCompression):
 		return fmt.Errorf("-arrow-compression %q: want NONE, LZ4_FRAME or ZSTD", c.ArrowCompression)
 	case c.LingerMS < 0 || c.LingerMS > 60_000:

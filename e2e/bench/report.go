@@ -49,6 +49,9 @@ type result struct {
 	// kafka-producer-perf-test counts it (for the Java writer: the same rows' JSON size).
 	RecPerSec float64
 	MBPerSec  float64
+	// WirePerRecord is the bytes of Fetch answers the consumer read per record (consume runs
+	// of franz-go only; 0 elsewhere): what crossed the wire, as the server compressed it.
+	WirePerRecord float64
 	// P50 and P99 are per-record latencies from send to acknowledgement; HasLatency is false
 	// where the producer measures none (the Java writer times the whole run only).
 	P50, P99   time.Duration
@@ -187,7 +190,7 @@ func writeTable(w io.Writer, rs []result) error {
 func writeConsumeTable(w io.Writer, rs []result) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	multi := slices.ContainsFunc(rs, func(r result) bool { return r.Rounds > 1 })
-	header := "target\tconsumer\trecords\trecords/s\tMB/s\tFerry/Kafka\tFerry/LogScanner\t"
+	header := "target\tconsumer\trecords\trecords/s\tMB/s\twire B/record\tFerry/Kafka\tFerry/LogScanner\t"
 	if multi {
 		header += "rounds\tmin..max records/s\t"
 	}
@@ -205,8 +208,12 @@ func writeConsumeTable(w io.Writer, rs []result) error {
 				vsScanner = ratio(r.RecPerSec, scanner.RecPerSec)
 			}
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%.2f\t%s\t%s\t", r.Target, r.Producer, r.Records,
-			groupThousands(int64(r.RecPerSec+0.5)), r.MBPerSec, vsKafka, vsScanner)
+		wire := "-"
+		if r.WirePerRecord > 0 {
+			wire = fmt.Sprintf("%.1f", r.WirePerRecord)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%.2f\t%s\t%s\t%s\t", r.Target, r.Producer, r.Records,
+			groupThousands(int64(r.RecPerSec+0.5)), r.MBPerSec, wire, vsKafka, vsScanner)
 		if multi {
 			fmt.Fprintf(tw, "%d\t%s..%s\t", max(r.Rounds, 1), groupThousands(int64(r.MinRecPerSec+0.5)), groupThousands(int64(r.MaxRecPerSec+0.5)))
 		}

@@ -88,9 +88,9 @@ func run(ctx context.Context, cfg *config, log *slog.Logger, out io.Writer) (err
 	}
 	load1 := loadAvg()
 	fmt.Fprintf(out, "\n%d records per producer, %.0f bytes on average (JSON, 10 columns), %d partitions/buckets, "+
-		"acks=all, idempotence off, compression %s, linger.ms %d, batch.size %d, %d requests in flight, Fluss Arrow %s, "+
+		"acks=all, idempotence off, compression %s, linger.ms %d, batch.size %d, %d requests in flight, Fluss Arrow %s, Ferry fetch answers %s, "+
 		"%d Fluss tablet server(s), replication factor %d, Fluss server options {%s}\n",
-		cfg.Records, p.avgSize(), cfg.Partitions, cfg.Compression, cfg.LingerMS, cfg.BatchSize, cfg.MaxInFlight, cfg.ArrowCompression,
+		cfg.Records, p.avgSize(), cfg.Partitions, cfg.Compression, cfg.LingerMS, cfg.BatchSize, cfg.MaxInFlight, cfg.ArrowCompression, fetchCompression(cfg),
 		cfg.Tablets, cfg.Replication, cfg.ServerOptions.String())
 	fmt.Fprintf(out, "each producer first sent %d warm-up records in the same process (not measured); %d unmeasured warm-up round(s), "+
 		"then %d round(s), median shown\n", cfg.warmupRecords(), cfg.WarmupRounds, cfg.Rounds)
@@ -483,6 +483,9 @@ func flussPhase(ctx context.Context, cfg *config, root, dir string, pt perfTest,
 		if t.kafka {
 			// JSON is the default value format (docs/mapping.md); opting in is all it takes.
 			spec.CustomProperties = map[string]string{"kafka.enabled": "true"}
+			if cfg.FetchCompression != "" {
+				spec.CustomProperties["kafka.fetch.compression"] = cfg.FetchCompression
+			}
 		}
 		if _, err := helper.CreateTable(ctx, spec); err != nil {
 			return nil, fmt.Errorf("create table %s.%s: %w", db, t.name, err)
@@ -654,4 +657,12 @@ func loadAvg() string {
 		return "?"
 	}
 	return strings.Join(f[:3], " ")
+}
+
+// fetchCompression names the codec of Ferry's Fetch answers.
+func fetchCompression(cfg *config) string {
+	if cfg.FetchCompression == "" {
+		return "lz4 (default)"
+	}
+	return cfg.FetchCompression
 }

@@ -179,7 +179,7 @@ func startFrontdoors(t *testing.T, e *suiteEnv, name string, nodes []int, env ma
 	if !ok || !ok2 {
 		t.Fatal("stack has no catalogsvc or frontdoor spec")
 	}
-	ports, err := freePorts(1 + 2*len(nodes))
+	ports, err := freePorts(1 + 3*len(nodes))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -190,7 +190,7 @@ func startFrontdoors(t *testing.T, e *suiteEnv, name string, nodes []int, env ma
 	specs := []stack.ServiceSpec{catSpec}
 	for i, node := range nodes {
 		fdName := "frontdoor-" + name + "-" + strconv.Itoa(node)
-		s := cloneSpec(fd, fdName, map[string]int{"grpc": ports[1+2*i], "kafka": ports[2+2*i]})
+		s := cloneSpec(fd, fdName, map[string]int{"grpc": ports[1+2*i], "kafka": ports[2+2*i], "metrics": ports[1+2*len(nodes)+i]})
 		s.Env["FERRY_LISTEN"] = addr(ports[1+2*i])
 		s.Env["FERRY_KAFKA_LISTEN"] = addr(ports[2+2*i])
 		s.Env["FERRY_ADVERTISED_ADDR"] = addr(ports[2+2*i])

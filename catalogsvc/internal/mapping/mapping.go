@@ -57,12 +57,17 @@ const (
 	PropTimestampColumn   = "kafka.timestamp.column"
 	PropHeadersColumn     = "kafka.headers.column"
 	PropJSONUnknownFields = "kafka.json.unknown-fields"
+	PropFetchCompression  = "kafka.fetch.compression"
 )
 
 var knownProps = []string{
 	PropEnabled, PropTopic, PropValueFormat, PropValueColumn, PropKeyColumn,
-	PropTimestampColumn, PropHeadersColumn, PropJSONUnknownFields,
+	PropTimestampColumn, PropHeadersColumn, PropJSONUnknownFields, PropFetchCompression,
 }
+
+// DefaultFetchCompression is the codec of Fetch answers for tables without
+// kafka.fetch.compression, chosen by measurement (docs/mapping.md).
+const DefaultFetchCompression = catalogv1.FetchCompression_FETCH_COMPRESSION_LZ4
 
 // Fluss table options the mapping reads (ConfigOptions.TABLE_LOG_*).
 const (
@@ -187,6 +192,7 @@ func Resolve(t Table, opts Options) (*catalogv1.TopicMapping, *Refusal) {
 
 	shape := checkShape(t, &p)
 	compression, level := arrowCompression(t.Properties, &p)
+	fetchCompression := fetchCompression(t.CustomProperties, &p)
 	cols := columnIndex(t.Columns, &p)
 	cm := columnMapping(t, cols, &p)
 	checkKeyParts(t, cm, &p)
@@ -211,6 +217,7 @@ func Resolve(t Table, opts Options) (*catalogv1.TopicMapping, *Refusal) {
 		PrimaryKeys:           slices.Clone(t.PrimaryKeys),
 		PartitionKeys:         slices.Clone(t.PartitionKeys),
 		AutoPartitionOptions:  shape.autoPartition,
+		FetchCompression:      fetchCompression,
 	}
 	m.MappingId = mappingID(m, t)
 	return m, nil
@@ -376,6 +383,27 @@ func arrowCompression(props map[string]string, p *problems) (catalogv1.ArrowComp
 		level = n
 	}
 	return c, int32(level)
+}
+
+// fetchCompression reads kafka.fetch.compression: the codec of the record
+// batches consumers of the topic receive.
+func fetchCompression(props map[string]string, p *problems) catalogv1.FetchCompression {
+	v, ok := props[PropFetchCompression]
+	if !ok {
+		return DefaultFetchCompression
+	}
+	switch strings.ToLower(v) {
+	case "none":
+		return catalogv1.FetchCompression_FETCH_COMPRESSION_NONE
+	case "gzip":
+		return catalogv1.FetchCompression_FETCH_COMPRESSION_GZIP
+	case "lz4":
+		return catalogv1.FetchCompression_FETCH_COMPRESSION_LZ4
+	case "zstd":
+		return catalogv1.FetchCompression_FETCH_COMPRESSION_ZSTD
+	}
+	p.addf("%s is %q: want none, gzip, lz4 or zstd", PropFetchCompression, v)
+	return catalogv1.FetchCompression_FETCH_COMPRESSION_UNSPECIFIED
 }
 
 func columnIndex(cols []types.Field, p *problems) map[string]types.DataType {

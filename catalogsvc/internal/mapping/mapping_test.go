@@ -104,6 +104,7 @@ func TestResolveAccepts(t *testing.T) {
 			expect(t, "unknown", m.Mapping.UnknownFields, catalogv1.UnknownFieldPolicy_UNKNOWN_FIELD_POLICY_IGNORE)
 			expect(t, "compression", m.ArrowCompression, catalogv1.ArrowCompression_ARROW_COMPRESSION_ZSTD)
 			expect(t, "level", m.ArrowCompressionLevel, int32(3))
+			expect(t, "fetch compression", m.FetchCompression, DefaultFetchCompression)
 			expect(t, "table id", m.TableId, int64(42))
 			expect(t, "schema id", m.SchemaId, int32(1))
 			expect(t, "db", m.Database, "shop")
@@ -125,6 +126,12 @@ func TestResolveAccepts(t *testing.T) {
 		}},
 		{"json reject unknown", with(props(PropJSONUnknownFields, "Reject")), opts, func(t *testing.T, m *catalogv1.TopicMapping) {
 			expect(t, "unknown", m.Mapping.UnknownFields, catalogv1.UnknownFieldPolicy_UNKNOWN_FIELD_POLICY_REJECT)
+		}},
+		{"fetch compression zstd", with(props(PropFetchCompression, "ZSTD")), opts, func(t *testing.T, m *catalogv1.TopicMapping) {
+			expect(t, "fetch compression", m.FetchCompression, catalogv1.FetchCompression_FETCH_COMPRESSION_ZSTD)
+		}},
+		{"fetch compression none", with(props(PropFetchCompression, "none")), opts, func(t *testing.T, m *catalogv1.TopicMapping) {
+			expect(t, "fetch compression", m.FetchCompression, catalogv1.FetchCompression_FETCH_COMPRESSION_NONE)
 		}},
 		{"json with key timestamp headers", with(chain(
 			columns(types.Field{Name: "k", Type: tString}, types.Field{Name: "ts", Type: tLTZ3},
@@ -279,6 +286,7 @@ func TestResolveRefuses(t *testing.T) {
 		{"value column with json", with(props(PropValueColumn, "item")), opts, Incompatible, "shop.orders", []string{"contradicts kafka.value.format=json"}},
 		{"unknown-fields with raw", with(chain(columns(types.Field{Name: "b", Type: tBytes}), props(PropValueFormat, "raw", PropJSONUnknownFields, "ignore"))),
 			opts, Incompatible, "shop.orders", []string{"only applies to kafka.value.format=json"}},
+		{"bad fetch compression", with(props(PropFetchCompression, "snappy")), opts, Incompatible, "shop.orders", []string{`kafka.fetch.compression is "snappy": want none, gzip, lz4 or zstd`}},
 		{"bad unknown-fields", with(props(PropJSONUnknownFields, "drop")), opts, Incompatible, "shop.orders", []string{"want ignore or reject"}},
 		{"missing key column", with(props(PropKeyColumn, "nope")), opts, Incompatible, "shop.orders", []string{`names column "nope", which the table does not have (columns: id, item)`}},
 		{"empty key column", with(props(PropKeyColumn, "")), opts, Incompatible, "shop.orders", []string{"kafka.key.column is empty"}},

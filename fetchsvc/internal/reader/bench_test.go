@@ -82,15 +82,25 @@ func BenchmarkConvertLog(b *testing.B) {
 	const n = 10000
 	p, log := benchLog(b, n)
 	plans := func(context.Context, int16) (*schemaPlan, error) { return p, nil }
-	b.ReportAllocs()
-	b.ResetTimer()
-	for range b.N {
-		c, err := convertLog(context.Background(), log, 64<<20, defaultGrowth, plans)
-		if err != nil || c.records != n {
-			b.Fatalf("%d records, %v", c.records, err)
-		}
+	for _, codec := range []rebuild.Codec{rebuild.CodecNone, rebuild.CodecLZ4, rebuild.CodecZstd, rebuild.CodecGzip} {
+		b.Run(codec.String(), func(b *testing.B) {
+			comp, err := rebuild.NewCompressor(codec)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			var size int
+			for b.Loop() {
+				c, err := convertLog(context.Background(), log, 64<<20, defaultGrowth, comp, plans)
+				if err != nil || c.records != n {
+					b.Fatalf("%d records, %v", c.records, err)
+				}
+				size = len(c.kafka)
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/record")
+			b.ReportMetric(float64(size)/n, "bytes/record")
+		})
 	}
-	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/record")
 }
 
 // stampOffset sets a built batch's base offset, as the leader does (the

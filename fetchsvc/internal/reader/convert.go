@@ -31,7 +31,8 @@ type converted struct {
 //
 // growth is the Kafka bytes per log byte expected (the table's last
 // conversion's): the answer is allocated once for what data should become.
-func convertLog(ctx context.Context, data []byte, maxBytes int, growth float64, plans planFor) (converted, error) {
+// comp writes each batch with the topic's fetch codec.
+func convertLog(ctx context.Context, data []byte, maxBytes int, growth float64, comp *rebuild.Compressor, plans planFor) (converted, error) {
 	var out converted
 	out.kafka = make([]byte, 0, min(int(float64(len(data))*growth*1.1), maxBytes+maxBytes/8))
 	var recs []rebuild.Record
@@ -50,7 +51,7 @@ func convertLog(ctx context.Context, data []byte, maxBytes int, growth float64, 
 				return out, fmt.Errorf("batch at offset %d: %w", b.BaseOffset, err)
 			}
 		}
-		if out.kafka, err = rebuild.AppendBatch(out.kafka, b.BaseOffset, b.LastOffsetDelta, recs); err != nil {
+		if out.kafka, err = comp.AppendBatch(out.kafka, b.BaseOffset, b.LastOffsetDelta, recs); err != nil {
 			return out, fmt.Errorf("batch at offset %d: %w", b.BaseOffset, err)
 		}
 		if out.batches > 0 && len(out.kafka) > maxBytes {

@@ -2,6 +2,7 @@ package reader
 
 import (
 	"context"
+	"github.com/ferrygw/ferry/fetchsvc/rebuild"
 	"hash/crc32"
 	"testing"
 
@@ -30,6 +31,10 @@ func TestConvertLogKeepsEmptyBatches(t *testing.T) {
 		log = append(log, stampOffset(b, off)...)
 	}
 	plans := func(context.Context, int16) (*schemaPlan, error) { return p, nil }
+	comp, err := rebuild.NewCompressor(rebuild.CodecNone)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		name   string
 		from   int // byte position in log of the first batch converted
@@ -40,7 +45,7 @@ func TestConvertLogKeepsEmptyBatches(t *testing.T) {
 		{"only empty batches", len(log) - 2*logbatch.HeaderSize(logbatch.MagicV0), []int64{3, 4}, []int{0, 0}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c, err := convertLog(context.Background(), log[tc.from:], 1<<20, defaultGrowth, plans)
+			c, err := convertLog(context.Background(), log[tc.from:], 1<<20, defaultGrowth, comp, plans)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -45,10 +45,12 @@ type Service struct {
 	// was last logged (topic -> time.Time).
 	refusedAt sync.Map
 
-	records  metric.Int64Counter
-	bytes    metric.Int64Counter
-	errs     metric.Int64Counter
-	duration metric.Float64Histogram
+	records metric.Int64Counter
+	// compressors write the topics' compressed answers.
+	compressors *compressors
+	bytes       metric.Int64Counter
+	errs        metric.Int64Counter
+	duration    metric.Float64Histogram
 }
 
 // Config tunes the service.
@@ -82,7 +84,7 @@ func New(cfg Config, f Fluss, log *slog.Logger, mp metric.MeterProvider) (*Servi
 		return nil, err
 	}
 	meter := mp.Meter(instrumentation)
-	s := &Service{fluss: f, tables: newTables(f), log: log, pollMin: max(cfg.PollInterval/10, time.Millisecond), pollMax: cfg.PollInterval,
+	s := &Service{fluss: f, tables: newTables(f), compressors: newCompressors(2 * runtime.GOMAXPROCS(0)), log: log, pollMin: max(cfg.PollInterval/10, time.Millisecond), pollMax: cfg.PollInterval,
 		offsets: offsets}
 	if s.records, err = meter.Int64Counter("ferry.fetch.records", metric.WithUnit("{record}"),
 		metric.WithDescription("Kafka records served to consumers, by topic")); err != nil {
@@ -320,7 +322,18 @@ func (s *Service) answer(ctx context.Context, reads []*topicRead, budget int) (s
 				plans := func(ctx context.Context, schemaID int16) (*schemaPlan, error) {
 					return s.tables.plan(ctx, w.tr.m, w.tr.info, schemaID)
 				}
-				w.c, w.err = convertLog(ctx, w.tr.results[w.i].Records, w.limit, s.tables.growthOf(w.tr.info.TableID), plans)
+				codec, err := codecOf(w.tr.m)
+				if err != nil {
+					w.err = err
+					continue
+				}
+				comp, err := s.compressors.get(codec)
+				if err != nil {
+					w.err = err
+					continue
+				}
+				w.c, w.err = convertLog(ctx, w.tr.results[w.i].Records, w.limit, s.tables.growthOf(w.tr.info.TableID), comp, plans)
+				s.compressors.put(comp)
 			}
 		}()
 	}

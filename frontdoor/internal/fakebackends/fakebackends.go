@@ -99,6 +99,13 @@ func (f *Catalog) AddPartitionTopic(name, table, partition string, partitions in
 	f.topics[name].FlussPartition = &catalogv1.FlussPartition{Id: partitionID, Name: partition, TableTopic: table}
 }
 
+// SetFetchCompression sets a topic's kafka.fetch.compression.
+func (f *Catalog) SetFetchCompression(name string, c catalogv1.FetchCompression) {
+	f.Mu.Lock()
+	defer f.Mu.Unlock()
+	f.topics[name].FetchCompression = c
+}
+
 func (f *Catalog) ResolveTopics(_ context.Context, r *catalogv1.ResolveTopicsRequest) (*catalogv1.ResolveTopicsResponse, error) {
 	if f.Down.Load() {
 		return nil, status.Error(codes.Unavailable, "catalog down")

@@ -17,6 +17,7 @@ import (
 	"github.com/ferrygw/ferry/frontdoor/internal/acl"
 	"github.com/ferrygw/ferry/frontdoor/internal/backends"
 	"github.com/ferrygw/ferry/frontdoor/internal/certprincipal"
+	"github.com/ferrygw/ferry/frontdoor/internal/fetchsession"
 	"github.com/ferrygw/ferry/frontdoor/internal/idempotence"
 	"github.com/ferrygw/ferry/frontdoor/internal/kafka"
 	"github.com/ferrygw/ferry/frontdoor/internal/oauthbearer"
@@ -102,6 +103,9 @@ type Config struct {
 	ProducerIdleExpiry time.Duration
 	MaxProducers       int
 	StateDir           string
+
+	// Incremental fetch sessions (KIP-227).
+	FetchSessionSlots int
 }
 
 // Declare registers frontdoor's settings on s and returns the config they
@@ -179,6 +183,9 @@ func Declare(s *runtime.Settings) *Config {
 		Usage: "forget an idempotent producer's sequences after this long without a batch; keep below Fluss's server.writer-id.expiration-time"})
 	s.IntVar(&c.MaxProducers, runtime.Spec[int]{Flag: "max-producers", Env: "FERRY_MAX_PRODUCERS",
 		Default: id.MaxProducers, Validate: positive, Usage: "idempotent producers with state; beyond it the longest idle is forgotten"})
+	s.IntVar(&c.FetchSessionSlots, runtime.Spec[int]{Flag: "fetch-session-cache-slots", Env: "FERRY_FETCH_SESSION_CACHE_SLOTS",
+		Default: fetchsession.DefaultConfig().Slots, Validate: nonNegative,
+		Usage: "incremental fetch sessions kept (Kafka's max.incremental.fetch.session.cache.slots); 0: every fetch is a full one"})
 	s.StringVar(&c.StateDir, runtime.Spec[string]{Flag: FlagStateDir, Env: EnvStateDir,
 		Usage: "directory (one frontdoor's own, kept across restarts) for anchors that let idempotent producer state be rebuilt from the Fluss log after a restart; empty: state in memory only, lost on restart"})
 	return c
@@ -396,6 +403,7 @@ func Setup(ctx context.Context, app *runtime.App, c *Config) error {
 		Idempotence:        idempotence.Config{ProducerIdleExpiry: c.ProducerIdleExpiry, MaxProducers: c.MaxProducers},
 		DisableIdempotence: c.DisableIdempotence,
 		StateDir:           c.StateDir,
+		FetchSessions:      fetchsession.Config{Slots: c.FetchSessionSlots, EvictAfter: fetchsession.DefaultConfig().EvictAfter},
 	}
 	if users != nil {
 		deps.SASL = users

@@ -333,6 +333,18 @@ func shapeSeeds() []kmsg.Request {
 		out = append(out, r)
 	}
 	out = append(out, groupShapeSeeds(withTags)...)
+	for v := int16(offsetForLeaderEpochMin); v <= offsetForLeaderEpochMax; v++ {
+		r := kmsg.NewPtrOffsetForLeaderEpochRequest()
+		r.Version, r.ReplicaID = v, -1
+		ot := kmsg.NewOffsetForLeaderEpochRequestTopic()
+		ot.Topic = "orders"
+		ot.Partitions = []kmsg.OffsetForLeaderEpochRequestTopicPartition{kmsg.NewOffsetForLeaderEpochRequestTopicPartition(), kmsg.NewOffsetForLeaderEpochRequestTopicPartition()}
+		withTags(&ot.Partitions[0].UnknownTags)
+		withTags(&ot.UnknownTags)
+		withTags(&r.UnknownTags)
+		r.Topics = append(r.Topics, ot, ot)
+		out = append(out, r)
+	}
 	for v := int16(findCoordinatorMin); v <= findCoordinatorMax; v++ {
 		r := kmsg.NewPtrFindCoordinatorRequest()
 		r.Version, r.CoordinatorKey, r.CoordinatorKeys = v, "g", []string{"a", "b"}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -13,6 +14,8 @@ import (
 
 	"github.com/ferrygw/ferry/frontdoor/internal/acl"
 	"github.com/ferrygw/ferry/frontdoor/internal/backends"
+	"github.com/ferrygw/ferry/frontdoor/internal/fetchsession"
+	catalogv1 "github.com/ferrygw/ferry/services/api/gen/ferry/catalog/v1"
 	fetchv1 "github.com/ferrygw/ferry/services/api/gen/ferry/fetch/v1"
 )
 
@@ -38,8 +41,11 @@ const fetchGrace = 30 * time.Second
 var errFetchNotServed = errors.New("fetch is not served: no fetchsvc is configured (frontdoor -fetch-addr)")
 
 type fetchHandler struct {
-	catalog *backends.Catalog
-	fetcher *backends.Fetcher // nil: Fetch is not served
+	catalog  *backends.Catalog
+	fetcher  *backends.Fetcher // nil: Fetch is not served
+	sessions *fetchsession.Cache
+	// fetches counts Fetch requests by session kind, for metrics.
+	fetches [fetchsession.Refused + 1]atomic.Int64
 }
 
 func (h *fetchHandler) api() API {
@@ -52,11 +58,14 @@ func (h *fetchHandler) serve(ctx context.Context, s *Session, req Request) (Repl
 	}
 	r := req.Body.(*kmsg.FetchRequest)
 	resp := r.ResponseKind().(*kmsg.FetchResponse)
-	// Fetch sessions (KIP-227) are not kept: every answer says session 0,
-	// so clients send full fetches. A request naming a session was not
-	// answered by this broker.
-	if r.SessionID != 0 {
-		resp.ErrorCode = kerr.FetchSessionIDNotFound.Code
+	// An incremental fetch (KIP-227) becomes a full one of its session's
+	// partitions here; the session drops the unchanged ones from the answer.
+	session := h.sessions.Begin(r)
+	h.fetches[session.Kind].Add(1)
+	if session.Kind == fetchsession.Refused {
+		s.Log.Info("fetch session refused", "session", r.SessionID, "epoch", r.SessionEpoch,
+			"error", kerr.ErrorForCode(session.ErrorCode).Error())
+		session.Finish(r, resp)
 		return ready(resp), nil
 	}
 	log, mayRead := s.Log, s.mayDo(acl.Read)
@@ -73,7 +82,7 @@ func (h *fetchHandler) serve(ctx context.Context, s *Session, req Request) (Repl
 		names = append(names, t.Topic)
 	}
 	wait := time.Duration(max(r.MaxWaitMillis, 0)) * time.Millisecond
-	return Reply{Later: func(ctx context.Context) (kmsg.Response, error) {
+	read := func(ctx context.Context) (*kmsg.FetchResponse, error) {
 		ctx, cancel := context.WithTimeout(ctx, wait+fetchGrace)
 		defer cancel()
 		topics, err := h.catalog.Resolve(ctx, names)
@@ -108,6 +117,11 @@ func (h *fetchHandler) serve(ctx context.Context, s *Session, req Request) (Repl
 					op.ErrorCode = kerr.NotLeaderForPartition.Code
 				case t.Mapping == nil:
 					op.ErrorCode = orCode(t.ErrorCode, kerr.UnknownTopicOrPartition.Code)
+				case checkLeaderEpoch(rp.CurrentLeaderEpoch) != 0:
+					op.ErrorCode = checkLeaderEpoch(rp.CurrentLeaderEpoch)
+				case r.Version < 10 && t.Mapping.GetFetchCompression() == catalogv1.FetchCompression_FETCH_COMPRESSION_ZSTD:
+					// As a broker answers a client too old for zstd (KIP-110).
+					op.ErrorCode = kerr.UnsupportedCompressionType.Code
 				default:
 					if reading[rt.Topic] == nil {
 						reading[rt.Topic] = map[int32]slot{}
@@ -169,6 +183,14 @@ func (h *fetchHandler) serve(ctx context.Context, s *Session, req Request) (Repl
 						"error", kerr.ErrorForCode(op.ErrorCode).Error(), "message", gp.GetErrorMessage())
 				}
 			}
+		}
+		return resp, nil
+	}
+	return Reply{Later: func(ctx context.Context) (kmsg.Response, error) {
+		resp, err := read(ctx)
+		session.Finish(r, resp)
+		if err != nil {
+			return nil, err
 		}
 		return resp, nil
 	}}, nil

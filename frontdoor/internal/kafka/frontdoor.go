@@ -7,6 +7,7 @@ import (
 	"net"
 
 	"github.com/ferrygw/ferry/frontdoor/internal/backends"
+	"github.com/ferrygw/ferry/frontdoor/internal/fetchsession"
 	"github.com/ferrygw/ferry/frontdoor/internal/groups"
 	"github.com/ferrygw/ferry/frontdoor/internal/idempotence"
 	"go.opentelemetry.io/otel/metric"
@@ -23,6 +24,9 @@ type Deps struct {
 	// consumer groups; nil leaves them unserved and makes a Fetch close
 	// its connection.
 	Fetcher *backends.Fetcher
+	// FetchSessions bounds the incremental fetch session cache (KIP-227);
+	// its zero value means fetchsession.DefaultConfig.
+	FetchSessions fetchsession.Config
 	// Groups tunes the consumer group coordinator.
 	Groups  groups.Config
 	Produce ProduceConfig
@@ -99,11 +103,18 @@ func NewFrontdoor(cfg Config, d Deps) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	if d.FetchSessions == (fetchsession.Config{}) {
+		d.FetchSessions = fetchsession.DefaultConfig()
+	}
+	fh := &fetchHandler{catalog: d.Catalog, fetcher: d.Fetcher, sessions: fetchsession.New(d.FetchSessions)}
+	if err := registerFetchSessionMetrics(metrics.meter, fh); err != nil {
+		return nil, err
+	}
 	var reg *Registry
 	apis := []API{
 		apiVersionsAPI(func() *Registry { return reg }),
 		(&metadataHandler{catalog: d.Catalog}).api(),
-		(&fetchHandler{catalog: d.Catalog, fetcher: d.Fetcher}).api(),
+		fh.api(),
 		(&producer{cfg: d.Produce, catalog: d.Catalog, tc: d.Transcoder, ap: d.Appender, seq: NewSequencer(), idem: states, tracer: tracer, metrics: metrics}).api(),
 	}
 	if states != nil {
@@ -118,6 +129,7 @@ func NewFrontdoor(cfg Config, d Deps) (*Server, error) {
 			return nil, err
 		}
 		apis = append(apis, (&listOffsetsHandler{catalog: d.Catalog, fetcher: d.Fetcher}).api())
+		apis = append(apis, (&offsetForLeaderEpochHandler{catalog: d.Catalog, fetcher: d.Fetcher}).api())
 		apis = append(apis, gh.apis()...)
 	}
 	apis = append(apis, (&findCoordinatorHandler{groups: gh}).api())

@@ -100,6 +100,12 @@ func (h *listOffsetsHandler) serve(ctx context.Context, s *Session, req Request)
 					if j < len(ot.Partitions) {
 						op := &ot.Partitions[j]
 						op.ErrorCode, op.Offset, op.Timestamp = int16(a.GetErrorCode()), a.GetOffset(), a.GetTimestamp()
+						if code := checkLeaderEpoch(rt.Partitions[j].CurrentLeaderEpoch); code != 0 {
+							op.ErrorCode, op.Offset, op.Timestamp = code, -1, -1
+						}
+						if op.ErrorCode == 0 && op.Offset >= 0 {
+							op.LeaderEpoch = leaderEpoch // the epoch of the offset's batch (v4+)
+						}
 					}
 				}
 			}()

@@ -169,9 +169,7 @@ func topicOf(t *catalogv1.TopicMetadata) kmsg.MetadataResponseTopic {
 		op := kmsg.NewMetadataResponseTopicPartition()
 		op.Partition = p.GetPartition()
 		op.Leader = p.GetLeaderId()
-		// Frontdoor instances are stateless; leadership never moves in a
-		// way that needs fencing, so the epoch stays 0.
-		op.LeaderEpoch = 0
+		op.LeaderEpoch = leaderEpoch
 		op.Replicas = append([]int32{}, p.GetReplicaIds()...)
 		op.ISR = append([]int32{}, p.GetReplicaIds()...)
 		op.OfflineReplicas = []int32{}

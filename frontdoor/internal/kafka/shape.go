@@ -165,6 +165,18 @@ var requestSchemas = map[int16]requestSchema{
 		fieldOf(kInt32, 10, anyV), // timeout_ms
 		tags,
 	}},
+	offsetForLeaderEpochKey: {flexibleFrom: 4, fields: []field{
+		fieldOf(kInt32, 3, anyV), // replica_id
+		arr(0, anyV, // topics
+			fieldOf(kString, 0, anyV), // topic
+			arr(0, anyV, // partitions
+				fieldOf(kInt32, 0, anyV), // partition
+				fieldOf(kInt32, 2, anyV), // current_leader_epoch
+				fieldOf(kInt32, 0, anyV), // leader_epoch
+				tags),
+			tags),
+		tags,
+	}},
 	joinGroupKey: {flexibleFrom: 6, fields: []field{
 		fieldOf(kString, 0, anyV), // group_id
 		fieldOf(kInt32, 0, anyV),  // session_timeout_ms

@@ -286,6 +286,64 @@ func (TypeRoot) EnumDescriptor() ([]byte, []int) {
 	return file_ferry_catalog_v1_catalog_proto_rawDescGZIP(), []int{3}
 }
 
+// The codec of the Kafka record batches a Fetch answer carries.
+type FetchCompression int32
+
+const (
+	// Unset (a catalogsvc older than the field): uncompressed. catalogsvc
+	// always sets one, its default when the table names none.
+	FetchCompression_FETCH_COMPRESSION_UNSPECIFIED FetchCompression = 0
+	FetchCompression_FETCH_COMPRESSION_NONE        FetchCompression = 1
+	FetchCompression_FETCH_COMPRESSION_GZIP        FetchCompression = 2
+	FetchCompression_FETCH_COMPRESSION_LZ4         FetchCompression = 3
+	FetchCompression_FETCH_COMPRESSION_ZSTD        FetchCompression = 4
+)
+
+// Enum value maps for FetchCompression.
+var (
+	FetchCompression_name = map[int32]string{
+		0: "FETCH_COMPRESSION_UNSPECIFIED",
+		1: "FETCH_COMPRESSION_NONE",
+		2: "FETCH_COMPRESSION_GZIP",
+		3: "FETCH_COMPRESSION_LZ4",
+		4: "FETCH_COMPRESSION_ZSTD",
+	}
+	FetchCompression_value = map[string]int32{
+		"FETCH_COMPRESSION_UNSPECIFIED": 0,
+		"FETCH_COMPRESSION_NONE":        1,
+		"FETCH_COMPRESSION_GZIP":        2,
+		"FETCH_COMPRESSION_LZ4":         3,
+		"FETCH_COMPRESSION_ZSTD":        4,
+	}
+)
+
+func (x FetchCompression) Enum() *FetchCompression {
+	p := new(FetchCompression)
+	*p = x
+	return p
+}
+
+func (x FetchCompression) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (FetchCompression) Descriptor() protoreflect.EnumDescriptor {
+	return file_ferry_catalog_v1_catalog_proto_enumTypes[4].Descriptor()
+}
+
+func (FetchCompression) Type() protoreflect.EnumType {
+	return &file_ferry_catalog_v1_catalog_proto_enumTypes[4]
+}
+
+func (x FetchCompression) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use FetchCompression.Descriptor instead.
+func (FetchCompression) EnumDescriptor() ([]byte, []int) {
+	return file_ferry_catalog_v1_catalog_proto_rawDescGZIP(), []int{4}
+}
+
 type TableKind int32
 
 const (
@@ -319,11 +377,11 @@ func (x TableKind) String() string {
 }
 
 func (TableKind) Descriptor() protoreflect.EnumDescriptor {
-	return file_ferry_catalog_v1_catalog_proto_enumTypes[4].Descriptor()
+	return file_ferry_catalog_v1_catalog_proto_enumTypes[5].Descriptor()
 }
 
 func (TableKind) Type() protoreflect.EnumType {
-	return &file_ferry_catalog_v1_catalog_proto_enumTypes[4]
+	return &file_ferry_catalog_v1_catalog_proto_enumTypes[5]
 }
 
 func (x TableKind) Number() protoreflect.EnumNumber {
@@ -332,7 +390,7 @@ func (x TableKind) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use TableKind.Descriptor instead.
 func (TableKind) EnumDescriptor() ([]byte, []int) {
-	return file_ferry_catalog_v1_catalog_proto_rawDescGZIP(), []int{4}
+	return file_ferry_catalog_v1_catalog_proto_rawDescGZIP(), []int{5}
 }
 
 // A Fluss data type. Parameters apply per root: length (CHAR, BINARY),
@@ -627,8 +685,11 @@ type TopicMapping struct {
 	// buckets, read at Fluss's offsets. Such a topic is read-only; rows are
 	// produced to the table's own topic. Unset for every other topic.
 	FlussPartition *FlussPartition `protobuf:"bytes,18,opt,name=fluss_partition,json=flussPartition,proto3" json:"fluss_partition,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// How fetchsvc compresses the record batches of a Fetch answer
+	// (kafka.fetch.compression).
+	FetchCompression FetchCompression `protobuf:"varint,19,opt,name=fetch_compression,json=fetchCompression,proto3,enum=ferry.catalog.v1.FetchCompression" json:"fetch_compression,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *TopicMapping) Reset() {
@@ -785,6 +846,13 @@ func (x *TopicMapping) GetFlussPartition() *FlussPartition {
 		return x.FlussPartition
 	}
 	return nil
+}
+
+func (x *TopicMapping) GetFetchCompression() FetchCompression {
+	if x != nil {
+		return x.FetchCompression
+	}
+	return FetchCompression_FETCH_COMPRESSION_UNSPECIFIED
 }
 
 // One Fluss partition of a partitioned table, exposed as a topic of its own.
@@ -1571,7 +1639,7 @@ const file_ferry_catalog_v1_catalog_proto_rawDesc = "" +
 	"key_column\x18\x03 \x01(\tR\tkeyColumn\x12)\n" +
 	"\x10timestamp_column\x18\x04 \x01(\tR\x0ftimestampColumn\x12%\n" +
 	"\x0eheaders_column\x18\x05 \x01(\tR\rheadersColumn\x12K\n" +
-	"\x0eunknown_fields\x18\x06 \x01(\x0e2$.ferry.catalog.v1.UnknownFieldPolicyR\runknownFields\"\x88\a\n" +
+	"\x0eunknown_fields\x18\x06 \x01(\x0e2$.ferry.catalog.v1.UnknownFieldPolicyR\runknownFields\"\xd9\a\n" +
 	"\fTopicMapping\x12\x14\n" +
 	"\x05topic\x18\x01 \x01(\tR\x05topic\x12\x19\n" +
 	"\btopic_id\x18\x02 \x01(\fR\atopicId\x12\x1a\n" +
@@ -1593,7 +1661,8 @@ const file_ferry_catalog_v1_catalog_proto_rawDesc = "" +
 	"\fprimary_keys\x18\x0f \x03(\tR\vprimaryKeys\x12%\n" +
 	"\x0epartition_keys\x18\x10 \x03(\tR\rpartitionKeys\x12n\n" +
 	"\x16auto_partition_options\x18\x11 \x03(\v28.ferry.catalog.v1.TopicMapping.AutoPartitionOptionsEntryR\x14autoPartitionOptions\x12I\n" +
-	"\x0ffluss_partition\x18\x12 \x01(\v2 .ferry.catalog.v1.FlussPartitionR\x0eflussPartition\x1aG\n" +
+	"\x0ffluss_partition\x18\x12 \x01(\v2 .ferry.catalog.v1.FlussPartitionR\x0eflussPartition\x12O\n" +
+	"\x11fetch_compression\x18\x13 \x01(\x0e2\".ferry.catalog.v1.FetchCompressionR\x10fetchCompression\x1aG\n" +
 	"\x19AutoPartitionOptionsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"U\n" +
@@ -1688,7 +1757,13 @@ const file_ferry_catalog_v1_catalog_proto_rawDesc = "" +
 	"\x17TYPE_ROOT_TIMESTAMP_LTZ\x10\x10\x12\x13\n" +
 	"\x0fTYPE_ROOT_ARRAY\x10\x11\x12\x11\n" +
 	"\rTYPE_ROOT_MAP\x10\x12\x12\x11\n" +
-	"\rTYPE_ROOT_ROW\x10\x13*W\n" +
+	"\rTYPE_ROOT_ROW\x10\x13*\xa4\x01\n" +
+	"\x10FetchCompression\x12!\n" +
+	"\x1dFETCH_COMPRESSION_UNSPECIFIED\x10\x00\x12\x1a\n" +
+	"\x16FETCH_COMPRESSION_NONE\x10\x01\x12\x1a\n" +
+	"\x16FETCH_COMPRESSION_GZIP\x10\x02\x12\x19\n" +
+	"\x15FETCH_COMPRESSION_LZ4\x10\x03\x12\x1a\n" +
+	"\x16FETCH_COMPRESSION_ZSTD\x10\x04*W\n" +
 	"\tTableKind\x12\x1a\n" +
 	"\x16TABLE_KIND_UNSPECIFIED\x10\x00\x12\x12\n" +
 	"\x0eTABLE_KIND_LOG\x10\x01\x12\x1a\n" +
@@ -1712,69 +1787,71 @@ func file_ferry_catalog_v1_catalog_proto_rawDescGZIP() []byte {
 	return file_ferry_catalog_v1_catalog_proto_rawDescData
 }
 
-var file_ferry_catalog_v1_catalog_proto_enumTypes = make([]protoimpl.EnumInfo, 5)
+var file_ferry_catalog_v1_catalog_proto_enumTypes = make([]protoimpl.EnumInfo, 6)
 var file_ferry_catalog_v1_catalog_proto_msgTypes = make([]protoimpl.MessageInfo, 18)
 var file_ferry_catalog_v1_catalog_proto_goTypes = []any{
 	(ValueFormat)(0),              // 0: ferry.catalog.v1.ValueFormat
 	(UnknownFieldPolicy)(0),       // 1: ferry.catalog.v1.UnknownFieldPolicy
 	(ArrowCompression)(0),         // 2: ferry.catalog.v1.ArrowCompression
 	(TypeRoot)(0),                 // 3: ferry.catalog.v1.TypeRoot
-	(TableKind)(0),                // 4: ferry.catalog.v1.TableKind
-	(*DataType)(nil),              // 5: ferry.catalog.v1.DataType
-	(*Field)(nil),                 // 6: ferry.catalog.v1.Field
-	(*ColumnMapping)(nil),         // 7: ferry.catalog.v1.ColumnMapping
-	(*TopicMapping)(nil),          // 8: ferry.catalog.v1.TopicMapping
-	(*FlussPartition)(nil),        // 9: ferry.catalog.v1.FlussPartition
-	(*ResolveTopicsRequest)(nil),  // 10: ferry.catalog.v1.ResolveTopicsRequest
-	(*ResolveTopicsResponse)(nil), // 11: ferry.catalog.v1.ResolveTopicsResponse
-	(*TopicResult)(nil),           // 12: ferry.catalog.v1.TopicResult
-	(*ListTopicsRequest)(nil),     // 13: ferry.catalog.v1.ListTopicsRequest
-	(*ListTopicsResponse)(nil),    // 14: ferry.catalog.v1.ListTopicsResponse
-	(*Broker)(nil),                // 15: ferry.catalog.v1.Broker
-	(*HeartbeatRequest)(nil),      // 16: ferry.catalog.v1.HeartbeatRequest
-	(*HeartbeatResponse)(nil),     // 17: ferry.catalog.v1.HeartbeatResponse
-	(*MetadataRequest)(nil),       // 18: ferry.catalog.v1.MetadataRequest
-	(*MetadataResponse)(nil),      // 19: ferry.catalog.v1.MetadataResponse
-	(*TopicMetadata)(nil),         // 20: ferry.catalog.v1.TopicMetadata
-	(*PartitionMetadata)(nil),     // 21: ferry.catalog.v1.PartitionMetadata
-	nil,                           // 22: ferry.catalog.v1.TopicMapping.AutoPartitionOptionsEntry
+	(FetchCompression)(0),         // 4: ferry.catalog.v1.FetchCompression
+	(TableKind)(0),                // 5: ferry.catalog.v1.TableKind
+	(*DataType)(nil),              // 6: ferry.catalog.v1.DataType
+	(*Field)(nil),                 // 7: ferry.catalog.v1.Field
+	(*ColumnMapping)(nil),         // 8: ferry.catalog.v1.ColumnMapping
+	(*TopicMapping)(nil),          // 9: ferry.catalog.v1.TopicMapping
+	(*FlussPartition)(nil),        // 10: ferry.catalog.v1.FlussPartition
+	(*ResolveTopicsRequest)(nil),  // 11: ferry.catalog.v1.ResolveTopicsRequest
+	(*ResolveTopicsResponse)(nil), // 12: ferry.catalog.v1.ResolveTopicsResponse
+	(*TopicResult)(nil),           // 13: ferry.catalog.v1.TopicResult
+	(*ListTopicsRequest)(nil),     // 14: ferry.catalog.v1.ListTopicsRequest
+	(*ListTopicsResponse)(nil),    // 15: ferry.catalog.v1.ListTopicsResponse
+	(*Broker)(nil),                // 16: ferry.catalog.v1.Broker
+	(*HeartbeatRequest)(nil),      // 17: ferry.catalog.v1.HeartbeatRequest
+	(*HeartbeatResponse)(nil),     // 18: ferry.catalog.v1.HeartbeatResponse
+	(*MetadataRequest)(nil),       // 19: ferry.catalog.v1.MetadataRequest
+	(*MetadataResponse)(nil),      // 20: ferry.catalog.v1.MetadataResponse
+	(*TopicMetadata)(nil),         // 21: ferry.catalog.v1.TopicMetadata
+	(*PartitionMetadata)(nil),     // 22: ferry.catalog.v1.PartitionMetadata
+	nil,                           // 23: ferry.catalog.v1.TopicMapping.AutoPartitionOptionsEntry
 }
 var file_ferry_catalog_v1_catalog_proto_depIdxs = []int32{
 	3,  // 0: ferry.catalog.v1.DataType.root:type_name -> ferry.catalog.v1.TypeRoot
-	5,  // 1: ferry.catalog.v1.DataType.element:type_name -> ferry.catalog.v1.DataType
-	5,  // 2: ferry.catalog.v1.DataType.key:type_name -> ferry.catalog.v1.DataType
-	5,  // 3: ferry.catalog.v1.DataType.value:type_name -> ferry.catalog.v1.DataType
-	6,  // 4: ferry.catalog.v1.DataType.fields:type_name -> ferry.catalog.v1.Field
-	5,  // 5: ferry.catalog.v1.Field.type:type_name -> ferry.catalog.v1.DataType
+	6,  // 1: ferry.catalog.v1.DataType.element:type_name -> ferry.catalog.v1.DataType
+	6,  // 2: ferry.catalog.v1.DataType.key:type_name -> ferry.catalog.v1.DataType
+	6,  // 3: ferry.catalog.v1.DataType.value:type_name -> ferry.catalog.v1.DataType
+	7,  // 4: ferry.catalog.v1.DataType.fields:type_name -> ferry.catalog.v1.Field
+	6,  // 5: ferry.catalog.v1.Field.type:type_name -> ferry.catalog.v1.DataType
 	0,  // 6: ferry.catalog.v1.ColumnMapping.value_format:type_name -> ferry.catalog.v1.ValueFormat
 	1,  // 7: ferry.catalog.v1.ColumnMapping.unknown_fields:type_name -> ferry.catalog.v1.UnknownFieldPolicy
-	6,  // 8: ferry.catalog.v1.TopicMapping.columns:type_name -> ferry.catalog.v1.Field
+	7,  // 8: ferry.catalog.v1.TopicMapping.columns:type_name -> ferry.catalog.v1.Field
 	2,  // 9: ferry.catalog.v1.TopicMapping.arrow_compression:type_name -> ferry.catalog.v1.ArrowCompression
-	7,  // 10: ferry.catalog.v1.TopicMapping.mapping:type_name -> ferry.catalog.v1.ColumnMapping
-	4,  // 11: ferry.catalog.v1.TopicMapping.kind:type_name -> ferry.catalog.v1.TableKind
-	22, // 12: ferry.catalog.v1.TopicMapping.auto_partition_options:type_name -> ferry.catalog.v1.TopicMapping.AutoPartitionOptionsEntry
-	9,  // 13: ferry.catalog.v1.TopicMapping.fluss_partition:type_name -> ferry.catalog.v1.FlussPartition
-	12, // 14: ferry.catalog.v1.ResolveTopicsResponse.results:type_name -> ferry.catalog.v1.TopicResult
-	8,  // 15: ferry.catalog.v1.TopicResult.mapping:type_name -> ferry.catalog.v1.TopicMapping
-	8,  // 16: ferry.catalog.v1.ListTopicsResponse.topics:type_name -> ferry.catalog.v1.TopicMapping
-	15, // 17: ferry.catalog.v1.HeartbeatRequest.broker:type_name -> ferry.catalog.v1.Broker
-	15, // 18: ferry.catalog.v1.MetadataRequest.self:type_name -> ferry.catalog.v1.Broker
-	15, // 19: ferry.catalog.v1.MetadataResponse.brokers:type_name -> ferry.catalog.v1.Broker
-	20, // 20: ferry.catalog.v1.MetadataResponse.topics:type_name -> ferry.catalog.v1.TopicMetadata
-	21, // 21: ferry.catalog.v1.TopicMetadata.partitions:type_name -> ferry.catalog.v1.PartitionMetadata
-	10, // 22: ferry.catalog.v1.CatalogService.ResolveTopics:input_type -> ferry.catalog.v1.ResolveTopicsRequest
-	13, // 23: ferry.catalog.v1.CatalogService.ListTopics:input_type -> ferry.catalog.v1.ListTopicsRequest
-	18, // 24: ferry.catalog.v1.CatalogService.Metadata:input_type -> ferry.catalog.v1.MetadataRequest
-	16, // 25: ferry.catalog.v1.CatalogService.Heartbeat:input_type -> ferry.catalog.v1.HeartbeatRequest
-	11, // 26: ferry.catalog.v1.CatalogService.ResolveTopics:output_type -> ferry.catalog.v1.ResolveTopicsResponse
-	14, // 27: ferry.catalog.v1.CatalogService.ListTopics:output_type -> ferry.catalog.v1.ListTopicsResponse
-	19, // 28: ferry.catalog.v1.CatalogService.Metadata:output_type -> ferry.catalog.v1.MetadataResponse
-	17, // 29: ferry.catalog.v1.CatalogService.Heartbeat:output_type -> ferry.catalog.v1.HeartbeatResponse
-	26, // [26:30] is the sub-list for method output_type
-	22, // [22:26] is the sub-list for method input_type
-	22, // [22:22] is the sub-list for extension type_name
-	22, // [22:22] is the sub-list for extension extendee
-	0,  // [0:22] is the sub-list for field type_name
+	8,  // 10: ferry.catalog.v1.TopicMapping.mapping:type_name -> ferry.catalog.v1.ColumnMapping
+	5,  // 11: ferry.catalog.v1.TopicMapping.kind:type_name -> ferry.catalog.v1.TableKind
+	23, // 12: ferry.catalog.v1.TopicMapping.auto_partition_options:type_name -> ferry.catalog.v1.TopicMapping.AutoPartitionOptionsEntry
+	10, // 13: ferry.catalog.v1.TopicMapping.fluss_partition:type_name -> ferry.catalog.v1.FlussPartition
+	4,  // 14: ferry.catalog.v1.TopicMapping.fetch_compression:type_name -> ferry.catalog.v1.FetchCompression
+	13, // 15: ferry.catalog.v1.ResolveTopicsResponse.results:type_name -> ferry.catalog.v1.TopicResult
+	9,  // 16: ferry.catalog.v1.TopicResult.mapping:type_name -> ferry.catalog.v1.TopicMapping
+	9,  // 17: ferry.catalog.v1.ListTopicsResponse.topics:type_name -> ferry.catalog.v1.TopicMapping
+	16, // 18: ferry.catalog.v1.HeartbeatRequest.broker:type_name -> ferry.catalog.v1.Broker
+	16, // 19: ferry.catalog.v1.MetadataRequest.self:type_name -> ferry.catalog.v1.Broker
+	16, // 20: ferry.catalog.v1.MetadataResponse.brokers:type_name -> ferry.catalog.v1.Broker
+	21, // 21: ferry.catalog.v1.MetadataResponse.topics:type_name -> ferry.catalog.v1.TopicMetadata
+	22, // 22: ferry.catalog.v1.TopicMetadata.partitions:type_name -> ferry.catalog.v1.PartitionMetadata
+	11, // 23: ferry.catalog.v1.CatalogService.ResolveTopics:input_type -> ferry.catalog.v1.ResolveTopicsRequest
+	14, // 24: ferry.catalog.v1.CatalogService.ListTopics:input_type -> ferry.catalog.v1.ListTopicsRequest
+	19, // 25: ferry.catalog.v1.CatalogService.Metadata:input_type -> ferry.catalog.v1.MetadataRequest
+	17, // 26: ferry.catalog.v1.CatalogService.Heartbeat:input_type -> ferry.catalog.v1.HeartbeatRequest
+	12, // 27: ferry.catalog.v1.CatalogService.ResolveTopics:output_type -> ferry.catalog.v1.ResolveTopicsResponse
+	15, // 28: ferry.catalog.v1.CatalogService.ListTopics:output_type -> ferry.catalog.v1.ListTopicsResponse
+	20, // 29: ferry.catalog.v1.CatalogService.Metadata:output_type -> ferry.catalog.v1.MetadataResponse
+	18, // 30: ferry.catalog.v1.CatalogService.Heartbeat:output_type -> ferry.catalog.v1.HeartbeatResponse
+	27, // [27:31] is the sub-list for method output_type
+	23, // [23:27] is the sub-list for method input_type
+	23, // [23:23] is the sub-list for extension type_name
+	23, // [23:23] is the sub-list for extension extendee
+	0,  // [0:23] is the sub-list for field type_name
 }
 
 func init() { file_ferry_catalog_v1_catalog_proto_init() }
@@ -1787,7 +1864,7 @@ func file_ferry_catalog_v1_catalog_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_ferry_catalog_v1_catalog_proto_rawDesc), len(file_ferry_catalog_v1_catalog_proto_rawDesc)),
-			NumEnums:      5,
+			NumEnums:      6,
 			NumMessages:   18,
 			NumExtensions: 0,
 			NumServices:   1,

@@ -275,6 +275,13 @@ func (m *TopicMapping) MarshalToSizedBufferVT(dAtA []byte) (int, error) {
 		i -= len(m.unknownFields)
 		copy(dAtA[i:], m.unknownFields)
 	}
+	if m.FetchCompression != 0 {
+		i = protohelpers.EncodeVarint(dAtA, i, uint64(m.FetchCompression))
+		i--
+		dAtA[i] = 0x1
+		i--
+		dAtA[i] = 0x98
+	}
 	if m.FlussPartition != nil {
 		size, err := m.FlussPartition.MarshalToSizedBufferVT(dAtA[:i])
 		if err != nil {
@@ -1335,6 +1342,9 @@ func (m *TopicMapping) SizeVT() (n int) {
 	if m.FlussPartition != nil {
 		l = m.FlussPartition.SizeVT()
 		n += 2 + l + protohelpers.SizeOfVarint(uint64(l))
+	}
+	if m.FetchCompression != 0 {
+		n += 2 + protohelpers.SizeOfVarint(uint64(m.FetchCompression))
 	}
 	n += len(m.unknownFields)
 	return n
@@ -2931,6 +2941,25 @@ func (m *TopicMapping) UnmarshalVTUnsafe(dAtA []byte) error {
 				return err
 			}
 			iNdEx = postIndex
+		case 19:
+			if wireType != 0 {
+				return fmt.Errorf("proto: wrong wireType = %d for field FetchCompression", wireType)
+			}
+			m.FetchCompression = 0
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return protohelpers.ErrIntOverflow
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				m.FetchCompression |= FetchCompression(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
 		default:
 			iNdEx = preIndex
 			skippy, err := protohelpers.Skip(dAtA[iNdEx:])
