@@ -57,10 +57,12 @@ type config struct {
 	LogLevel         string
 	PprofPortOffset  int
 	ServiceProcs     int
-	ServerHeap       string
-	Timeout          time.Duration
-	RunTimeout       time.Duration
-	Keep             bool
+	// Single runs Ferry's services in one process (cmd/ferry) instead of one process each.
+	Single     bool
+	ServerHeap string
+	Timeout    time.Duration
+	RunTimeout time.Duration
+	Keep       bool
 	// Overload > 0 runs the overload mode instead of the throughput table.
 	Overload       time.Duration
 	OverloadFactor int
@@ -96,6 +98,7 @@ func (c *config) flags(fs *flag.FlagSet) {
 	fs.StringVar(&c.Java, "java", "java", "java executable (perf-test, the Java writer, the Fluss servers)")
 	fs.StringVar(&c.LogLevel, "log-level", "info", "Ferry services' log level: debug, info, warn or error")
 	fs.IntVar(&c.ServiceProcs, "service-gomaxprocs", 0, "Ferry stack: when positive, every Ferry service runs with GOMAXPROCS set to it, as a container CPU limit would (0: Go's default, every core)")
+	fs.BoolVar(&c.Single, "single", false, "Ferry stack: run every service in one process (cmd/ferry, process \"ferry\") instead of one process each")
 	fs.IntVar(&c.PprofPortOffset, "pprof-port-offset", 0, "Ferry stack: when positive, every service serves Go profiles (/debug/pprof) on its gRPC port plus this offset")
 	fs.StringVar(&c.ServerHeap, "server-heap", "1g", "JVM heap of the Fluss servers")
 	fs.DurationVar(&c.Timeout, "timeout", 30*time.Minute, "bound for the whole run")
