@@ -434,6 +434,16 @@ func flussPhase(ctx context.Context, cfg *config, root, dir string, pt perfTest,
 	if err := helper.CreateDatabase(ctx, db, false); err != nil {
 		return nil, err
 	}
+	if cfg.ExternalFluss != "" {
+		// Someone else's cluster keeps no bench data.
+		defer func() {
+			dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+			defer cancel()
+			if derr := helper.DropDatabase(dctx, db, true); derr != nil {
+				err = errors.Join(err, fmt.Errorf("drop %s: %w", db, derr))
+			}
+		}()
+	}
 	// Java: the writer side (AppendBench) and the row counter (RowCount).
 	jdir := filepath.Join(dir, "java")
 	if err := os.MkdirAll(jdir, 0o755); err != nil {
@@ -644,6 +654,7 @@ func startBenchStack(ctx context.Context, cfg *config, root string, flussOnly bo
 	sc.PprofPortOffset = cfg.PprofPortOffset
 	sc.ServiceGOMAXPROCS = cfg.ServiceProcs
 	sc.Single = cfg.Single
+	sc.ExternalFluss = cfg.ExternalFluss
 	sc.FlussOnly = flussOnly
 	sc.ExtraTabletPorts = cfg.extraTabletPorts()
 	sc.FlussServerOptions = cfg.ServerOptions
