@@ -81,6 +81,8 @@ func (c clientEnd[Req, Resp]) Send(m *Req) error {
 	select {
 	case <-s.sendClosed:
 		return status.Error(codes.Internal, "SendMsg called after CloseSend")
+	case <-s.done:
+		return io.EOF
 	default:
 	}
 	select {
