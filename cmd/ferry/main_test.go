@@ -230,6 +230,7 @@ func TestSingleProcess(t *testing.T) {
 	for _, want := range []string{
 		`ferry_frontdoor_produce_records_total`,
 		`ferry_transcode_records_total`, `ferry_append_records_total`,
+		`rpc_client_call_duration_seconds_count{otel_scope_name="github.com/ferrygw/ferry/services/runtime/inproc"`,
 	} {
 		if !strings.Contains(string(page), want) {
 			t.Errorf("metrics lack %s", want)

@@ -79,7 +79,10 @@ func setup(ctx context.Context, app *runtime.App, c *config) error {
 	if err != nil {
 		return err
 	}
-	in := inproc.New(app.Telemetry.TracerProvider, app.Logger)
+	in, err := inproc.New(app.Telemetry.TracerProvider, app.Telemetry.MeterProvider, app.Logger)
+	if err != nil {
+		return err
+	}
 	peers := gateway.InProcessPeers(in.Catalog(cat), in.Transcode(tc), in.Append(ap), in.Fetch(fe))
 	return gateway.SetupInProcess(ctx, app, c.Frontdoor, peers)
 }

@@ -5,10 +5,11 @@
 // connection.
 //
 // What the gRPC server adds to a handler is kept: every call is a span
-// named after its method, the handler's context carries a logger tagged
-// with the method (runtime.LoggerFrom), a handler panic becomes
-// codes.Internal, and errors reach the caller as gRPC statuses. Call
-// options are ignored.
+// named after its method and counts in the rpc.client.call.duration
+// histogram, as otelgrpc's would (rpc.system.name "ferry_inprocess"), the
+// handler's context carries a logger tagged with the method
+// (runtime.LoggerFrom), a handler panic becomes codes.Internal, and errors
+// reach the caller as gRPC statuses. Call options are ignored.
 //
 // Messages are shared, not copied, which gRPC's contract allows: neither
 // side may change a message after sending it, and the receiver may keep
@@ -23,9 +24,11 @@ import (
 	"log/slog"
 	"runtime/debug"
 	"strings"
+	"time"
 
 	"go.opentelemetry.io/otel/attribute"
 	otelcodes "go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -34,24 +37,43 @@ import (
 )
 
 // Conn is what the in-process clients of one process share: the tracer
-// their spans come from and the logger their handlers get.
+// their spans come from, their duration histogram and the logger their
+// handlers get.
 type Conn struct {
-	tracer trace.Tracer
-	log    *slog.Logger
+	tracer   trace.Tracer
+	duration metric.Float64Histogram
+	log      *slog.Logger
 }
 
-// New returns a Conn whose calls are traced by tp and logged by log.
-func New(tp trace.TracerProvider, log *slog.Logger) *Conn {
+const instrumentation = "github.com/ferrygw/ferry/services/runtime/inproc"
+
+// New returns a Conn whose calls are traced by tp, measured by mp and
+// logged by log.
+func New(tp trace.TracerProvider, mp metric.MeterProvider, log *slog.Logger) (*Conn, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Conn{tracer: tp.Tracer("github.com/ferrygw/ferry/services/runtime/inproc"), log: log}
+	duration, err := mp.Meter(instrumentation).Float64Histogram("rpc.client.call.duration", metric.WithUnit("s"),
+		metric.WithDescription("In-process calls between the services of one process, as otelgrpc measures gRPC calls"))
+	if err != nil {
+		return nil, err
+	}
+	return &Conn{tracer: tp.Tracer(instrumentation), duration: duration, log: log}, nil
 }
 
-// start begins the span of one call of method (a gRPC full method name,
-// "/pkg.Service/Method") and returns the handler's context: the span and
+// call is one call in progress.
+type call struct {
+	c      *Conn
+	method string // "pkg.Service/Method"
+	start  time.Time
+	span   trace.Span
+	log    *slog.Logger
+}
+
+// begin starts a call of method (a gRPC full method name,
+// "/pkg.Service/Method") and returns the handler's context: its span and
 // a logger tagged with the method and the trace id.
-func (c *Conn) start(ctx context.Context, method string) (context.Context, trace.Span, *slog.Logger) {
+func (c *Conn) begin(ctx context.Context, method string) (context.Context, *call) {
 	name := strings.TrimPrefix(method, "/")
 	service, rpc, _ := strings.Cut(name, "/")
 	ctx, span := c.tracer.Start(ctx, name, trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(
@@ -63,19 +85,25 @@ func (c *Conn) start(ctx context.Context, method string) (context.Context, trace
 	if sc := span.SpanContext(); sc.IsSampled() {
 		l = l.With("trace_id", sc.TraceID().String())
 	}
-	return runtime.WithLogger(ctx, l), span, l
+	return runtime.WithLogger(ctx, l), &call{c: c, method: name, start: time.Now(), span: span, log: l}
 }
 
-// finish ends a call's span with the status err becomes and returns that
+// finish ends the call with the status err becomes and returns that
 // status as an error, as a gRPC client would see it. A panic of the
 // handler, passed as recovered, is logged and becomes codes.Internal.
-func finish(span trace.Span, l *slog.Logger, err error, recovered any) error {
+func (k *call) finish(err error, recovered any) error {
+	span, l := k.span, k.log
 	if recovered != nil {
 		l.Error("rpc handler panicked", "panic", fmt.Sprint(recovered), "stack", string(debug.Stack()))
 		err = status.Error(codes.Internal, "internal error")
 	}
 	err = toStatus(err)
 	code := status.Code(err)
+	k.c.duration.Record(context.Background(), time.Since(k.start).Seconds(), metric.WithAttributes(
+		attribute.String("rpc.system.name", "ferry_inprocess"),
+		attribute.String("rpc.method", k.method),
+		attribute.String("rpc.response.status_code", code.String()),
+	))
 	span.SetAttributes(attribute.Int("rpc.grpc.status_code", int(code)))
 	switch code {
 	case codes.OK:
@@ -108,9 +136,9 @@ func toStatus(err error) error {
 
 // unary runs one unary call of method: handler h with req, in a span.
 func unary[Req, Resp any](ctx context.Context, c *Conn, method string, req *Req, h func(context.Context, *Req) (*Resp, error)) (resp *Resp, err error) {
-	ctx, span, l := c.start(ctx, method)
+	ctx, k := c.begin(ctx, method)
 	defer func() {
-		err = finish(span, l, err, recover())
+		err = k.finish(err, recover())
 		if err != nil {
 			resp = nil
 		}

@@ -6,11 +6,14 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"maps"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"google.golang.org/grpc"
@@ -24,14 +27,45 @@ import (
 	"github.com/ferrygw/ferry/services/runtime"
 )
 
+var metrics *sdkmetric.ManualReader // of the last newConn
+
 func newConn(t *testing.T) (*Conn, *tracetest.SpanRecorder, *bytes.Buffer) {
 	t.Helper()
 	rec := tracetest.NewSpanRecorder()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
 	t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
+	metrics = sdkmetric.NewManualReader()
 	var logs syncBuffer
 	log := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	return New(tp, log), rec, &logs.buf
+	c, err := New(tp, sdkmetric.NewMeterProvider(sdkmetric.WithReader(metrics)), log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, rec, &logs.buf
+}
+
+// calls is the number of calls the duration histogram counted per method and status code.
+func calls(t *testing.T) map[string]uint64 {
+	t.Helper()
+	var rm metricdata.ResourceMetrics
+	if err := metrics.Collect(context.Background(), &rm); err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]uint64{}
+	for _, sm := range rm.ScopeMetrics {
+		for _, m := range sm.Metrics {
+			h, ok := m.Data.(metricdata.Histogram[float64])
+			if m.Name != "rpc.client.call.duration" || !ok {
+				continue
+			}
+			for _, dp := range h.DataPoints {
+				method, _ := dp.Attributes.Value("rpc.method")
+				code, _ := dp.Attributes.Value("rpc.response.status_code")
+				out[method.AsString()+" "+code.AsString()] += dp.Count
+			}
+		}
+	}
+	return out
 }
 
 type syncBuffer struct {
@@ -83,6 +117,10 @@ func TestUnaryPassesMessagesAndTraces(t *testing.T) {
 	// An unimplemented method answers as gRPC does.
 	if _, err := client.Metadata(context.Background(), &catalogv1.MetadataRequest{}); status.Code(err) != codes.Unimplemented {
 		t.Errorf("Metadata: %v", err)
+	}
+	wantCalls := map[string]uint64{"ferry.catalog.v1.CatalogService/ResolveTopics OK": 1, "ferry.catalog.v1.CatalogService/Metadata Unimplemented": 1}
+	if got := calls(t); !maps.Equal(got, wantCalls) {
+		t.Errorf("calls measured %v, want %v", got, wantCalls)
 	}
 }
 
@@ -204,6 +242,10 @@ func TestStreamDeliversInOrderThenEnds(t *testing.T) {
 			}
 			if spans := rec.Ended(); len(spans) != 1 || spans[0].Name() != "ferry.transcode.v1.TranscodeService/Transcode" {
 				t.Errorf("spans %v", spans)
+			}
+			code := status.Code(tc.end).String()
+			if got := calls(t); got["ferry.transcode.v1.TranscodeService/Transcode "+code] != 1 {
+				t.Errorf("calls measured %v, want the stream once with %s", got, code)
 			}
 		})
 	}

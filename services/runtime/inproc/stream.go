@@ -44,7 +44,7 @@ type stream[Req, Resp any] struct {
 // a new goroutine. The returned client end is what the generated client's
 // method returns.
 func bidi[Req, Resp any](ctx context.Context, c *Conn, method string, h func(grpc.BidiStreamingServer[Req, Resp]) error) grpc.BidiStreamingClient[Req, Resp] {
-	sctx, span, l := c.start(ctx, method)
+	sctx, k := c.begin(ctx, method)
 	sctx, cancel := context.WithCancel(sctx)
 	s := &stream[Req, Resp]{
 		clientCtx:  ctx,
@@ -59,7 +59,7 @@ func bidi[Req, Resp any](ctx context.Context, c *Conn, method string, h func(grp
 	go func() {
 		var err error
 		defer func() {
-			s.err = finish(span, l, err, recover())
+			s.err = k.finish(err, recover())
 			s.sendHeader()
 			cancel()
 			close(s.done)
