@@ -77,6 +77,30 @@ func TestSettingsAreTheServices(t *testing.T) {
 	}
 }
 
+// The peers' addresses frontdoor has are not used in one process; set, they are named in a
+// warning.
+func TestIgnoredSettings(t *testing.T) {
+	s := runtime.NewSettings("ferry")
+	cfg := runtime.DefaultConfig("ferry", defaultListen)
+	cfg.Declare(s)
+	c := declare(s)
+	env := map[string]string{"FERRY_APPEND_ADDR": "appendsvc:7103", "FERRY_FLUSS_BOOTSTRAP": "fluss:9123"}
+	if err := s.Parse([]string{"-catalog-addr", "catalogsvc:7101", "-log-level", "debug"}, func(k string) (string, bool) {
+		v, ok := env[k]
+		return v, ok
+	}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := c.ignored(), []string{"-catalog-addr (flag)", "-append-addr (env)"}; !slices.Equal(got, want) {
+		t.Errorf("ignored %v, want %v", got, want)
+	}
+	for _, f := range unusedFlags {
+		if s.Source(f) == "" {
+			t.Errorf("-%s is no setting of frontdoor's", f)
+		}
+	}
+}
+
 func freeAddr(t *testing.T) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")

@@ -34,6 +34,8 @@ type config struct {
 	Append    *appendsvc.Config
 	Fetch     *fetchsvc.Config
 	Frontdoor *gateway.Config
+
+	settings *runtime.Settings // where each value came from, after parsing
 }
 
 func declare(s *runtime.Settings) *config {
@@ -43,7 +45,23 @@ func declare(s *runtime.Settings) *config {
 		Append:    appendsvc.Declare(s),
 		Fetch:     fetchsvc.Declare(s),
 		Frontdoor: gateway.Declare(s),
+		settings:  s,
 	}
+}
+
+// unusedFlags are frontdoor's settings that say where its peers are: in
+// this process they are no address.
+var unusedFlags = []string{"catalog-addr", "transcode-addr", "transcode-resolve-interval", "append-addr", "fetch-addr"}
+
+// ignored lists the unused settings that were set, by flag or environment.
+func (c *config) ignored() []string {
+	var out []string
+	for _, f := range unusedFlags {
+		if src := c.settings.Source(f); src != "default" {
+			out = append(out, "-"+f+" ("+src+")")
+		}
+	}
+	return out
 }
 
 func (c *config) Validate() error {
@@ -60,6 +78,9 @@ func (c *config) Validate() error {
 // clients of the others. Every service is also registered on the gRPC
 // server, so its health shows there and tools can call it.
 func setup(ctx context.Context, app *runtime.App, c *config) error {
+	if ig := c.ignored(); len(ig) > 0 {
+		app.Logger.Warn("settings of frontdoor's peer addresses are not used in a single process", "ignored", ig)
+	}
 	cat, err := catalogsvc.New(ctx, app, c.Catalog)
 	if err != nil {
 		return err
