@@ -1,11 +1,14 @@
 # Ferry's entry points. `make up` runs the local stack, `make test` everything CI runs.
+# `make up MODE=single` runs the services in one process (cmd/ferry) instead of one process each.
 SHELL := /bin/bash
 export PATH := $(CURDIR)/.cache/bin:$(PATH)
 
 .PHONY: up test install generate lint bench
 
+MODE ?= micro
 up: install
-	go run ./e2e/cmd/ferrystack -jaeger
+	@case "$(MODE)" in micro|single) ;; *) echo "make up: MODE=$(MODE): want micro or single" >&2; exit 2;; esac
+	go run ./e2e/cmd/ferrystack -jaeger $(if $(filter single,$(MODE)),-single,)
 
 test:
 	bash tools/test.sh

@@ -6,7 +6,7 @@ package main
 import (
 	"os"
 
-	"github.com/ferrygw/ferry/catalogsvc/internal/service"
+	"github.com/ferrygw/ferry/catalogsvc/service"
 	"github.com/ferrygw/ferry/services/runtime"
 )
 

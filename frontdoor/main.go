@@ -8,7 +8,7 @@ package main
 import (
 	"os"
 
-	"github.com/ferrygw/ferry/frontdoor/internal/gateway"
+	"github.com/ferrygw/ferry/frontdoor/gateway"
 	"github.com/ferrygw/ferry/frontdoor/internal/saslplain"
 	"github.com/ferrygw/ferry/frontdoor/internal/saslscram"
 	"github.com/ferrygw/ferry/services/runtime"

@@ -4,7 +4,8 @@
 #   install   tools/install.sh (Go tools, buf, Fluss jars, flusshelper)
 #   static    gofmt, go vet per module, buf lint, generated code up to date, buf breaking
 #   fluss     a real Fluss 0.9.1 cluster on the test ports (ferrystack -only fluss -test-ports)
-#   test      go test in every module listed in go.work, against that cluster
+#   test      go test in every module listed in go.work, against that cluster, then e2e/suite's
+#             single-process tests against a stack that runs every service in one process
 #   fuzz      each fuzz target for FERRY_TEST_FUZZTIME (default 15s)
 #
 # Tests run with -json through tools/testreport, which prints what plain `go test` does (a line per
@@ -255,6 +256,18 @@ for m in "${mods[@]}"; do
     fail "Fluss (ferrystack) died during the tests (log above)"
   fi
 done
+# Single-process mode (cmd/ferry): the suite's tests that make sense for one process, against a
+# stack that runs every service in one process. The list is e2e/suite's singleTests.
+single_tests='TestProduceJSON|TestConsumeWhatFerryWrote|TestConsumerGroup|TestFaultKill|TestFaultKillIdempotentClients|TestTracingOneTracePerProduce'
+echo "--- go test ./e2e/suite in single-process mode"
+m_start=$(now)
+if (cd e2e && FERRY_TEST_SINGLE=1 go test -json "${test_flags[@]}" -run "^($single_tests)\$" ./suite |
+  "$testreport" stream -save "$events_dir/e2e_suite_single.jsonl"); then
+  mod_timings+=("$(printf '  %-22s %5ds' "e2e/suite single" $(($(now) - m_start)))")
+else
+  mod_timings+=("$(printf '  %-22s %5ds FAILED' "e2e/suite single" $(($(now) - m_start)))")
+  failed+=("e2e/suite (single-process mode)")
+fi
 if [ "${#failed[@]}" -gt 0 ]; then
   # Keep the Fluss server logs of a failed run: server-side errors often explain client failures.
   run_dir=$(grep 'stack ready' "$stack_log" | grep -o 'dir=[^ ]*' | head -1 | cut -d= -f2 || true)

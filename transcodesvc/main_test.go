@@ -17,6 +17,7 @@ import (
 	catalogv1 "github.com/ferrygw/ferry/services/api/gen/ferry/catalog/v1"
 	transcodev1 "github.com/ferrygw/ferry/services/api/gen/ferry/transcode/v1"
 	"github.com/ferrygw/ferry/services/runtime"
+	"github.com/ferrygw/ferry/transcodesvc/service"
 )
 
 // TestServiceRuns starts the real service as main would, waits for it to
@@ -35,8 +36,8 @@ func TestServiceRuns(t *testing.T) {
 	var stderr bytes.Buffer
 	exited := make(chan int, 1)
 	go func() {
-		exited <- runtime.RunService(ctx, runtime.Service[*config]{
-			Name: "transcodesvc", DefaultListen: "127.0.0.1:7102", Version: "test", Declare: declare, Setup: register,
+		exited <- runtime.RunService(ctx, runtime.Service[*service.Config]{
+			Name: "transcodesvc", DefaultListen: "127.0.0.1:7102", Version: "test", Declare: service.Declare, Setup: service.Setup,
 		}, []string{"-listen", addr, "-transcode-workers", "1", "-log-level", "error", "-grpc-plaintext"},
 			func(string) (string, bool) { return "", false }, &stderr)
 	}()

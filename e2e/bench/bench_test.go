@@ -32,6 +32,10 @@ func TestParseConfig(t *testing.T) {
 		{"no warm-up rounds", []string{"-warmup-rounds", "0"}, ""},
 		{"negative warm-up rounds", []string{"-warmup-rounds", "-1"}, "-warmup-rounds -1"},
 		{"one core per service", []string{"-service-gomaxprocs", "1"}, ""},
+		{"single process", []string{"-single"}, ""},
+		{"external Fluss", []string{"-external-fluss", "127.0.0.1:9123", "-single"}, ""},
+		{"external Fluss without Ferry", []string{"-external-fluss", "127.0.0.1:9123", "-targets", "kafka"}, "-external-fluss"},
+		{"external Fluss with tablets", []string{"-external-fluss", "127.0.0.1:9123", "-tablets", "2"}, "-external-fluss"},
 		{"negative GOMAXPROCS", []string{"-service-gomaxprocs", "-1"}, "-service-gomaxprocs -1"},
 		{"unknown target", []string{"-targets", "kafka,pulsar"}, `-targets: unknown "pulsar"`},
 		{"empty targets", []string{"-targets", ""}, "-targets: empty"},
@@ -370,6 +374,19 @@ func TestParseRowCounts(t *testing.T) {
 	} {
 		if _, err := parseRowCounts(tc.out, tc.tables); err == nil {
 			t.Errorf("parseRowCounts(%q, %q): no error", tc.out, tc.tables)
+		}
+	}
+}
+
+// Ferry's CPU column sums its services' processes, or the one process of -single, and never a
+// Fluss server or a client.
+func TestIsFerry(t *testing.T) {
+	for name, want := range map[string]bool{
+		"frontdoor": true, "transcodesvc-2": true, "appendsvc": true, "ferry": true,
+		"tablet": false, "coordinator": false, "kafka-broker": false,
+	} {
+		if isFerry(name) != want {
+			t.Errorf("isFerry(%q) = %v", name, !want)
 		}
 	}
 }

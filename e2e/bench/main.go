@@ -58,10 +58,14 @@ type config struct {
 	LogLevel         string
 	PprofPortOffset  int
 	ServiceProcs     int
-	ServerHeap       string
-	Timeout          time.Duration
-	RunTimeout       time.Duration
-	Keep             bool
+	// Single runs Ferry's services in one process (cmd/ferry) instead of one process each.
+	Single bool
+	// ExternalFluss is the coordinator of a running Fluss cluster to use instead of starting one.
+	ExternalFluss string
+	ServerHeap    string
+	Timeout       time.Duration
+	RunTimeout    time.Duration
+	Keep          bool
 	// Overload > 0 runs the overload mode instead of the throughput table.
 	Overload       time.Duration
 	OverloadFactor int
@@ -98,6 +102,8 @@ func (c *config) flags(fs *flag.FlagSet) {
 	fs.StringVar(&c.Java, "java", "java", "java executable (perf-test, the Java writer, the Fluss servers)")
 	fs.StringVar(&c.LogLevel, "log-level", "info", "Ferry services' log level: debug, info, warn or error")
 	fs.IntVar(&c.ServiceProcs, "service-gomaxprocs", 0, "Ferry stack: when positive, every Ferry service runs with GOMAXPROCS set to it, as a container CPU limit would (0: Go's default, every core)")
+	fs.BoolVar(&c.Single, "single", false, "Ferry stack: run every service in one process (cmd/ferry, process \"ferry\") instead of one process each")
+	fs.StringVar(&c.ExternalFluss, "external-fluss", "", "Ferry stack: coordinator host:port of a running Fluss cluster to use instead of starting one (its database bench_<time> is dropped at the end); needs -targets with ferry and one tablet")
 	fs.IntVar(&c.PprofPortOffset, "pprof-port-offset", 0, "Ferry stack: when positive, every service serves Go profiles (/debug/pprof) on its gRPC port plus this offset")
 	fs.StringVar(&c.ServerHeap, "server-heap", "1g", "JVM heap of the Fluss servers")
 	fs.DurationVar(&c.Timeout, "timeout", 30*time.Minute, "bound for the whole run")
@@ -172,6 +178,8 @@ func (c *config) Validate() error {
 		return fmt.Errorf("-replication %d: must be 1..-tablets (%d)", c.Replication, c.Tablets)
 	case c.ServiceProcs < 0 || c.ServiceProcs > 256:
 		return fmt.Errorf("-service-gomaxprocs %d: must be 0..256", c.ServiceProcs)
+	case c.ExternalFluss != "" && (!c.runs(targetFerry) || c.Tablets != 1 || c.Overload > 0):
+		return errors.New("-external-fluss: needs ferry in -targets, -tablets 1 and no -overload (the cluster's servers are not the bench's)")
 	}
 	if err := checkList("-targets", c.Targets, knownTargets); err != nil {
 		return err

@@ -34,6 +34,8 @@ var rssCeilings = map[string]int64{
 	stack.Catalog:   256 << 20,
 	stack.Transcode: 512 << 20, // each instance
 	stack.Append:    768 << 20,
+	// -single: the services' ceilings together (two transcoders' worth).
+	stack.Single: 1<<30 + 256<<20 + 2*512<<20 + 768<<20,
 }
 
 // ceilingOf is the ceiling of a Ferry process by name ("transcodesvc-2" is a transcodesvc).

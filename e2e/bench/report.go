@@ -268,7 +268,7 @@ func groupThousands(n int64) string {
 func isFerry(name string) bool {
 	switch {
 	case name == stack.Frontdoor, name == stack.Catalog, name == stack.Append, name == stack.Fetch,
-		strings.HasPrefix(name, stack.Transcode):
+		strings.HasPrefix(name, stack.Transcode), name == stack.Single:
 		return true
 	}
 	return false

@@ -31,8 +31,8 @@ func run(ctx context.Context, cfg *config, log *slog.Logger, out io.Writer) (err
 	}
 	load0 := loadAvg()
 	if cfg.Overload > 0 {
-		fmt.Fprintf(out, "machine: %d CPUs, load average %s at start; Ferry services' GOMAXPROCS %s\n",
-			runtime.NumCPU(), load0, serviceProcs(cfg.ServiceProcs))
+		fmt.Fprintf(out, "machine: %d CPUs, load average %s at start; Ferry services' GOMAXPROCS %s; %s\n",
+			runtime.NumCPU(), load0, serviceProcs(cfg.ServiceProcs), topology(cfg.Single))
 		err := overloadPhase(ctx, cfg, root, makePayloads(cfg.Records), log, out)
 		fmt.Fprintf(out, "load average %s at end\n", loadAvg())
 		return err
@@ -94,8 +94,8 @@ func run(ctx context.Context, cfg *config, log *slog.Logger, out io.Writer) (err
 		cfg.Tablets, cfg.Replication, cfg.ServerOptions.String())
 	fmt.Fprintf(out, "each producer first sent %d warm-up records in the same process (not measured); %d unmeasured warm-up round(s), "+
 		"then %d round(s), median shown\n", cfg.warmupRecords(), cfg.WarmupRounds, cfg.Rounds)
-	fmt.Fprintf(out, "machine: %d CPUs, load average %s at start, %s at end; Ferry services' GOMAXPROCS %s\n\n",
-		runtime.NumCPU(), load0, load1, serviceProcs(cfg.ServiceProcs))
+	fmt.Fprintf(out, "machine: %d CPUs, load average %s at start, %s at end; Ferry services' GOMAXPROCS %s; %s\n\n",
+		runtime.NumCPU(), load0, load1, serviceProcs(cfg.ServiceProcs), topology(cfg.Single))
 	if err := writeTable(out, byPhase(results, phaseProduce)); err != nil {
 		return err
 	}
@@ -434,6 +434,16 @@ func flussPhase(ctx context.Context, cfg *config, root, dir string, pt perfTest,
 	if err := helper.CreateDatabase(ctx, db, false); err != nil {
 		return nil, err
 	}
+	if cfg.ExternalFluss != "" {
+		// Someone else's cluster keeps no bench data.
+		defer func() {
+			dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+			defer cancel()
+			if derr := helper.DropDatabase(dctx, db, true); derr != nil {
+				err = errors.Join(err, fmt.Errorf("drop %s: %w", db, derr))
+			}
+		}()
+	}
 	// Java: the writer side (AppendBench) and the row counter (RowCount).
 	jdir := filepath.Join(dir, "java")
 	if err := os.MkdirAll(jdir, 0o755); err != nil {
@@ -617,6 +627,14 @@ func (m roundResults) keep(round int, key string, r result) {
 	}
 }
 
+// topology says how Ferry's services ran (-single).
+func topology(single bool) string {
+	if single {
+		return "services in one process (-single)"
+	}
+	return "one process per service"
+}
+
 // serviceProcs says what -service-gomaxprocs gave the services.
 func serviceProcs(n int) string {
 	if n == 0 {
@@ -638,6 +656,8 @@ func startBenchStack(ctx context.Context, cfg *config, root string, flussOnly bo
 	sc.LogLevel, sc.Java, sc.ServerHeap, sc.Keep = cfg.LogLevel, cfg.Java, cfg.ServerHeap, cfg.Keep
 	sc.PprofPortOffset = cfg.PprofPortOffset
 	sc.ServiceGOMAXPROCS = cfg.ServiceProcs
+	sc.Single = cfg.Single
+	sc.ExternalFluss = cfg.ExternalFluss
 	sc.FlussOnly = flussOnly
 	sc.ExtraTabletPorts = cfg.extraTabletPorts()
 	sc.FlussServerOptions = cfg.ServerOptions

@@ -50,6 +50,13 @@ const (
 	EnvFlussSASLPasswordFile = "FERRY_FLUSS_SASL_PASSWORD_FILE"
 )
 
+// Single is the process that runs every service in single-process mode (Config.Single), and
+// SinglePackage its main package (cmd/ferry).
+const (
+	Single        = "ferry"
+	SinglePackage = "cmd/ferry"
+)
+
 // ServiceNames lists the Ferry services in start order: frontdoor needs catalogsvc,
 // transcodesvc and appendsvc, and serves consumers when fetchsvc runs too.
 var ServiceNames = []string{Catalog, Transcode, Append, Fetch, Frontdoor}
@@ -88,6 +95,10 @@ type Config struct {
 
 	// FlussOnly skips the Ferry services.
 	FlussOnly bool
+	// Single runs every service in one process (cmd/ferry, process name Single) instead of one
+	// process per service: its gRPC port is FrontdoorPort, its metrics port
+	// FrontdoorMetricsPort; the other services' ports are not used.
+	Single bool
 	// Services selects which Ferry services to start; empty means all of ServiceNames.
 	Services []string
 
@@ -275,6 +286,9 @@ func (c Config) Validate() error {
 				return fmt.Errorf("stack config: Services: unknown service %q (known: %s)", s, strings.Join(ServiceNames, ", "))
 			}
 		}
+		if c.Single && len(c.Services) > 0 {
+			return errors.New("stack config: Single runs every service; Services must be empty")
+		}
 		if c.wants(Frontdoor) {
 			for _, dep := range []string{Catalog, Transcode, Append} {
 				if !c.wants(dep) {
@@ -356,6 +370,11 @@ func (c Config) namedPorts() []namedPort {
 		if port != 0 {
 			ps = append(ps, namedPort{field, port})
 		}
+	}
+	if c.Single {
+		ps = append(ps, namedPort{"FrontdoorPort", c.FrontdoorPort}, namedPort{"KafkaPort", c.KafkaPort})
+		metrics("FrontdoorMetricsPort", c.FrontdoorMetricsPort)
+		return ps
 	}
 	if c.wants(Catalog) {
 		ps = append(ps, namedPort{"CatalogPort", c.CatalogPort})
@@ -461,7 +480,8 @@ func (c Config) ServiceBinDir() string {
 type ServiceSpec struct {
 	// Name is unique per process ("transcodesvc", "transcodesvc-2", ...).
 	Name string
-	// Package is the main package directory relative to Root (also the binary name).
+	// Package is the main package directory relative to Root; its last element is the binary
+	// name (BinaryName).
 	Package string
 	// GRPCAddr is FERRY_LISTEN; the gRPC health service answers there.
 	GRPCAddr string
@@ -501,6 +521,15 @@ func (c Config) ServiceSpecs() []ServiceSpec {
 			named["metrics"] = metricsPort
 		}
 		return named
+	}
+	if c.Single {
+		env := common(c.FrontdoorPort, c.FrontdoorMetricsPort)
+		env["FERRY_FLUSS_BOOTSTRAP"] = c.FlussBootstrap()
+		env["FERRY_KAFKA_LISTEN"] = c.addr(c.KafkaPort)
+		env["FERRY_ADVERTISED_ADDR"] = c.KafkaAddr()
+		env["FERRY_NODE_ID"] = strconv.Itoa(c.NodeID)
+		return []ServiceSpec{{Name: Single, Package: SinglePackage, GRPCAddr: c.addr(c.FrontdoorPort),
+			Env: env, Ports: ports(map[string]int{"grpc": c.FrontdoorPort, "kafka": c.KafkaPort}, c.FrontdoorMetricsPort)}}
 	}
 	var specs []ServiceSpec
 	if c.wants(Catalog) {
@@ -549,6 +578,25 @@ func (c Config) ServiceSpecs() []ServiceSpec {
 			Env: env, Ports: ports(map[string]int{"grpc": c.FrontdoorPort, "kafka": c.KafkaPort}, c.FrontdoorMetricsPort)})
 	}
 	return specs
+}
+
+// BinaryName is the name of the spec's binary in .cache/bin and of its internal gRPC
+// certificate: the last element of Package ("frontdoor", "ferry").
+func (s ServiceSpec) BinaryName() string { return filepath.Base(s.Package) }
+
+// Runs reports whether the spec's process runs the named service (one of ServiceNames): its
+// own process, or the single process, which runs them all.
+func (s ServiceSpec) Runs(service string) bool {
+	return s.Package == service || s.Package == SinglePackage
+}
+
+// ProcessOf is the name of the process that runs the named service (one of ServiceNames): the
+// service's own, or Single in single-process mode.
+func (c Config) ProcessOf(service string) string {
+	if c.Single {
+		return Single
+	}
+	return service
 }
 
 // TestEnv is the environment tests need to reach this stack (see services/testenv).

@@ -38,6 +38,9 @@ func TestConfigValidate(t *testing.T) {
 		{name: "duplicate port", mut: func(c *Config) { c.AppendPort = c.CatalogPort }, wantErr: "AppendPort 7101: already used by CatalogPort"},
 		{name: "duplicate transcode port", mut: func(c *Config) { c.TranscodePorts = []int{7102, 7102} }, wantErr: "TranscodePorts[1]"},
 		{name: "service ports ignored for fluss only", mut: func(c *Config) { c.FlussOnly = true; c.AppendPort = c.CatalogPort }},
+		{name: "single ignores the other services' ports", mut: func(c *Config) { c.Single = true; c.AppendPort = c.CatalogPort }},
+		{name: "single with a service subset", mut: func(c *Config) { c.Single = true; c.Services = []string{Catalog} }, wantErr: "Single runs every service"},
+		{name: "single port clash", mut: func(c *Config) { c.Single = true; c.KafkaPort = c.FrontdoorPort }, wantErr: "KafkaPort 7104: already used by FrontdoorPort"},
 		{name: "metrics port clashes", mut: func(c *Config) { c.FrontdoorMetricsPort = c.KafkaPort }, wantErr: "FrontdoorMetricsPort 9092: already used by KafkaPort"},
 		{name: "transcode metrics port clashes", mut: func(c *Config) { c.TranscodeMetricsPorts = []int{7202, 7201} }, wantErr: "TranscodeMetricsPorts[1] 7201: already used by CatalogMetricsPort"},
 		{name: "metrics ports off", mut: func(c *Config) {
@@ -251,5 +254,46 @@ func TestServiceBinDirPerCheckout(t *testing.T) {
 	}
 	if filepath.Dir(a.ServiceBinDir()) != filepath.Join(a.CacheDir(), "bin") || a.ServiceBinDir() != (Config{Root: "/work/main"}).ServiceBinDir() {
 		t.Errorf("ServiceBinDir %s: want a stable directory under %s", a.ServiceBinDir(), filepath.Join(a.CacheDir(), "bin"))
+	}
+}
+
+// In single-process mode the stack runs one process, cmd/ferry, with the settings the five
+// services had, on frontdoor's ports.
+func TestSingleServiceSpec(t *testing.T) {
+	c := DefaultConfig()
+	c.Root = testRoot(t)
+	c.Single = true
+	c.ExternalFluss = "fluss:9123"
+	specs := c.ServiceSpecs()
+	if len(specs) != 1 {
+		t.Fatalf("%d specs, want 1", len(specs))
+	}
+	sp := specs[0]
+	if sp.Name != Single || sp.Package != SinglePackage || sp.BinaryName() != "ferry" || sp.GRPCAddr != "127.0.0.1:7104" {
+		t.Errorf("spec %+v", sp)
+	}
+	for k, v := range map[string]string{
+		"FERRY_LISTEN": "127.0.0.1:7104", "FERRY_KAFKA_LISTEN": "127.0.0.1:9092", "FERRY_FLUSS_BOOTSTRAP": "fluss:9123",
+		"FERRY_METRICS_ADDR": "127.0.0.1:7204", "FERRY_ADVERTISED_ADDR": "127.0.0.1:9092", "FERRY_NODE_ID": "1",
+	} {
+		if sp.Env[k] != v {
+			t.Errorf("%s=%q, want %q", k, sp.Env[k], v)
+		}
+	}
+	for _, k := range []string{"FERRY_CATALOG_ADDR", "FERRY_TRANSCODE_ADDR", "FERRY_APPEND_ADDR", "FERRY_FETCH_ADDR"} {
+		if _, set := sp.Env[k]; set {
+			t.Errorf("%s set for the single process", k)
+		}
+	}
+	for _, svc := range ServiceNames {
+		if !sp.Runs(svc) || c.ProcessOf(svc) != Single {
+			t.Errorf("%s is not run by the single process", svc)
+		}
+	}
+	if got := len(c.Ports()); got != 3 {
+		t.Errorf("ports %v, want gRPC, Kafka and metrics", c.Ports())
+	}
+	if DefaultConfig().ProcessOf(Append) != Append {
+		t.Error("microservices: appendsvc runs in a process of another name")
 	}
 }

@@ -19,9 +19,9 @@ import (
 // buildServices compiles each distinct service package into ServiceBinDir, one `go build` for all,
 // so `make up` always runs the code in the tree.
 func buildServices(ctx context.Context, c Config, specs []ServiceSpec) error {
-	pkgs := map[string]bool{}
+	pkgs := map[string]string{} // package: binary name
 	for _, s := range specs {
-		pkgs[s.Package] = true
+		pkgs[s.Package] = s.BinaryName()
 	}
 	if len(pkgs) == 0 {
 		return nil
@@ -37,7 +37,7 @@ func buildServices(ctx context.Context, c Config, specs []ServiceSpec) error {
 	sort.Strings(names)
 	for _, p := range names {
 		// Separate builds so the error names the broken service.
-		cmd := exec.CommandContext(ctx, "go", "build", "-o", filepath.Join(binDir, p), "./"+p)
+		cmd := exec.CommandContext(ctx, "go", "build", "-o", filepath.Join(binDir, pkgs[p]), "./"+p)
 		cmd.Dir = c.Root
 		var out bytes.Buffer
 		cmd.Stdout = &out

@@ -102,7 +102,7 @@ func (s *Stack) start(ctx context.Context) error {
 	if len(specs) > 0 && !c.GRPCPlaintext {
 		// One certificate per service package (instances of a package share
 		// it, as replicas of one Deployment would) and one for the stack.
-		names := append([]string{ClientCertName}, ServiceNames...)
+		names := append([]string{ClientCertName, Single}, ServiceNames...)
 		if err := devpki.Generate(s.PKIDir(), names, c.Host); err != nil {
 			return fmt.Errorf("issue internal gRPC certificates: %w", err)
 		}
@@ -198,16 +198,16 @@ func (s *Stack) replaceProcess(p *Process) {
 // A service of the same name that already ran is replaced in the process list.
 func (s *Stack) startService(ctx context.Context, spec ServiceSpec) error {
 	c := s.cfg
-	bin := filepath.Join(c.ServiceBinDir(), spec.Package)
+	bin := filepath.Join(c.ServiceBinDir(), spec.BinaryName())
 	logPath := filepath.Join(s.dir, "logs", spec.Name+".log")
 	env := ServiceEnv(spec)
-	if _, set := spec.Env[EnvStateDir]; spec.Package == Frontdoor && !set {
+	if _, set := spec.Env[EnvStateDir]; spec.Runs(Frontdoor) && !set {
 		// Each frontdoor keeps its idempotence anchors in a directory of
 		// its own that outlives the process, so Restart (or a kill and a
 		// restart) finds them again.
 		env = append(env, EnvStateDir+"="+filepath.Join(s.dir, "state", spec.Name))
 	}
-	if _, set := spec.Env[EnvFlussSASLUsername]; c.FlussSASL != nil && !set && (spec.Package == Catalog || spec.Package == Append || spec.Package == Fetch) {
+	if _, set := spec.Env[EnvFlussSASLUsername]; c.FlussSASL != nil && !set && (spec.Runs(Catalog) || spec.Runs(Append) || spec.Runs(Fetch)) {
 		file, err := s.writeSecret("fluss-sasl-password", c.FlussSASL.Password)
 		if err != nil {
 			return err
@@ -227,7 +227,7 @@ func (s *Stack) startService(ctx context.Context, spec ServiceSpec) error {
 	if err := waitPort(ctx, p, spec.GRPCAddr); err != nil {
 		return err
 	}
-	creds, err := s.Credentials(spec.Package)
+	creds, err := s.Credentials(spec.BinaryName())
 	if err != nil {
 		return err
 	}
@@ -273,8 +273,8 @@ func (s *Stack) grpcSecurityEnv(spec ServiceSpec) []string {
 	dir := s.PKIDir()
 	return []string{
 		EnvGRPCTLSCA + "=" + filepath.Join(dir, devpki.CAFile),
-		EnvGRPCTLSCert + "=" + devpki.CertFile(dir, spec.Package),
-		EnvGRPCTLSKey + "=" + devpki.KeyFile(dir, spec.Package),
+		EnvGRPCTLSCert + "=" + devpki.CertFile(dir, spec.BinaryName()),
+		EnvGRPCTLSKey + "=" + devpki.KeyFile(dir, spec.BinaryName()),
 	}
 }
 

@@ -425,6 +425,9 @@ func TestConsumerGroup(t *testing.T) {
 	}
 	// Every Ferry service crashes, then starts again.
 	services := []string{stack.Frontdoor, stack.Fetch, stack.Catalog, stack.Append, stack.Transcode, stack.Transcode + "-2"}
+	if singleMode() {
+		services = []string{stack.Single}
+	}
 	for _, svc := range services {
 		if err := e.stack.Kill(svc); err != nil {
 			t.Fatalf("kill %s: %v", svc, err)

@@ -30,7 +30,11 @@ import (
 // seconds; FERRY_TEST_FAULTS=0 skips them.
 func TestFaultKill(t *testing.T) {
 	testenv.SkipFaults(t)
-	for _, victim := range []string{stack.Transcode + "-2", stack.Append, stack.Catalog, stack.Frontdoor} {
+	victims := []string{stack.Transcode + "-2", stack.Append, stack.Catalog, stack.Frontdoor}
+	if singleMode() {
+		victims = []string{stack.Single} // every service at once
+	}
+	for _, victim := range victims {
 		t.Run(victim, func(t *testing.T) { produceThroughFault(t, suiteTarget(t), victim, crash, false) })
 		// An idempotent producer's retries must not become duplicates: frontdoor resends them
 		// with the Fluss writer sequence of the first attempt, and Fluss drops the copy. A killed
@@ -292,7 +296,7 @@ func produceThroughFault(t *testing.T, tg faultTarget, victim string, f fault, i
 	if idempotent && dups > 0 {
 		t.Errorf("idempotent producer: %d records were written more than once", dups)
 	}
-	if idempotent && victim == stack.Frontdoor {
+	if idempotent && (victim == stack.Frontdoor || victim == stack.Single) {
 		// franz-go retries without a limit: every record must have made it, once.
 		missing := 0
 		for id := int64(0); id < int64(sentCount); id++ {
@@ -305,7 +309,7 @@ func produceThroughFault(t *testing.T, tg faultTarget, victim string, f fault, i
 		}
 		// The producer went on after the restart, so the new process had to rebuild its state.
 		rebuilt := 0
-		for _, line := range strings.Split(tg.stack.Service(stack.Frontdoor).LogTail(2000), "\n") {
+		for _, line := range strings.Split(tg.stack.Service(process(tg.stack, stack.Frontdoor)).LogTail(2000), "\n") {
 			if strings.Contains(line, "state rebuilt from the log") && strings.Contains(line, "topic="+topic+" ") {
 				rebuilt++
 				if rebuilt == 1 {
@@ -326,7 +330,7 @@ func produceThroughFault(t *testing.T, tg faultTarget, victim string, f fault, i
 // the victim is not one of frontdoor's backends).
 func streamLost(s *stack.Stack, victim string) []string {
 	spec, ok := s.Spec(victim)
-	if !ok || victim == stack.Frontdoor {
+	if !ok || victim == stack.Frontdoor || victim == stack.Single {
 		return nil
 	}
 	var out []string
@@ -367,10 +371,10 @@ func TestFaultKillIdempotentClients(t *testing.T) {
 			table := "idem_" + sanitize(name)
 			topic := topicTableAt(t, f, e.kafka, db, table, 3, cols, nil)
 			t.Cleanup(func() {
-				if p := e.stack.Service(stack.Append); p == nil || p.Exited() {
+				if p := e.stack.Service(process(e.stack, stack.Append)); p == nil || p.Exited() {
 					rctx, rcancel := context.WithTimeout(context.Background(), 2*time.Minute)
 					defer rcancel()
-					if err := e.stack.Restart(rctx, stack.Append); err != nil {
+					if err := e.stack.Restart(rctx, process(e.stack, stack.Append)); err != nil {
 						t.Errorf("bring appendsvc back: %v", err)
 					}
 				}
@@ -445,12 +449,12 @@ func killAppendAfter(ctx context.Context, t *testing.T, s *stack.Stack, n float6
 			}
 			time.Sleep(5 * time.Millisecond)
 		}
-		if err := s.Kill(stack.Append); err != nil {
+		if err := s.Kill(process(s, stack.Append)); err != nil {
 			done <- err
 			return
 		}
 		time.Sleep(500 * time.Millisecond)
-		done <- s.Restart(ctx, stack.Append)
+		done <- s.Restart(ctx, process(s, stack.Append))
 	}()
 	return done
 }

@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -171,6 +172,7 @@ func servicesConfig(name, root string) (stack.Config, error) {
 	cfg.StopGrace = 10 * time.Second
 	cfg.ReadyTimeout = 9 * time.Minute
 	cfg.Keep = os.Getenv("FERRY_TEST_KEEP") == "1"
+	cfg.Single = singleMode()
 	return cfg, nil
 }
 
@@ -232,10 +234,30 @@ func (e *suiteEnv) stop() error {
 	return nil
 }
 
+// envSingle set to 1 runs the suite's stack in single-process mode (cmd/ferry, stack.Config.Single)
+// and only the tests of singleTests; tools/test.sh runs those that way after the whole suite.
+const envSingle = "FERRY_TEST_SINGLE"
+
+// singleTests are the tests that make sense for one process: produce, consume, consumer groups,
+// idempotence, crashes of the process (every service at once) and a produce's trace. The others
+// are about one service's process, the gRPC hops between them or a topology of their own.
+var singleTests = []string{"TestProduceJSON", "TestConsumeWhatFerryWrote", "TestConsumerGroup", "TestFaultKill", "TestFaultKillIdempotentClients",
+	"TestTracingOneTracePerProduce"}
+
+func singleMode() bool { return os.Getenv(envSingle) == "1" }
+
+// process is the name of the stack process that runs the named service, or the process name
+// itself (stack.Config.ProcessOf): in single-process mode every service is stack.Single.
+func process(s *stack.Stack, name string) string { return s.Config().ProcessOf(name) }
+
 // need returns the suite's stack and Fluss cluster, or skips (fails under
-// FERRY_TEST_REQUIRE_FLUSS=1) when TestMain did not start one.
+// FERRY_TEST_REQUIRE_FLUSS=1) when TestMain did not start one. In single-process mode it skips
+// the tests not in singleTests.
 func need(t *testing.T) (*suiteEnv, *testenv.Cluster) {
 	t.Helper()
+	if top, _, _ := strings.Cut(t.Name(), "/"); singleMode() && !slices.Contains(singleTests, top) {
+		t.Skipf("%s=1: not one of the single-process tests", envSingle)
+	}
 	ensureStarted()
 	if startErr != nil {
 		t.Fatalf("e2e stack: %v", startErr)
@@ -268,4 +290,23 @@ func freePorts(n int) ([]int, error) {
 		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
 	}
 	return ports, nil
+}
+
+// TestSingleTestsListedInTestSh keeps tools/test.sh's selection of single-process tests the same
+// as singleTests, which need() enforces.
+func TestSingleTestsListedInTestSh(t *testing.T) {
+	b, err := os.ReadFile("../../tools/test.sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const prefix = "single_tests='"
+	for _, line := range strings.Split(string(b), "\n") {
+		if list, ok := strings.CutPrefix(line, prefix); ok {
+			if got, want := strings.TrimSuffix(list, "'"), strings.Join(singleTests, "|"); got != want {
+				t.Errorf("tools/test.sh runs %s in single-process mode, singleTests are %s", got, want)
+			}
+			return
+		}
+	}
+	t.Errorf("tools/test.sh has no %s... line", prefix)
 }

@@ -118,7 +118,7 @@ func scrapeService(t *testing.T, e *suiteEnv, name string) promPage {
 
 // scrape GETs a stack service's /metrics.
 func scrape(s *stack.Stack, name string) (promPage, error) {
-	spec, ok := s.Spec(name)
+	spec, ok := s.Spec(process(s, name))
 	if !ok {
 		return nil, fmt.Errorf("stack has no service %s", name)
 	}

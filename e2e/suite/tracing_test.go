@@ -7,12 +7,14 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/ferrygw/ferry/e2e/jaeger"
+	"github.com/ferrygw/ferry/e2e/stack"
 	"github.com/ferrygw/ferry/services/testenv"
 )
 
@@ -69,6 +71,9 @@ func TestTracingOneTracePerProduce(t *testing.T) {
 		}
 		t.Skip("Jaeger not installed (tools/install-jaeger.sh)")
 	}
+	// Jaeger's service names; in single-process mode every span is the one process's.
+	fd, cat, tc, ap, fe := process(e.stack, stack.Frontdoor), process(e.stack, stack.Catalog), process(e.stack, stack.Transcode),
+		process(e.stack, stack.Append), process(e.stack, stack.Fetch)
 	db := dbName(t, f, "tracing")
 	cols := []testenv.Column{{Name: "id", Type: "BIGINT"}, {Name: "name", Type: "STRING"}}
 	topic := topicTable(t, f, db, "traced", 2, cols, nil)
@@ -82,31 +87,31 @@ func TestTracingOneTracePerProduce(t *testing.T) {
 
 	// Spans arrive per service and batch: wait for a trace that has them all.
 	complete := func(tr jaeger.Trace) bool {
-		parts := tr.Find("frontdoor", "frontdoor.produce_partition")
+		parts := tr.Find(fd, "frontdoor.produce_partition")
 		return len(parts) == 1 && parts[0].Attributes["messaging.destination.name"] == topic &&
-			len(tr.Find("catalogsvc", resolveTopics)) > 0 &&
-			len(tr.Find("transcodesvc", "transcode")) > 0 && len(tr.Find("appendsvc", "append")) > 0 &&
-			len(tr.Find("appendsvc", "fluss.ProduceLog")) > 0
+			len(tr.Find(cat, resolveTopics)) > 0 &&
+			len(tr.Find(tc, "transcode")) > 0 && len(tr.Find(ap, "append")) > 0 &&
+			len(tr.Find(ap, "fluss.ProduceLog")) > 0
 	}
-	tr, err := e.tracing.client.WaitForTrace(ctx, "frontdoor", "kafka.produce", complete)
+	tr, err := e.tracing.client.WaitForTrace(ctx, fd, "kafka.produce", complete)
 	if err != nil {
 		t.Fatalf("%v\nservices Jaeger knows: %v", err, services(ctx, e.tracing.client))
 	}
 	t.Logf("produce trace:\n%s", tr.Tree())
 
 	roots := tr.Roots()
-	if len(roots) != 1 || roots[0].Service != "frontdoor" || roots[0].Name != "kafka.produce" {
+	if len(roots) != 1 || roots[0].Service != fd || roots[0].Name != "kafka.produce" {
 		t.Fatalf("trace roots = %v, want the one frontdoor kafka.produce span", roots)
 	}
 	root := roots[0]
-	part := tr.Find("frontdoor", "frontdoor.produce_partition")[0]
+	part := tr.Find(fd, "frontdoor.produce_partition")[0]
 	chain := []struct{ ancestor, span jaeger.Span }{
 		// The topic is new to frontdoor, so its first produce resolves it at catalogsvc.
-		{root, tr.Find("catalogsvc", resolveTopics)[0]},
+		{root, tr.Find(cat, resolveTopics)[0]},
 		{root, part},
-		{part, tr.Find("transcodesvc", "transcode")[0]},
-		{part, tr.Find("appendsvc", "append")[0]},
-		{tr.Find("appendsvc", "append")[0], tr.Find("appendsvc", "fluss.ProduceLog")[0]},
+		{part, tr.Find(tc, "transcode")[0]},
+		{part, tr.Find(ap, "append")[0]},
+		{tr.Find(ap, "append")[0], tr.Find(ap, "fluss.ProduceLog")[0]},
 	}
 	for _, c := range chain {
 		if !tr.IsAncestor(c.ancestor.SpanID, c.span.SpanID) {
@@ -124,9 +129,9 @@ func TestTracingOneTracePerProduce(t *testing.T) {
 	defer mdCancel()
 	since := time.Now()
 	waitTopic(t, topic, 2)
-	md, err := e.tracing.client.WaitForTrace(mdCtx, "frontdoor", "kafka.metadata", func(tr jaeger.Trace) bool {
+	md, err := e.tracing.client.WaitForTrace(mdCtx, fd, "kafka.metadata", func(tr jaeger.Trace) bool {
 		rs := tr.Roots()
-		return len(rs) == 1 && !rs[0].Start.Before(since.Add(-time.Second)) && len(tr.Find("catalogsvc", "")) > 0
+		return len(rs) == 1 && !rs[0].Start.Before(since.Add(-time.Second)) && catalogCalled(tr, cat)
 	})
 	if err != nil {
 		t.Fatalf("no kafka.metadata trace reaching catalogsvc: %v", err)
@@ -137,20 +142,31 @@ func TestTracingOneTracePerProduce(t *testing.T) {
 	if got := consumeAll(t, e.kafka, topic, 1); len(got) != 1 {
 		t.Fatalf("consumed %d records", len(got))
 	}
-	ft, err := e.tracing.client.WaitForTrace(ctx, "frontdoor", "kafka.fetch", func(tr jaeger.Trace) bool {
-		return len(tr.Find("fetchsvc", fetchRead)) > 0 && len(tr.Find("fetchsvc", "fluss.FetchLog")) > 0
+	ft, err := e.tracing.client.WaitForTrace(ctx, fd, "kafka.fetch", func(tr jaeger.Trace) bool {
+		return len(tr.Find(fe, fetchRead)) > 0 && len(tr.Find(fe, "fluss.FetchLog")) > 0
 	})
 	if err != nil {
 		t.Fatalf("no kafka.fetch trace reaching fetchsvc and Fluss: %v", err)
 	}
 	t.Logf("fetch trace:\n%s", ft.Tree())
-	read := ft.Find("fetchsvc", fetchRead)[0]
-	if root := ft.Roots()[0]; !ft.IsAncestor(root.SpanID, read.SpanID) || !ft.IsAncestor(read.SpanID, ft.Find("fetchsvc", "fluss.FetchLog")[0].SpanID) {
+	read := ft.Find(fe, fetchRead)[0]
+	if root := ft.Roots()[0]; !ft.IsAncestor(root.SpanID, read.SpanID) || !ft.IsAncestor(read.SpanID, ft.Find(fe, "fluss.FetchLog")[0].SpanID) {
 		t.Errorf("fetch trace is not one chain kafka.fetch > %s > fluss.FetchLog", fetchRead)
 	}
 }
 
 const fetchRead = "ferry.fetch.v1.FetchService/Read"
+
+// catalogCalled reports whether tr has a span of service for a CatalogService call (in
+// single-process mode that service also has frontdoor's spans).
+func catalogCalled(tr jaeger.Trace, service string) bool {
+	for _, s := range tr.Spans {
+		if s.Service == service && strings.HasPrefix(s.Name, "ferry.catalog.v1.CatalogService/") {
+			return true
+		}
+	}
+	return false
+}
 
 const resolveTopics = "ferry.catalog.v1.CatalogService/ResolveTopics"
 

@@ -50,7 +50,10 @@ func NewSettings(service string) *Settings {
 
 // typedValue adapts a parse function and a bound variable to flag.Value.
 type typedValue[T any] struct {
-	ptr    *T
+	ptr *T
+	// shared are further variables bound to the same setting by other
+	// components of one process (see bind); they get every value ptr gets.
+	shared []*T
 	parse  func(string) (T, error)
 	format func(T) string
 }
@@ -68,17 +71,43 @@ func (v *typedValue[T]) Set(s string) error {
 		return err
 	}
 	*v.ptr = x
+	for _, p := range v.shared {
+		*p = x
+	}
 	return nil
 }
 
 // bind registers one typed setting; it panics on a programming error (empty
-// or duplicate name) because those are found by the first run of any test.
+// name, or a name declared twice with another meaning) because those are
+// found by the first run of any test.
+//
+// A setting declared again with the same environment variable, type and
+// default is the same setting: several services in one process (the
+// single-process mode) share one value, as -fluss-bootstrap is shared by
+// catalogsvc, appendsvc and fetchsvc.
 func bind[T any](s *Settings, ptr *T, spec Spec[T], parse func(string) (T, error), format func(T) string) {
 	if spec.Flag == "" {
 		panic("runtime: setting without a flag name")
 	}
-	if _, dup := s.byFlag[spec.Flag]; dup {
-		panic("runtime: setting -" + spec.Flag + " declared twice")
+	if e, dup := s.byFlag[spec.Flag]; dup {
+		v, sameType := e.value.(*typedValue[T])
+		if !sameType || e.env != spec.Env || format(*v.ptr) != format(spec.Default) {
+			panic("runtime: setting -" + spec.Flag + " declared twice with different meanings")
+		}
+		*ptr = spec.Default
+		v.shared = append(v.shared, ptr)
+		if spec.Validate != nil {
+			first := e.validate
+			e.validate = func() error {
+				if first != nil {
+					if err := first(); err != nil {
+						return err
+					}
+				}
+				return spec.Validate(*ptr)
+			}
+		}
+		return
 	}
 	*ptr = spec.Default
 	v := &typedValue[T]{ptr: ptr, parse: parse, format: format}

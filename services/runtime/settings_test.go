@@ -3,6 +3,7 @@ package runtime
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -199,13 +200,13 @@ func TestSettingsHelp(t *testing.T) {
 func TestSettingsDuplicatePanics(t *testing.T) {
 	defer func() {
 		if recover() == nil {
-			t.Fatal("declaring -listen twice did not panic")
+			t.Fatal("declaring -listen twice with two defaults did not panic")
 		}
 	}()
 	s := NewSettings("svc")
 	var a, b string
 	s.StringVar(&a, Spec[string]{Flag: "listen"})
-	s.StringVar(&b, Spec[string]{Flag: "listen"})
+	s.StringVar(&b, Spec[string]{Flag: "listen", Default: ":1"})
 }
 
 func TestConfigValidate(t *testing.T) {
@@ -316,5 +317,65 @@ func TestFlussSASLPasswordIsFirstLine(t *testing.T) {
 	}
 	if got, err := (&FlussConfig{}).SASLPassword(); err != nil || got != "" {
 		t.Fatalf("no credentials: SASLPassword = %q, %v", got, err)
+	}
+}
+
+// Services of one process declare a shared setting each: both configs get
+// the value, from the flag or the environment, and a second meaning for a
+// name already taken is a programming error.
+func TestSettingsSharedDeclaration(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args []string
+		env  map[string]string
+	}{
+		{name: "flag", args: []string{"-fluss-bootstrap", "fluss:9123", "-fluss-connect-timeout=3s"}},
+		{name: "env", env: map[string]string{EnvFlussBootstrap: "fluss:9123", EnvFlussConnectTimeout: "3s"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := NewSettings("ferry")
+			a, b := DeclareFluss(s), DeclareFluss(s)
+			if err := s.Parse(tc.args, envMap(tc.env), nil); err != nil {
+				t.Fatal(err)
+			}
+			for i, c := range []*FlussConfig{a, b} {
+				if c.Bootstrap != "fluss:9123" || c.ConnectTimeout != 3*time.Second {
+					t.Errorf("config %d: %+v", i, *c)
+				}
+			}
+		})
+	}
+	t.Run("defaults and validation", func(t *testing.T) {
+		s := NewSettings("ferry")
+		a, b := DeclareFluss(s), DeclareFluss(s)
+		if a.ConnectTimeout != 10*time.Second || b.ConnectTimeout != 10*time.Second {
+			t.Errorf("defaults %v %v", a.ConnectTimeout, b.ConnectTimeout)
+		}
+		var se *SettingError
+		if err := s.Parse(nil, envMap(nil), nil); !errors.As(err, &se) || se.Env != EnvFlussBootstrap {
+			t.Errorf("missing bootstrap: %v", err)
+		}
+	})
+	for name, again := range map[string]func(s *Settings){
+		"other env": func(s *Settings) { var v string; s.StringVar(&v, Spec[string]{Flag: FlagFlussBootstrap, Env: "OTHER"}) },
+		"other type": func(s *Settings) {
+			var v int
+			s.IntVar(&v, Spec[int]{Flag: FlagFlussBootstrap, Env: EnvFlussBootstrap})
+		},
+		"other default": func(s *Settings) {
+			var v string
+			s.StringVar(&v, Spec[string]{Flag: FlagFlussBootstrap, Env: EnvFlussBootstrap, Default: "x:1"})
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			s := NewSettings("ferry")
+			DeclareFluss(s)
+			defer func() {
+				if r := recover(); r == nil || !strings.Contains(fmt.Sprint(r), "declared twice with different meanings") {
+					t.Errorf("panic %v", r)
+				}
+			}()
+			again(s)
+		})
 	}
 }

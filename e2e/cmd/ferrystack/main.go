@@ -1,8 +1,10 @@
 // Command ferrystack runs Ferry's local stack: a real Apache Fluss 0.9.1 cluster and the four
 // Ferry services, as child processes, until Ctrl-C. `-only fluss` starts Fluss alone (tests);
-// `-jaeger` adds Jaeger and sends the services' traces there.
+// `-jaeger` adds Jaeger and sends the services' traces there. `-single` runs every service in one
+// process (cmd/ferry) instead of one process each.
 //
 //	go run ./e2e/cmd/ferrystack                        # make up
+//	go run ./e2e/cmd/ferrystack -single                # make up MODE=single
 //	go run ./e2e/cmd/ferrystack -only fluss -test-ports -env-file /tmp/fluss.env
 package main
 
@@ -129,6 +131,7 @@ func parseFlags(args []string, stderr io.Writer) (stack.Config, cliOptions, erro
 	host := fs.String("host", def.Host, "address every process binds to")
 	externalFluss := fs.String("external-fluss", "", "coordinator host:port of a running Fluss cluster to use instead of starting one")
 	flussSASL := fs.String("fluss-sasl", "", "USER:PASSWORD: run Fluss requiring SASL/PLAIN from clients with this user (servers talk on plaintext listeners at the coordinator and tablet ports + 1000), or log in to -external-fluss with it")
+	single := fs.Bool("single", false, "run every service in one process (cmd/ferry; gRPC health on 7104, Kafka on -kafka-port) instead of one process each")
 	services := fs.String("services", "", "comma-separated subset of "+strings.Join(stack.ServiceNames, ",")+" (default all)")
 	kafka := fs.Int("kafka-port", def.KafkaPort, "frontdoor Kafka port")
 	transcode := fs.String("transcode-ports", "7102,7112", "one transcodesvc per port, comma-separated")
@@ -184,6 +187,7 @@ func parseFlags(args []string, stderr io.Writer) (stack.Config, cliOptions, erro
 	cfg.LogLevel, cfg.LogFormat, cfg.OTLPEndpoint = *logLevel, *logFormat, *otlp
 	cfg.ReadyTimeout, cfg.StopGrace, cfg.Keep = *ready, *grace, *keep
 	cfg.GRPCPlaintext = *plaintext
+	cfg.Single = *single
 	if *services != "" {
 		cfg.Services = strings.Split(*services, ",")
 	}

@@ -10,7 +10,6 @@ import (
 	"github.com/ferrygw/ferry/frontdoor/internal/streampool"
 	appendv1 "github.com/ferrygw/ferry/services/api/gen/ferry/append/v1"
 	"go.opentelemetry.io/otel/propagation"
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 )
@@ -19,26 +18,26 @@ import (
 // over one stream, in the order they are submitted; appendsvc writes a
 // bucket's batches in stream order.
 type Appender struct {
-	pool  *streampool.Pool[*appendv1.AppendRequest, *appendv1.AppendResponse]
+	pool  *streampool.Pool[appendv1.AppendServiceClient, *appendv1.AppendRequest, *appendv1.AppendResponse]
 	prop  propagation.TextMapPropagator
 	unary roundRobin[appendv1.AppendServiceClient]
 }
 
-var appendCodec = streampool.Codec[*appendv1.AppendRequest, *appendv1.AppendResponse]{
-	Open: func(ctx context.Context, conn grpc.ClientConnInterface) (streampool.Stream[*appendv1.AppendRequest, *appendv1.AppendResponse], error) {
-		return appendv1.NewAppendServiceClient(conn).Append(ctx)
+var appendCodec = streampool.Codec[appendv1.AppendServiceClient, *appendv1.AppendRequest, *appendv1.AppendResponse]{
+	Open: func(ctx context.Context, c appendv1.AppendServiceClient) (streampool.Stream[*appendv1.AppendRequest, *appendv1.AppendResponse], error) {
+		return c.Append(ctx)
 	},
 	SetID: func(r *appendv1.AppendRequest, id uint64) { r.JobId = id },
 	ID:    func(r *appendv1.AppendResponse) uint64 { return r.GetJobId() },
 }
 
 // NewAppender builds the pool over backends; Start connects it.
-func NewAppender(cfg streampool.Config, backends []streampool.Backend, prop propagation.TextMapPropagator, log *slog.Logger) (*Appender, error) {
+func NewAppender(cfg streampool.Config, backends []streampool.Backend[appendv1.AppendServiceClient], prop propagation.TextMapPropagator, log *slog.Logger) (*Appender, error) {
 	p, err := streampool.New(cfg, backends, appendCodec, streampool.ByKey, log)
 	if err != nil {
 		return nil, err
 	}
-	return &Appender{pool: p, prop: prop, unary: newRoundRobin("appendsvc", backends, appendv1.NewAppendServiceClient)}, nil
+	return &Appender{pool: p, prop: prop, unary: newRoundRobin("appendsvc", backends)}, nil
 }
 
 // Start connects every instance.
@@ -104,13 +103,12 @@ func (a *Appender) ListWriterBatches(ctx context.Context, req *appendv1.ListWrit
 // moving on when one is unreachable.
 type roundRobin[C any] struct {
 	service  string
-	backends []streampool.Backend
-	client   func(grpc.ClientConnInterface) C
+	backends []streampool.Backend[C]
 	next     atomic.Uint32
 }
 
-func newRoundRobin[C any](service string, backends []streampool.Backend, client func(grpc.ClientConnInterface) C) roundRobin[C] {
-	return roundRobin[C]{service: service, backends: append([]streampool.Backend(nil), backends...), client: client}
+func newRoundRobin[C any](service string, backends []streampool.Backend[C]) roundRobin[C] {
+	return roundRobin[C]{service: service, backends: append([]streampool.Backend[C](nil), backends...)}
 }
 
 // call runs fn against one instance after another until one answers
@@ -125,7 +123,7 @@ func call[C, R any](ctx context.Context, rr *roundRobin[C], name string, fn func
 	var errs []error
 	for i := range rr.backends {
 		b := rr.backends[(start+i)%len(rr.backends)]
-		resp, err := fn(rr.client(b.Conn))
+		resp, err := fn(b.Client)
 		if err == nil {
 			return resp, nil
 		}

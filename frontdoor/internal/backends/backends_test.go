@@ -52,7 +52,7 @@ func newCatalog(t *testing.T, fake *fakebackends.Catalog) *Catalog {
 	t.Helper()
 	_, addr := serveOn(t, "127.0.0.1:0", func(s *grpc.Server) { catalogv1.RegisterCatalogServiceServer(s, fake) })
 	c, err := NewCatalog(CatalogConfig{TTL: time.Minute, NegativeTTL: time.Second, CallTimeout: 5 * time.Second, Lease: 3 * time.Second,
-		Self: &catalogv1.Broker{NodeId: 1, Host: "127.0.0.1", Port: 9092}}, dial(t, addr), slog.New(slog.DiscardHandler))
+		Self: &catalogv1.Broker{NodeId: 1, Host: "127.0.0.1", Port: 9092}}, catalogv1.NewCatalogServiceClient(dial(t, addr)), slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -257,7 +257,7 @@ func TestAppenderResendsInOrderAfterRestart(t *testing.T) {
 	hung.Hold.Store(true)
 	srv, addr := serveOn(t, "127.0.0.1:0", func(s *grpc.Server) { appendv1.RegisterAppendServiceServer(s, hung) })
 	ap, err := NewAppender(streampool.Config{Name: "append", MinBackoff: 10 * time.Millisecond, MaxBackoff: 50 * time.Millisecond},
-		[]streampool.Backend{{Addr: addr, Conn: dial(t, addr)}}, nil, slog.New(slog.DiscardHandler))
+		[]streampool.Backend[appendv1.AppendServiceClient]{{Addr: addr, Client: appendv1.NewAppendServiceClient(dial(t, addr))}}, nil, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,7 +10,6 @@ import (
 
 	catalogv1 "github.com/ferrygw/ferry/services/api/gen/ferry/catalog/v1"
 	"github.com/twmb/franz-go/pkg/kerr"
-	"google.golang.org/grpc"
 )
 
 // CatalogConfig tunes the catalog client.
@@ -87,8 +86,8 @@ type Catalog struct {
 	hbDone   chan struct{}
 }
 
-// NewCatalog returns a client over conn.
-func NewCatalog(cfg CatalogConfig, conn grpc.ClientConnInterface, log *slog.Logger) (*Catalog, error) {
+// NewCatalog returns a cache in front of client.
+func NewCatalog(cfg CatalogConfig, client catalogv1.CatalogServiceClient, log *slog.Logger) (*Catalog, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -96,7 +95,7 @@ func NewCatalog(cfg CatalogConfig, conn grpc.ClientConnInterface, log *slog.Logg
 		log = slog.New(slog.DiscardHandler)
 	}
 	return &Catalog{
-		cfg: cfg, client: catalogv1.NewCatalogServiceClient(conn), log: log.With("backend", "catalog"),
+		cfg: cfg, client: client, log: log.With("backend", "catalog"),
 		now: time.Now, cache: map[string]cacheEntry{}, inflight: map[string]*flight{}, stale: map[string]int64{},
 		goneParts: map[string]int64{},
 	}, nil

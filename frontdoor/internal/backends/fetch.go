@@ -14,8 +14,8 @@ type Fetcher struct {
 }
 
 // NewFetcher calls the fetchsvc instances of backends round robin.
-func NewFetcher(backends []streampool.Backend) *Fetcher {
-	return &Fetcher{unary: newRoundRobin("fetchsvc", backends, fetchv1.NewFetchServiceClient)}
+func NewFetcher(backends []streampool.Backend[fetchv1.FetchServiceClient]) *Fetcher {
+	return &Fetcher{unary: newRoundRobin("fetchsvc", backends)}
 }
 
 // Read answers a Kafka Fetch. Errors keep their gRPC status.

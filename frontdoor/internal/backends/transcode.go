@@ -8,19 +8,18 @@ import (
 	catalogv1 "github.com/ferrygw/ferry/services/api/gen/ferry/catalog/v1"
 	transcodev1 "github.com/ferrygw/ferry/services/api/gen/ferry/transcode/v1"
 	"go.opentelemetry.io/otel/propagation"
-	"google.golang.org/grpc"
 )
 
 // Transcoder sends Kafka record batches to the transcodesvc instances,
 // least outstanding first.
 type Transcoder struct {
-	pool *streampool.Pool[*transcodev1.TranscodeRequest, *transcodev1.TranscodeResponse]
+	pool *streampool.Pool[transcodev1.TranscodeServiceClient, *transcodev1.TranscodeRequest, *transcodev1.TranscodeResponse]
 	prop propagation.TextMapPropagator
 }
 
-var transcodeCodec = streampool.Codec[*transcodev1.TranscodeRequest, *transcodev1.TranscodeResponse]{
-	Open: func(ctx context.Context, conn grpc.ClientConnInterface) (streampool.Stream[*transcodev1.TranscodeRequest, *transcodev1.TranscodeResponse], error) {
-		return transcodev1.NewTranscodeServiceClient(conn).Transcode(ctx)
+var transcodeCodec = streampool.Codec[transcodev1.TranscodeServiceClient, *transcodev1.TranscodeRequest, *transcodev1.TranscodeResponse]{
+	Open: func(ctx context.Context, c transcodev1.TranscodeServiceClient) (streampool.Stream[*transcodev1.TranscodeRequest, *transcodev1.TranscodeResponse], error) {
+		return c.Transcode(ctx)
 	},
 	SetID: func(r *transcodev1.TranscodeRequest, id uint64) { r.JobId = id },
 	ID:    func(r *transcodev1.TranscodeResponse) uint64 { return r.GetJobId() },
@@ -39,7 +38,7 @@ var transcodeCodec = streampool.Codec[*transcodev1.TranscodeRequest, *transcodev
 }
 
 // NewTranscoder builds the pool over backends; Start connects it.
-func NewTranscoder(cfg streampool.Config, backends []streampool.Backend, prop propagation.TextMapPropagator, log *slog.Logger) (*Transcoder, error) {
+func NewTranscoder(cfg streampool.Config, backends []streampool.Backend[transcodev1.TranscodeServiceClient], prop propagation.TextMapPropagator, log *slog.Logger) (*Transcoder, error) {
 	p, err := streampool.New(cfg, backends, transcodeCodec, streampool.LeastOutstanding, log)
 	if err != nil {
 		return nil, err
@@ -74,6 +73,6 @@ func (t *Transcoder) Transcode(ctx context.Context, m *catalogv1.TopicMapping, p
 func (t *Transcoder) Outstanding() map[string]int { return t.pool.Outstanding() }
 
 // SetBackends replaces the instances (see streampool.Pool.SetBackends).
-func (t *Transcoder) SetBackends(bs []streampool.Backend) (added, removed []string) {
+func (t *Transcoder) SetBackends(bs []streampool.Backend[transcodev1.TranscodeServiceClient]) (added, removed []string) {
 	return t.pool.SetBackends(bs)
 }

@@ -105,13 +105,13 @@ func newHarness(t testing.TB, o harnessOpts) *harness {
 	if o.transcoders == 0 {
 		o.transcoders = 1
 	}
-	var tcBackends []streampool.Backend
+	var tcBackends []streampool.Backend[transcodev1.TranscodeServiceClient]
 	for i := 0; i < o.transcoders; i++ {
 		ft := &fakebackends.Transcoder{Hold: o.hold, Jitter: o.jitter}
 		addr, gs := grpcServe(t, func(s *grpc.Server) { transcodev1.RegisterTranscodeServiceServer(s, ft) })
 		h.tcs = append(h.tcs, ft)
 		h.tcSrvs = append(h.tcSrvs, gs)
-		tcBackends = append(tcBackends, streampool.Backend{Addr: addr, Conn: grpcDial(t, addr)})
+		tcBackends = append(tcBackends, streampool.Backend[transcodev1.TranscodeServiceClient]{Addr: addr, Client: transcodev1.NewTranscodeServiceClient(grpcDial(t, addr))})
 	}
 
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -123,7 +123,7 @@ func newHarness(t testing.TB, o harnessOpts) *harness {
 	cat, err := backends.NewCatalog(backends.CatalogConfig{
 		TTL: time.Minute, NegativeTTL: 0, CallTimeout: 5 * time.Second, Lease: 3 * time.Second,
 		Self: &catalogv1.Broker{NodeId: 7, Host: "127.0.0.1", Port: int32(port)},
-	}, grpcDial(t, catAddr), log)
+	}, catalogv1.NewCatalogServiceClient(grpcDial(t, catAddr)), log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,7 +136,7 @@ func newHarness(t testing.TB, o harnessOpts) *harness {
 	}
 	h.tc = tc
 	poolCfg.Name = "append"
-	ap, err := backends.NewAppender(poolCfg, []streampool.Backend{{Addr: apAddr, Conn: grpcDial(t, apAddr)}}, prop, log)
+	ap, err := backends.NewAppender(poolCfg, []streampool.Backend[appendv1.AppendServiceClient]{{Addr: apAddr, Client: appendv1.NewAppendServiceClient(grpcDial(t, apAddr))}}, prop, log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,7 +150,7 @@ func newHarness(t testing.TB, o harnessOpts) *harness {
 	var fetcher *backends.Fetcher
 	if fetchSrv != nil {
 		fAddr, _ := grpcServe(t, func(s *grpc.Server) { fetchv1.RegisterFetchServiceServer(s, fetchSrv) })
-		fetcher = backends.NewFetcher([]streampool.Backend{{Addr: fAddr, Conn: grpcDial(t, fAddr)}})
+		fetcher = backends.NewFetcher([]streampool.Backend[fetchv1.FetchServiceClient]{{Addr: fAddr, Client: fetchv1.NewFetchServiceClient(grpcDial(t, fAddr))}})
 	}
 	cfg := DefaultConfig()
 	cfg.Listen = h.addr

@@ -10,13 +10,13 @@ import "slices"
 // instances' connections. Jobs keyed with ByKey keep their order only while
 // the set is stable, so change it for pools whose order does not depend on
 // the instance (LeastOutstanding).
-func (p *Pool[Req, Resp]) SetBackends(backends []Backend) (added, removed []string) {
+func (p *Pool[C, Req, Resp]) SetBackends(backends []Backend[C]) (added, removed []string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.closed {
 		return nil, nil
 	}
-	want := make(map[string]Backend, len(backends))
+	want := make(map[string]Backend[C], len(backends))
 	for _, b := range backends {
 		want[b.Addr] = b
 	}
@@ -49,7 +49,7 @@ func (p *Pool[Req, Resp]) SetBackends(backends []Backend) (added, removed []stri
 }
 
 // Addrs lists the instances' addresses in order.
-func (p *Pool[Req, Resp]) Addrs() []string {
+func (p *Pool[C, Req, Resp]) Addrs() []string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	out := make([]string, 0, len(p.insts))

@@ -18,7 +18,7 @@ func TestSetBackendsAddsAndRemoves(t *testing.T) {
 	_, a2 := serve(t, "127.0.0.1:0", second)
 	p := newPool(t, LeastOutstanding, a1)
 
-	added, removed := p.SetBackends([]Backend{{Addr: a1, Conn: dial(t, a1)}, {Addr: a2, Conn: dial(t, a2)}, {Addr: a2, Conn: dial(t, a2)}})
+	added, removed := p.SetBackends([]Backend[transcodev1.TranscodeServiceClient]{{Addr: a1, Client: dial(t, a1)}, {Addr: a2, Client: dial(t, a2)}, {Addr: a2, Client: dial(t, a2)}})
 	if !slices.Equal(added, []string{a2}) || len(removed) != 0 {
 		t.Fatalf("added %v removed %v, want [%s] []", added, removed, a2)
 	}
@@ -36,7 +36,7 @@ func TestSetBackendsAddsAndRemoves(t *testing.T) {
 		return false
 	})
 	// Drop the first instance: its unanswered jobs go to the second.
-	added, removed = p.SetBackends([]Backend{{Addr: a2}})
+	added, removed = p.SetBackends([]Backend[transcodev1.TranscodeServiceClient]{{Addr: a2}})
 	if len(added) != 0 || !slices.Equal(removed, []string{a1}) {
 		t.Fatalf("added %v removed %v, want [] [%s]", added, removed, a1)
 	}

@@ -13,8 +13,6 @@ import (
 	"slices"
 	"sync"
 	"time"
-
-	"google.golang.org/grpc"
 )
 
 // ErrClosed is returned for jobs still open when the pool shuts down.
@@ -28,10 +26,10 @@ type Stream[Req, Resp any] interface {
 	CloseSend() error
 }
 
-// Codec adapts a pool to one service's messages.
-type Codec[Req, Resp any] struct {
-	// Open starts a stream on conn; ctx ends the stream.
-	Open func(ctx context.Context, conn grpc.ClientConnInterface) (Stream[Req, Resp], error)
+// Codec adapts a pool to one service's client C and its messages.
+type Codec[C, Req, Resp any] struct {
+	// Open starts a stream with client; ctx ends the stream.
+	Open func(ctx context.Context, client C) (Stream[Req, Resp], error)
 	// SetID stores the pool's job id in a request before it is queued.
 	SetID func(req Req, id uint64)
 	// ID reads the job id an answer belongs to.
@@ -64,10 +62,11 @@ func ByKey(connected []*Instance, key uint64) *Instance {
 	return connected[key%uint64(len(connected))]
 }
 
-// Backend is one instance's address and client connection.
-type Backend struct {
-	Addr string
-	Conn grpc.ClientConnInterface
+// Backend is one instance's address and client: the generated gRPC
+// client over a connection, or an in-process one (single-process mode).
+type Backend[C any] struct {
+	Addr   string
+	Client C
 }
 
 // Config tunes reconnection.
@@ -95,7 +94,7 @@ func (c Config) Validate() error {
 // guarded by the pool's mutex.
 type Instance struct {
 	addr        string
-	conn        grpc.ClientConnInterface
+	client      any // the Backend's client, of the pool's type C
 	connected   bool
 	outstanding map[uint64]*job
 	queue       []*job
@@ -106,8 +105,8 @@ type Instance struct {
 	cancel context.CancelFunc
 }
 
-func newInstance(b Backend) *Instance {
-	return &Instance{addr: b.Addr, conn: b.Conn, outstanding: map[uint64]*job{}, wake: make(chan struct{}, 1)}
+func newInstance[C any](b Backend[C]) *Instance {
+	return &Instance{addr: b.Addr, client: b.Client, outstanding: map[uint64]*job{}, wake: make(chan struct{}, 1)}
 }
 
 // Addr is the instance's address.
@@ -128,9 +127,9 @@ type job struct {
 }
 
 // Pool runs one stream per backend and routes jobs over them.
-type Pool[Req, Resp any] struct {
+type Pool[C, Req, Resp any] struct {
 	cfg   Config
-	codec Codec[Req, Resp]
+	codec Codec[C, Req, Resp]
 	pick  Picker
 	log   *slog.Logger
 
@@ -146,7 +145,7 @@ type Pool[Req, Resp any] struct {
 }
 
 // New builds a pool; Start connects it.
-func New[Req, Resp any](cfg Config, backends []Backend, codec Codec[Req, Resp], pick Picker, log *slog.Logger) (*Pool[Req, Resp], error) {
+func New[C, Req, Resp any](cfg Config, backends []Backend[C], codec Codec[C, Req, Resp], pick Picker, log *slog.Logger) (*Pool[C, Req, Resp], error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -159,7 +158,7 @@ func New[Req, Resp any](cfg Config, backends []Backend, codec Codec[Req, Resp], 
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	p := &Pool[Req, Resp]{cfg: cfg, codec: codec, pick: pick, log: log.With("pool", cfg.Name)}
+	p := &Pool[C, Req, Resp]{cfg: cfg, codec: codec, pick: pick, log: log.With("pool", cfg.Name)}
 	for _, b := range backends {
 		p.insts = append(p.insts, newInstance(b))
 	}
@@ -168,7 +167,7 @@ func New[Req, Resp any](cfg Config, backends []Backend, codec Codec[Req, Resp], 
 
 // Start launches one connection loop per backend. It does not wait for
 // them to connect: jobs submitted meanwhile wait for the first stream.
-func (p *Pool[Req, Resp]) Start(context.Context) error {
+func (p *Pool[C, Req, Resp]) Start(context.Context) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.ctx, p.cancel = context.WithCancel(context.Background())
@@ -179,14 +178,14 @@ func (p *Pool[Req, Resp]) Start(context.Context) error {
 }
 
 // startLocked launches in's connection loop. p.mu is held.
-func (p *Pool[Req, Resp]) startLocked(in *Instance) {
+func (p *Pool[C, Req, Resp]) startLocked(in *Instance) {
 	in.ctx, in.cancel = context.WithCancel(p.ctx)
 	p.wg.Add(1)
 	go p.run(in)
 }
 
 // Shutdown closes every stream and fails the jobs still open.
-func (p *Pool[Req, Resp]) Shutdown(ctx context.Context) error {
+func (p *Pool[C, Req, Resp]) Shutdown(ctx context.Context) error {
 	p.mu.Lock()
 	p.closed = true
 	var open []*job
@@ -224,7 +223,7 @@ type Call[Resp any] struct {
 
 // Submit queues req. Jobs with the same key submitted one after the other
 // are sent in that order when ByKey picks (the append path relies on it).
-func (p *Pool[Req, Resp]) Submit(key uint64, req Req) *Call[Resp] {
+func (p *Pool[C, Req, Resp]) Submit(key uint64, req Req) *Call[Resp] {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.nextID++
@@ -239,7 +238,7 @@ func (p *Pool[Req, Resp]) Submit(key uint64, req Req) *Call[Resp] {
 }
 
 // Do submits req and waits for its answer.
-func (p *Pool[Req, Resp]) Do(ctx context.Context, key uint64, req Req) (Resp, error) {
+func (p *Pool[C, Req, Resp]) Do(ctx context.Context, key uint64, req Req) (Resp, error) {
 	return p.Submit(key, req).Wait(ctx)
 }
 
@@ -258,7 +257,7 @@ func (c *Call[Resp]) Wait(ctx context.Context) (Resp, error) {
 }
 
 // place assigns j to a connected instance, or parks it. p.mu is held.
-func (p *Pool[Req, Resp]) place(j *job) {
+func (p *Pool[C, Req, Resp]) place(j *job) {
 	connected := make([]*Instance, 0, len(p.insts))
 	for _, in := range p.insts {
 		if in.connected {
@@ -280,7 +279,7 @@ func (p *Pool[Req, Resp]) place(j *job) {
 	}
 }
 
-func (p *Pool[Req, Resp]) forget(j *job) {
+func (p *Pool[C, Req, Resp]) forget(j *job) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	j.canceled = true
@@ -293,7 +292,7 @@ func (p *Pool[Req, Resp]) forget(j *job) {
 	}
 }
 
-func (p *Pool[Req, Resp]) finish(j *job, resp Resp, err error) {
+func (p *Pool[C, Req, Resp]) finish(j *job, resp Resp, err error) {
 	select {
 	case j.res <- result[Resp]{resp: resp, err: err}:
 	default: // already answered (shutdown raced with an answer)
@@ -302,7 +301,7 @@ func (p *Pool[Req, Resp]) finish(j *job, resp Resp, err error) {
 
 // Outstanding reports unanswered jobs per instance address, for tests and
 // diagnostics.
-func (p *Pool[Req, Resp]) Outstanding() map[string]int {
+func (p *Pool[C, Req, Resp]) Outstanding() map[string]int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	m := map[string]int{}
@@ -314,13 +313,13 @@ func (p *Pool[Req, Resp]) Outstanding() map[string]int {
 }
 
 // run keeps one stream to in open until the pool closes.
-func (p *Pool[Req, Resp]) run(in *Instance) {
+func (p *Pool[C, Req, Resp]) run(in *Instance) {
 	defer p.wg.Done()
 	log := p.log.With("backend", in.addr)
 	backoff := p.cfg.MinBackoff
 	for in.ctx.Err() == nil {
 		sctx, scancel := context.WithCancel(in.ctx)
-		stream, err := p.codec.Open(sctx, in.conn)
+		stream, err := p.codec.Open(sctx, in.client.(C))
 		if err != nil {
 			scancel()
 			log.Warn("backend stream open failed; retrying", "err", err, "backoff", backoff)
@@ -380,7 +379,7 @@ func (p *Pool[Req, Resp]) run(in *Instance) {
 }
 
 // session serves one open stream until it fails.
-func (p *Pool[Req, Resp]) session(ctx context.Context, cancel context.CancelFunc, in *Instance, stream Stream[Req, Resp]) error {
+func (p *Pool[C, Req, Resp]) session(ctx context.Context, cancel context.CancelFunc, in *Instance, stream Stream[Req, Resp]) error {
 	sendDone := make(chan error, 1)
 	go func() {
 		err := p.sendLoop(ctx, in, stream)
@@ -416,7 +415,7 @@ func (p *Pool[Req, Resp]) session(ctx context.Context, cancel context.CancelFunc
 	return err
 }
 
-func (p *Pool[Req, Resp]) sendLoop(ctx context.Context, in *Instance, stream Stream[Req, Resp]) error {
+func (p *Pool[C, Req, Resp]) sendLoop(ctx context.Context, in *Instance, stream Stream[Req, Resp]) error {
 	state := map[string]bool{}
 	defer func() { _ = stream.CloseSend() }()
 	for {

@@ -74,28 +74,28 @@ func serve(t *testing.T, addr string, e *echoServer) (*grpc.Server, string) {
 	return s, ln.Addr().String()
 }
 
-func dial(t *testing.T, addr string) *grpc.ClientConn {
+func dial(t *testing.T, addr string) transcodev1.TranscodeServiceClient {
 	cc, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = cc.Close() })
-	return cc
+	return transcodev1.NewTranscodeServiceClient(cc)
 }
 
-var codec = Codec[*transcodev1.TranscodeRequest, *transcodev1.TranscodeResponse]{
-	Open: func(ctx context.Context, cc grpc.ClientConnInterface) (Stream[*transcodev1.TranscodeRequest, *transcodev1.TranscodeResponse], error) {
-		return transcodev1.NewTranscodeServiceClient(cc).Transcode(ctx)
+var codec = Codec[transcodev1.TranscodeServiceClient, *transcodev1.TranscodeRequest, *transcodev1.TranscodeResponse]{
+	Open: func(ctx context.Context, c transcodev1.TranscodeServiceClient) (Stream[*transcodev1.TranscodeRequest, *transcodev1.TranscodeResponse], error) {
+		return c.Transcode(ctx)
 	},
 	SetID: func(r *transcodev1.TranscodeRequest, id uint64) { r.JobId = id },
 	ID:    func(r *transcodev1.TranscodeResponse) uint64 { return r.JobId },
 }
 
-func newPool(t *testing.T, pick Picker, addrs ...string) *Pool[*transcodev1.TranscodeRequest, *transcodev1.TranscodeResponse] {
+func newPool(t *testing.T, pick Picker, addrs ...string) *Pool[transcodev1.TranscodeServiceClient, *transcodev1.TranscodeRequest, *transcodev1.TranscodeResponse] {
 	t.Helper()
-	var bs []Backend
+	var bs []Backend[transcodev1.TranscodeServiceClient]
 	for _, a := range addrs {
-		bs = append(bs, Backend{Addr: a, Conn: dial(t, a)})
+		bs = append(bs, Backend[transcodev1.TranscodeServiceClient]{Addr: a, Client: dial(t, a)})
 	}
 	p, err := New(Config{Name: "test", MinBackoff: 10 * time.Millisecond, MaxBackoff: 100 * time.Millisecond}, bs, codec, pick, slog.New(slog.DiscardHandler))
 	if err != nil {

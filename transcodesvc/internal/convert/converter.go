@@ -146,6 +146,11 @@ func (c *Converter) ConvertTo(b *kafkabatch.Batch, enc Encoding) (Output, error)
 	return out, nil
 }
 
+// DetachOutput leaves the last ConvertTo's output to its holder: it stays
+// valid for good, and the next ConvertTo writes into a new buffer of the
+// same capacity.
+func (c *Converter) DetachOutput() { c.out = make([]byte, 0, cap(c.out)) }
+
 // appendLogRecords appends rec to dst as the records section of a Fluss
 // log batch, compressed as the plan's table is.
 func (c *Converter) appendLogRecords(dst []byte, rec arrow.RecordBatch) ([]byte, error) {

@@ -43,6 +43,11 @@ type Config struct {
 	// MaxStreamPending bounds one stream's unanswered jobs, converted or
 	// waiting for a worker or for their answer to be sent.
 	MaxStreamPending int
+	// AnswersShared says the answers are handed to an in-process caller
+	// (services/runtime/inproc) instead of being serialized on Send, so
+	// their bytes must stay valid after it: a converter then leaves its
+	// output buffer to the answer and writes the next into a new one.
+	AnswersShared bool
 }
 
 // DefaultConfig uses one worker per core.
@@ -327,6 +332,12 @@ func (s *Service) run(ctx context.Context, req *transcodev1.TranscodeRequest, e 
 	s.countJob(ctx, 0)
 	s.records.Add(ctx, int64(out.Rows))
 	h := &batch.Header
+	release := func() {
+		if s.cfg.AnswersShared {
+			conv.DetachOutput()
+		}
+		e.converters.Put(conv)
+	}
 	return &transcodev1.TranscodeResponse{JobId: req.GetJobId(), Result: &transcodev1.TranscodeResponse_Batch{Batch: &transcodev1.ArrowBatch{
 		ArrowIpc:      out.IPC,
 		LogRecords:    out.LogRecords,
@@ -335,7 +346,7 @@ func (s *Service) run(ctx context.Context, req *transcodev1.TranscodeRequest, e 
 		ProducerEpoch: int32(h.ProducerEpoch),
 		BaseSequence:  h.BaseSequence,
 		MaxTimestamp:  h.MaxTimestamp,
-	}}}, func() { e.converters.Put(conv) }
+	}}}, release
 }
 
 // encodingOf is the form req wants log table rows in.

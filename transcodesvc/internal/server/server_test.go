@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"fmt"
 	"hash/crc32"
 	"io"
 	"log/slog"
@@ -75,6 +76,7 @@ func benchMapping(id string) *catalogv1.TopicMapping {
 }
 
 type harness struct {
+	svc     *Service
 	client  transcodev1.TranscodeServiceClient
 	spans   *tracetest.SpanRecorder
 	tp      *sdktrace.TracerProvider
@@ -109,7 +111,7 @@ func newHarness(t *testing.T, cfg Config) *harness {
 		<-done
 		_ = tp.Shutdown(context.Background())
 	})
-	return &harness{client: transcodev1.NewTranscodeServiceClient(conn), spans: spans, tp: tp, metrics: reader}
+	return &harness{svc: svc, client: transcodev1.NewTranscodeServiceClient(conn), spans: spans, tp: tp, metrics: reader}
 }
 
 // exchange sends reqs on one stream, closes it and returns the answers by
@@ -609,4 +611,64 @@ func TestStuckStreamDoesNotStarveOthers(t *testing.T) {
 	case <-time.After(15 * time.Second):
 		t.Fatal("a stream whose client does not read starved another stream")
 	}
+}
+
+// TestAnswersShared converts two batches of different rows one after the
+// other on one stream with one worker, so the second reuses the first's
+// converter: with AnswersShared the first answer's bytes are the same
+// after the second job, and without it the converter writes over them.
+func TestAnswersShared(t *testing.T) {
+	for _, shared := range []bool{true, false} {
+		t.Run(fmt.Sprint("shared=", shared), func(t *testing.T) {
+			cfg := DefaultConfig()
+			cfg.Workers, cfg.MaxStreamPending, cfg.AnswersShared = 1, 1, shared
+			h := newHarness(t, cfg)
+			m := benchMapping("shared")
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			svc := h.svc
+			st := &inprocStream{ctx: ctx, reqs: make(chan *transcodev1.TranscodeRequest, 2), resps: make(chan *transcodev1.TranscodeResponse, 2)}
+			st.reqs <- &transcodev1.TranscodeRequest{JobId: 1, Mapping: m, MappingId: "shared", RecordBatch: tinyRecordsBatch(3, `{"id": 1, "name": "aaaa"}`), WantLogRecords: true}
+			done := make(chan error, 1)
+			go func() { done <- svc.Transcode(st) }()
+			first := (<-st.resps).GetBatch().GetLogRecords()
+			kept := bytes.Clone(first)
+			st.reqs <- &transcodev1.TranscodeRequest{JobId: 2, MappingId: "shared", RecordBatch: tinyRecordsBatch(3, `{"id": 2, "name": "bbbb"}`), WantLogRecords: true}
+			second := (<-st.resps).GetBatch().GetLogRecords()
+			close(st.reqs)
+			if err := <-done; err != nil {
+				t.Fatal(err)
+			}
+			if len(first) == 0 || bytes.Equal(kept, second) {
+				t.Fatal("the two batches converted to the same bytes: the test proves nothing")
+			}
+			if got := bytes.Equal(first, kept); got != shared {
+				t.Errorf("first answer unchanged after the second job: %v, want %v", got, shared)
+			}
+		})
+	}
+}
+
+// inprocStream is a server stream fed from channels, whose answers are
+// not copied: what an in-process caller gets.
+type inprocStream struct {
+	grpc.ServerStream
+	ctx   context.Context
+	reqs  chan *transcodev1.TranscodeRequest
+	resps chan *transcodev1.TranscodeResponse
+}
+
+func (s *inprocStream) Context() context.Context { return s.ctx }
+
+func (s *inprocStream) Recv() (*transcodev1.TranscodeRequest, error) {
+	r, ok := <-s.reqs
+	if !ok {
+		return nil, io.EOF
+	}
+	return r, nil
+}
+
+func (s *inprocStream) Send(r *transcodev1.TranscodeResponse) error {
+	s.resps <- r
+	return nil
 }

@@ -56,7 +56,7 @@ func (r reloadedJWKS) Authenticate(msg []byte) (string, time.Time, error) {
 // watchFile reloads f while frontdoor runs and counts what it sees as
 // ferry.frontdoor.<name>.reloads (result ok|invalid), for operators.
 func watchFile[T any](app *runtime.App, f *reload.File[T], name string, interval time.Duration) error {
-	reloads, err := app.Telemetry.MeterProvider.Meter("github.com/ferrygw/ferry/frontdoor/internal/gateway").Int64Counter(
+	reloads, err := app.Telemetry.MeterProvider.Meter("github.com/ferrygw/ferry/frontdoor/gateway").Int64Counter(
 		"ferry.frontdoor."+name+".reloads", metric.WithUnit("{reload}"),
 		metric.WithDescription("Changes of the "+name+" file, by result: ok (in force) or invalid (the previous one stays)"))
 	if err != nil {

@@ -176,15 +176,22 @@ func (c *Config) CatalogConfig() catalog.Config {
 	}
 }
 
-// Setup builds catalogsvc on app: it checks that Fluss is reachable (a
-// wrong address fails startup with a message naming the setting), then
-// adds the Fluss client, the catalog and the CatalogService.
+// Setup is New for catalogsvc's own process.
 func Setup(ctx context.Context, app *runtime.App, cfg *Config) error {
+	_, err := New(ctx, app, cfg)
+	return err
+}
+
+// New builds catalogsvc on app: it checks that Fluss is reachable (a
+// wrong address fails startup with a message naming the setting), then
+// adds the Fluss client, the catalog and the CatalogService, which it
+// returns for in-process callers.
+func New(ctx context.Context, app *runtime.App, cfg *Config) (catalogv1.CatalogServiceServer, error) {
 	if err := cfg.Validate(); err != nil {
-		return err
+		return nil, err
 	}
 	if err := runtime.CheckFlussReachable(ctx, cfg.Fluss); err != nil {
-		return err
+		return nil, err
 	}
 	version := app.Config.Telemetry.ServiceVersion
 	if version == "" {
@@ -195,7 +202,7 @@ func Setup(ctx context.Context, app *runtime.App, cfg *Config) error {
 	if cfg.Fluss.SASLUsername != "" {
 		password, err := cfg.Fluss.SASLPassword()
 		if err != nil {
-			return err
+			return nil, err
 		}
 		opts = append(opts, fluss.WithSASLPlain(cfg.Fluss.SASLUsername, password))
 	}
@@ -203,14 +210,14 @@ func Setup(ctx context.Context, app *runtime.App, cfg *Config) error {
 		return fluss.Dial(ctx, cfg.Fluss.Bootstrap, opts...)
 	})
 	if err := checkLogin(ctx, admin, cfg.Fluss, app.Logger); err != nil {
-		return err
+		return nil, err
 	}
 	ccfg := cfg.CatalogConfig()
 	cat, err := catalog.New(flussadapter.New(admin), ccfg, app.Logger,
 		catalog.WithTracerProvider(app.Telemetry.TracerProvider),
 		catalog.WithMeterProvider(app.Telemetry.MeterProvider))
 	if err != nil {
-		return err
+		return nil, err
 	}
 	// Added before the catalog, so it is shut down after it.
 	app.Add(runtime.ComponentFuncs{
@@ -223,10 +230,11 @@ func Setup(ctx context.Context, app *runtime.App, cfg *Config) error {
 		ShutdownFunc:  cat.Shutdown,
 	})
 	registry := brokers.NewRegistry(cfg.MaxLease, time.Now)
-	catalogv1.RegisterCatalogServiceServer(app.Server, server.New(cat, registry, ccfg.Mapping.ClusterID, app.Logger))
+	svc := server.New(cat, registry, ccfg.Mapping.ClusterID, app.Logger)
+	catalogv1.RegisterCatalogServiceServer(app.Server, svc)
 	app.Logger.Info("catalog configured", "cluster_id", ccfg.Mapping.ClusterID, "expose", ccfg.Mapping.Exposure.String(),
 		"databases", cfg.Databases, "refresh_interval", cfg.RefreshInterval)
-	return nil
+	return svc, nil
 }
 
 // checkLogin makes a refused Fluss login a start-up error. Any other failure

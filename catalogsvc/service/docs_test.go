@@ -18,7 +18,7 @@ import (
 // docSpecs returns the Java helper table specs in docs/mapping.md.
 func docSpecs(t *testing.T) []testenv.TableSpec {
 	t.Helper()
-	doc, err := os.ReadFile("../../../docs/mapping.md")
+	doc, err := os.ReadFile("../../docs/mapping.md")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/ferrygw/ferry/catalogsvc/internal/mapping"
-	"github.com/ferrygw/ferry/catalogsvc/internal/service"
+	"github.com/ferrygw/ferry/catalogsvc/service"
 	catalogv1 "github.com/ferrygw/ferry/services/api/gen/ferry/catalog/v1"
 	"github.com/ferrygw/ferry/services/runtime"
 	"github.com/ferrygw/ferry/services/testenv"

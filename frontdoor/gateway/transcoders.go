@@ -11,6 +11,7 @@ import (
 	"github.com/ferrygw/ferry/frontdoor/internal/backends"
 	"github.com/ferrygw/ferry/frontdoor/internal/dnsexpand"
 	"github.com/ferrygw/ferry/frontdoor/internal/streampool"
+	transcodev1 "github.com/ferrygw/ferry/services/api/gen/ferry/transcode/v1"
 	"github.com/ferrygw/ferry/services/runtime"
 )
 
@@ -46,14 +47,14 @@ func newTranscoderSet(entries []string, interval time.Duration, tel *runtime.Tel
 
 // backends resolves the configured entries and dials the instances not
 // connected yet.
-func (s *transcoderSet) backends(ctx context.Context) ([]streampool.Backend, error) {
+func (s *transcoderSet) backends(ctx context.Context) ([]streampool.Backend[transcodev1.TranscodeServiceClient], error) {
 	addrs, errs := s.exp.Expand(ctx)
 	for _, err := range errs {
 		s.log.Warn("transcodesvc address lookup failed; keeping the instances known so far", "err", err)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := make([]streampool.Backend, 0, len(addrs))
+	out := make([]streampool.Backend[transcodev1.TranscodeServiceClient], 0, len(addrs))
 	for _, a := range addrs {
 		cc := s.conns[a]
 		if cc == nil {
@@ -63,7 +64,7 @@ func (s *transcoderSet) backends(ctx context.Context) ([]streampool.Backend, err
 			}
 			s.conns[a] = cc
 		}
-		out = append(out, streampool.Backend{Addr: a, Conn: cc})
+		out = append(out, streampool.Backend[transcodev1.TranscodeServiceClient]{Addr: a, Client: transcodev1.NewTranscodeServiceClient(cc)})
 	}
 	return out, nil
 }

@@ -25,7 +25,10 @@ import (
 	"github.com/ferrygw/ferry/frontdoor/internal/saslplain"
 	"github.com/ferrygw/ferry/frontdoor/internal/saslscram"
 	"github.com/ferrygw/ferry/frontdoor/internal/streampool"
+	appendv1 "github.com/ferrygw/ferry/services/api/gen/ferry/append/v1"
 	catalogv1 "github.com/ferrygw/ferry/services/api/gen/ferry/catalog/v1"
+	fetchv1 "github.com/ferrygw/ferry/services/api/gen/ferry/fetch/v1"
+	transcodev1 "github.com/ferrygw/ferry/services/api/gen/ferry/transcode/v1"
 	"github.com/ferrygw/ferry/services/runtime"
 )
 
@@ -257,10 +260,76 @@ func (c *Config) advertised(bound net.Addr) (string, int, error) {
 	return host, port, nil
 }
 
+// Peers are the clients of the services frontdoor calls, one Backend per
+// instance: gRPC clients dialled from the -*-addr settings, or in-process
+// ones in the single-process mode. No Fetch instance: consumers are not
+// served.
+type Peers struct {
+	Catalog   catalogv1.CatalogServiceClient
+	Transcode []streampool.Backend[transcodev1.TranscodeServiceClient]
+	Append    []streampool.Backend[appendv1.AppendServiceClient]
+	Fetch     []streampool.Backend[fetchv1.FetchServiceClient]
+}
+
+// InProcessPeers are Peers of one instance each, calling servers in this
+// process; the -catalog-addr, -transcode-addr, -append-addr and
+// -fetch-addr settings are then not used.
+func InProcessPeers(cat catalogv1.CatalogServiceClient, tc transcodev1.TranscodeServiceClient, ap appendv1.AppendServiceClient, fe fetchv1.FetchServiceClient) *Peers {
+	const addr = "in-process"
+	return &Peers{
+		Catalog:   cat,
+		Transcode: []streampool.Backend[transcodev1.TranscodeServiceClient]{{Addr: addr, Client: tc}},
+		Append:    []streampool.Backend[appendv1.AppendServiceClient]{{Addr: addr, Client: ap}},
+		Fetch:     []streampool.Backend[fetchv1.FetchServiceClient]{{Addr: addr, Client: fe}},
+	}
+}
+
+// dial connects to the services at the configured addresses. Transcoders
+// are stateless and scaled out: each name stands for every address it
+// resolves to, kept up to date by the returned set.
+func (c *Config) dial(ctx context.Context, app *runtime.App) (*Peers, *transcoderSet, error) {
+	catConn, err := app.Dial("catalogsvc", c.CatalogAddr)
+	if err != nil {
+		return nil, nil, err
+	}
+	p := &Peers{Catalog: catalogv1.NewCatalogServiceClient(catConn)}
+	tcSet := newTranscoderSet(runtime.SplitList(c.TranscodeAddrs), c.TranscodeResolveInterval, app.Telemetry, app.Security, app.Logger)
+	if p.Transcode, err = tcSet.backends(ctx); err != nil {
+		return nil, nil, err
+	}
+	// One connection per instance: the pools balance by themselves and
+	// must see each instance fail on its own.
+	for _, a := range runtime.SplitList(c.AppendAddr) {
+		cc, err := app.Dial("appendsvc", a)
+		if err != nil {
+			return nil, nil, err
+		}
+		p.Append = append(p.Append, streampool.Backend[appendv1.AppendServiceClient]{Addr: a, Client: appendv1.NewAppendServiceClient(cc)})
+	}
+	for _, a := range runtime.SplitList(c.FetchAddr) {
+		cc, err := app.Dial("fetchsvc", a)
+		if err != nil {
+			return nil, nil, err
+		}
+		p.Fetch = append(p.Fetch, streampool.Backend[fetchv1.FetchServiceClient]{Addr: a, Client: fetchv1.NewFetchServiceClient(cc)})
+	}
+	return p, tcSet, nil
+}
+
 // Setup dials the backends and adds the pools, the registration heartbeat
 // and the Kafka listener to app. The listener is added last so that it
 // stops first: it drains its connections while the backends still work.
 func Setup(ctx context.Context, app *runtime.App, c *Config) error {
+	return setup(ctx, app, c, nil)
+}
+
+// SetupInProcess is Setup with peers in this process instead of dialled
+// ones (the single-process mode).
+func SetupInProcess(ctx context.Context, app *runtime.App, c *Config, peers *Peers) error {
+	return setup(ctx, app, c, peers)
+}
+
+func setup(ctx context.Context, app *runtime.App, c *Config, inProcess *Peers) error {
 	log := app.Logger
 	var tlsCfg *tls.Config
 	if c.TLSCertFile != "" {
@@ -330,61 +399,35 @@ func Setup(ctx context.Context, app *runtime.App, c *Config) error {
 			"kafka_listen", ln.Addr().String())
 	}
 
-	catConn, err := app.Dial("catalogsvc", c.CatalogAddr)
-	if err != nil {
+	self := &catalogv1.Broker{NodeId: int32(c.NodeID), Host: host, Port: int32(port), Rack: c.Rack}
+	var peers *Peers
+	var tcSet *transcoderSet
+	if inProcess != nil {
+		peers = inProcess
+	} else if peers, tcSet, err = c.dial(ctx, app); err != nil {
 		return err
 	}
-	self := &catalogv1.Broker{NodeId: int32(c.NodeID), Host: host, Port: int32(port), Rack: c.Rack}
 	catalog, err := backends.NewCatalog(backends.CatalogConfig{
 		TTL: c.MappingTTL, NegativeTTL: time.Second, CallTimeout: 5 * time.Second, Lease: c.HeartbeatLease, Self: self,
-	}, catConn, log)
-	if err != nil {
-		return err
-	}
-	dialAll := func(peer, list string) ([]streampool.Backend, error) {
-		var out []streampool.Backend
-		for _, a := range runtime.SplitList(list) {
-			// One connection per instance: the pool balances by itself
-			// and must see each instance fail on its own.
-			cc, err := app.Dial(peer, a)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, streampool.Backend{Addr: a, Conn: cc})
-		}
-		return out, nil
-	}
-	// Transcoders are stateless and scaled out: each name stands for every
-	// address it resolves to (see transcoderSet).
-	tcSet := newTranscoderSet(runtime.SplitList(c.TranscodeAddrs), c.TranscodeResolveInterval, app.Telemetry, app.Security, log)
-	tcBackends, err := tcSet.backends(ctx)
-	if err != nil {
-		return err
-	}
-	apBackends, err := dialAll("appendsvc", c.AppendAddr)
+	}, peers.Catalog, log)
 	if err != nil {
 		return err
 	}
 	prop := app.Telemetry.Propagator
 	poolCfg := streampool.Config{Name: "transcode", MinBackoff: 100 * time.Millisecond, MaxBackoff: 5 * time.Second}
-	tc, err := backends.NewTranscoder(poolCfg, tcBackends, prop, log)
+	tc, err := backends.NewTranscoder(poolCfg, peers.Transcode, prop, log)
 	if err != nil {
 		return err
 	}
-	tcSet.pool = tc
 	poolCfg.Name = "append"
-	ap, err := backends.NewAppender(poolCfg, apBackends, prop, log)
+	ap, err := backends.NewAppender(poolCfg, peers.Append, prop, log)
 	if err != nil {
 		return err
 	}
 
 	var fetcher *backends.Fetcher
-	if c.FetchAddr != "" {
-		fetchBackends, err := dialAll("fetchsvc", c.FetchAddr)
-		if err != nil {
-			return err
-		}
-		fetcher = backends.NewFetcher(fetchBackends)
+	if len(peers.Fetch) > 0 {
+		fetcher = backends.NewFetcher(peers.Fetch)
 	}
 
 	kcfg := kafka.DefaultConfig()
@@ -437,7 +480,10 @@ func Setup(ctx context.Context, app *runtime.App, c *Config) error {
 		return err
 	}
 
-	app.Add(tcSet) // before the pool, so it stops after it
+	if tcSet != nil {
+		tcSet.pool = tc
+		app.Add(tcSet) // before the pool, so it stops after it
+	}
 	app.Add(runtime.ComponentFuncs{ComponentName: "transcode-pool", StartFunc: func(ctx context.Context, _ runtime.Host) error { return tc.Start(ctx) }, ShutdownFunc: tc.Shutdown})
 	app.Add(runtime.ComponentFuncs{ComponentName: "append-pool", StartFunc: func(ctx context.Context, _ runtime.Host) error { return ap.Start(ctx) }, ShutdownFunc: ap.Shutdown})
 	app.Add(runtime.ComponentFuncs{ComponentName: "catalog-heartbeat", StartFunc: func(ctx context.Context, _ runtime.Host) error { return catalog.StartHeartbeat(ctx) }, ShutdownFunc: catalog.ShutdownHeartbeat})

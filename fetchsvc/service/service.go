@@ -1,0 +1,75 @@
+// Package service wires fetchsvc together from its settings, for its main
+// and for the single-process mode (cmd/ferry).
+package service
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/ferrygw/ferry/fetchsvc/internal/groupoffsets"
+	"github.com/ferrygw/ferry/fetchsvc/internal/reader"
+	fetchv1 "github.com/ferrygw/ferry/services/api/gen/ferry/fetch/v1"
+	"github.com/ferrygw/ferry/services/fluss"
+	"github.com/ferrygw/ferry/services/runtime"
+)
+
+// Config holds fetchsvc's own settings; the shared ones (listen address,
+// logging, telemetry, shutdown timeout) are declared by runtime.
+type Config struct {
+	Fluss *runtime.FlussConfig
+	Read  reader.Config
+}
+
+// Declare registers the settings on s and returns the config they fill.
+func Declare(s *runtime.Settings) *Config {
+	c := &Config{Fluss: runtime.DeclareFluss(s)}
+	s.DurationVar(&c.Read.PollInterval, runtime.Spec[time.Duration]{Flag: "fetch-poll-interval", Env: "FERRY_FETCH_POLL_INTERVAL",
+		Default: reader.DefaultPollInterval, Validate: runtime.PositiveDuration,
+		Usage: "longest pause between reads while a consumer waits for data (its added tail latency)"})
+	s.StringVar(&c.Read.GroupOffsetsTable, runtime.Spec[string]{Flag: "group-offsets-table", Env: "FERRY_GROUP_OFFSETS_TABLE",
+		Default: groupoffsets.DefaultTable,
+		Usage:   "Fluss table database.table keeping consumer groups' committed offsets; created (with its database) when first needed"})
+	return c
+}
+
+func (c *Config) Validate() error { return c.Fluss.Validate() }
+
+// New connects to Fluss (waiting for it up to the connect timeout)
+// and registers the fetch service, which it returns for in-process callers;
+// the client closes at shutdown, after the gRPC server stopped.
+func New(ctx context.Context, app *runtime.App, cfg *Config) (fetchv1.FetchServiceServer, error) {
+	if err := runtime.CheckFlussReachable(ctx, cfg.Fluss); err != nil {
+		return nil, err
+	}
+	dctx, cancel := context.WithTimeout(ctx, cfg.Fluss.ConnectTimeout)
+	defer cancel()
+	opts := []fluss.Option{fluss.WithLogger(app.Logger), fluss.WithTracerProvider(app.Telemetry.TracerProvider)}
+	if cfg.Fluss.SASLUsername != "" {
+		password, err := cfg.Fluss.SASLPassword()
+		if err != nil {
+			return nil, err
+		}
+		opts = append(opts, fluss.WithSASLPlain(cfg.Fluss.SASLUsername, password))
+	}
+	client, err := fluss.DialAuthorized(dctx, cfg.Fluss.Bootstrap, opts...)
+	if fluss.IsAuthentication(err) {
+		return nil, cfg.Fluss.LoginError(err)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("fluss: %w", err)
+	}
+	app.Add(runtime.ComponentFuncs{ComponentName: "fluss-client", ShutdownFunc: func(context.Context) error { return client.Close() }})
+	svc, err := reader.New(cfg.Read, client, app.Logger, app.Telemetry.MeterProvider)
+	if err != nil {
+		return nil, err
+	}
+	fetchv1.RegisterFetchServiceServer(app.Server, svc)
+	return svc, nil
+}
+
+// Setup is New for the service's own process.
+func Setup(ctx context.Context, app *runtime.App, cfg *Config) error {
+	_, err := New(ctx, app, cfg)
+	return err
+}
