@@ -421,7 +421,7 @@ func groupShapeSeeds(withTags func(*kmsg.Tags)) []kmsg.Request {
 		r.Version, r.Groups = v, []string{"a", "b"}
 		out = append(out, r)
 	}
-	return out
+	return append(out, adminShapeSeeds()...)
 }
 
 func TestShapeMatchesKmsg(t *testing.T) {
@@ -471,6 +471,7 @@ func FuzzShapeMatchesKmsg(f *testing.F) {
 		{offsetFetchKey, offsetFetchMin, offsetFetchMax}, {listGroupsKey, listGroupsMin, listGroupsMax},
 		{describeGroupsKey, describeGroupsMin, describeGroupsMax},
 	}
+	served = append(served, adminServed...)
 	f.Fuzz(func(t *testing.T, in []byte) {
 		if len(in) < 4 {
 			return
