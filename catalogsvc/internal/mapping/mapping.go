@@ -211,6 +211,8 @@ func Resolve(t Table, opts Options) (*catalogv1.TopicMapping, *Refusal) {
 		PrimaryKeys:           slices.Clone(t.PrimaryKeys),
 		PartitionKeys:         slices.Clone(t.PartitionKeys),
 		AutoPartitionOptions:  shape.autoPartition,
+		TableProperties:       maps.Clone(t.Properties),
+		CustomProperties:      maps.Clone(t.CustomProperties),
 	}
 	m.MappingId = mappingID(m, t)
 	return m, nil

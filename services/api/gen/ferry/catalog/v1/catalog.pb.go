@@ -627,8 +627,12 @@ type TopicMapping struct {
 	// buckets, read at Fluss's offsets. Such a topic is read-only; rows are
 	// produced to the table's own topic. Unset for every other topic.
 	FlussPartition *FlussPartition `protobuf:"bytes,18,opt,name=fluss_partition,json=flussPartition,proto3" json:"fluss_partition,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// The table's Fluss options (table.*) and custom properties (kafka.* and
+	// the user's own) as Fluss reports them, for DescribeConfigs.
+	TableProperties  map[string]string `protobuf:"bytes,19,rep,name=table_properties,json=tableProperties,proto3" json:"table_properties,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	CustomProperties map[string]string `protobuf:"bytes,20,rep,name=custom_properties,json=customProperties,proto3" json:"custom_properties,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *TopicMapping) Reset() {
@@ -783,6 +787,20 @@ func (x *TopicMapping) GetAutoPartitionOptions() map[string]string {
 func (x *TopicMapping) GetFlussPartition() *FlussPartition {
 	if x != nil {
 		return x.FlussPartition
+	}
+	return nil
+}
+
+func (x *TopicMapping) GetTableProperties() map[string]string {
+	if x != nil {
+		return x.TableProperties
+	}
+	return nil
+}
+
+func (x *TopicMapping) GetCustomProperties() map[string]string {
+	if x != nil {
+		return x.CustomProperties
 	}
 	return nil
 }
@@ -1571,7 +1589,7 @@ const file_ferry_catalog_v1_catalog_proto_rawDesc = "" +
 	"key_column\x18\x03 \x01(\tR\tkeyColumn\x12)\n" +
 	"\x10timestamp_column\x18\x04 \x01(\tR\x0ftimestampColumn\x12%\n" +
 	"\x0eheaders_column\x18\x05 \x01(\tR\rheadersColumn\x12K\n" +
-	"\x0eunknown_fields\x18\x06 \x01(\x0e2$.ferry.catalog.v1.UnknownFieldPolicyR\runknownFields\"\x88\a\n" +
+	"\x0eunknown_fields\x18\x06 \x01(\x0e2$.ferry.catalog.v1.UnknownFieldPolicyR\runknownFields\"\xd4\t\n" +
 	"\fTopicMapping\x12\x14\n" +
 	"\x05topic\x18\x01 \x01(\tR\x05topic\x12\x19\n" +
 	"\btopic_id\x18\x02 \x01(\fR\atopicId\x12\x1a\n" +
@@ -1593,8 +1611,16 @@ const file_ferry_catalog_v1_catalog_proto_rawDesc = "" +
 	"\fprimary_keys\x18\x0f \x03(\tR\vprimaryKeys\x12%\n" +
 	"\x0epartition_keys\x18\x10 \x03(\tR\rpartitionKeys\x12n\n" +
 	"\x16auto_partition_options\x18\x11 \x03(\v28.ferry.catalog.v1.TopicMapping.AutoPartitionOptionsEntryR\x14autoPartitionOptions\x12I\n" +
-	"\x0ffluss_partition\x18\x12 \x01(\v2 .ferry.catalog.v1.FlussPartitionR\x0eflussPartition\x1aG\n" +
+	"\x0ffluss_partition\x18\x12 \x01(\v2 .ferry.catalog.v1.FlussPartitionR\x0eflussPartition\x12^\n" +
+	"\x10table_properties\x18\x13 \x03(\v23.ferry.catalog.v1.TopicMapping.TablePropertiesEntryR\x0ftableProperties\x12a\n" +
+	"\x11custom_properties\x18\x14 \x03(\v24.ferry.catalog.v1.TopicMapping.CustomPropertiesEntryR\x10customProperties\x1aG\n" +
 	"\x19AutoPartitionOptionsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1aB\n" +
+	"\x14TablePropertiesEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1aC\n" +
+	"\x15CustomPropertiesEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"U\n" +
 	"\x0eFlussPartition\x12\x0e\n" +
@@ -1713,7 +1739,7 @@ func file_ferry_catalog_v1_catalog_proto_rawDescGZIP() []byte {
 }
 
 var file_ferry_catalog_v1_catalog_proto_enumTypes = make([]protoimpl.EnumInfo, 5)
-var file_ferry_catalog_v1_catalog_proto_msgTypes = make([]protoimpl.MessageInfo, 18)
+var file_ferry_catalog_v1_catalog_proto_msgTypes = make([]protoimpl.MessageInfo, 20)
 var file_ferry_catalog_v1_catalog_proto_goTypes = []any{
 	(ValueFormat)(0),              // 0: ferry.catalog.v1.ValueFormat
 	(UnknownFieldPolicy)(0),       // 1: ferry.catalog.v1.UnknownFieldPolicy
@@ -1738,6 +1764,8 @@ var file_ferry_catalog_v1_catalog_proto_goTypes = []any{
 	(*TopicMetadata)(nil),         // 20: ferry.catalog.v1.TopicMetadata
 	(*PartitionMetadata)(nil),     // 21: ferry.catalog.v1.PartitionMetadata
 	nil,                           // 22: ferry.catalog.v1.TopicMapping.AutoPartitionOptionsEntry
+	nil,                           // 23: ferry.catalog.v1.TopicMapping.TablePropertiesEntry
+	nil,                           // 24: ferry.catalog.v1.TopicMapping.CustomPropertiesEntry
 }
 var file_ferry_catalog_v1_catalog_proto_depIdxs = []int32{
 	3,  // 0: ferry.catalog.v1.DataType.root:type_name -> ferry.catalog.v1.TypeRoot
@@ -1754,27 +1782,29 @@ var file_ferry_catalog_v1_catalog_proto_depIdxs = []int32{
 	4,  // 11: ferry.catalog.v1.TopicMapping.kind:type_name -> ferry.catalog.v1.TableKind
 	22, // 12: ferry.catalog.v1.TopicMapping.auto_partition_options:type_name -> ferry.catalog.v1.TopicMapping.AutoPartitionOptionsEntry
 	9,  // 13: ferry.catalog.v1.TopicMapping.fluss_partition:type_name -> ferry.catalog.v1.FlussPartition
-	12, // 14: ferry.catalog.v1.ResolveTopicsResponse.results:type_name -> ferry.catalog.v1.TopicResult
-	8,  // 15: ferry.catalog.v1.TopicResult.mapping:type_name -> ferry.catalog.v1.TopicMapping
-	8,  // 16: ferry.catalog.v1.ListTopicsResponse.topics:type_name -> ferry.catalog.v1.TopicMapping
-	15, // 17: ferry.catalog.v1.HeartbeatRequest.broker:type_name -> ferry.catalog.v1.Broker
-	15, // 18: ferry.catalog.v1.MetadataRequest.self:type_name -> ferry.catalog.v1.Broker
-	15, // 19: ferry.catalog.v1.MetadataResponse.brokers:type_name -> ferry.catalog.v1.Broker
-	20, // 20: ferry.catalog.v1.MetadataResponse.topics:type_name -> ferry.catalog.v1.TopicMetadata
-	21, // 21: ferry.catalog.v1.TopicMetadata.partitions:type_name -> ferry.catalog.v1.PartitionMetadata
-	10, // 22: ferry.catalog.v1.CatalogService.ResolveTopics:input_type -> ferry.catalog.v1.ResolveTopicsRequest
-	13, // 23: ferry.catalog.v1.CatalogService.ListTopics:input_type -> ferry.catalog.v1.ListTopicsRequest
-	18, // 24: ferry.catalog.v1.CatalogService.Metadata:input_type -> ferry.catalog.v1.MetadataRequest
-	16, // 25: ferry.catalog.v1.CatalogService.Heartbeat:input_type -> ferry.catalog.v1.HeartbeatRequest
-	11, // 26: ferry.catalog.v1.CatalogService.ResolveTopics:output_type -> ferry.catalog.v1.ResolveTopicsResponse
-	14, // 27: ferry.catalog.v1.CatalogService.ListTopics:output_type -> ferry.catalog.v1.ListTopicsResponse
-	19, // 28: ferry.catalog.v1.CatalogService.Metadata:output_type -> ferry.catalog.v1.MetadataResponse
-	17, // 29: ferry.catalog.v1.CatalogService.Heartbeat:output_type -> ferry.catalog.v1.HeartbeatResponse
-	26, // [26:30] is the sub-list for method output_type
-	22, // [22:26] is the sub-list for method input_type
-	22, // [22:22] is the sub-list for extension type_name
-	22, // [22:22] is the sub-list for extension extendee
-	0,  // [0:22] is the sub-list for field type_name
+	23, // 14: ferry.catalog.v1.TopicMapping.table_properties:type_name -> ferry.catalog.v1.TopicMapping.TablePropertiesEntry
+	24, // 15: ferry.catalog.v1.TopicMapping.custom_properties:type_name -> ferry.catalog.v1.TopicMapping.CustomPropertiesEntry
+	12, // 16: ferry.catalog.v1.ResolveTopicsResponse.results:type_name -> ferry.catalog.v1.TopicResult
+	8,  // 17: ferry.catalog.v1.TopicResult.mapping:type_name -> ferry.catalog.v1.TopicMapping
+	8,  // 18: ferry.catalog.v1.ListTopicsResponse.topics:type_name -> ferry.catalog.v1.TopicMapping
+	15, // 19: ferry.catalog.v1.HeartbeatRequest.broker:type_name -> ferry.catalog.v1.Broker
+	15, // 20: ferry.catalog.v1.MetadataRequest.self:type_name -> ferry.catalog.v1.Broker
+	15, // 21: ferry.catalog.v1.MetadataResponse.brokers:type_name -> ferry.catalog.v1.Broker
+	20, // 22: ferry.catalog.v1.MetadataResponse.topics:type_name -> ferry.catalog.v1.TopicMetadata
+	21, // 23: ferry.catalog.v1.TopicMetadata.partitions:type_name -> ferry.catalog.v1.PartitionMetadata
+	10, // 24: ferry.catalog.v1.CatalogService.ResolveTopics:input_type -> ferry.catalog.v1.ResolveTopicsRequest
+	13, // 25: ferry.catalog.v1.CatalogService.ListTopics:input_type -> ferry.catalog.v1.ListTopicsRequest
+	18, // 26: ferry.catalog.v1.CatalogService.Metadata:input_type -> ferry.catalog.v1.MetadataRequest
+	16, // 27: ferry.catalog.v1.CatalogService.Heartbeat:input_type -> ferry.catalog.v1.HeartbeatRequest
+	11, // 28: ferry.catalog.v1.CatalogService.ResolveTopics:output_type -> ferry.catalog.v1.ResolveTopicsResponse
+	14, // 29: ferry.catalog.v1.CatalogService.ListTopics:output_type -> ferry.catalog.v1.ListTopicsResponse
+	19, // 30: ferry.catalog.v1.CatalogService.Metadata:output_type -> ferry.catalog.v1.MetadataResponse
+	17, // 31: ferry.catalog.v1.CatalogService.Heartbeat:output_type -> ferry.catalog.v1.HeartbeatResponse
+	28, // [28:32] is the sub-list for method output_type
+	24, // [24:28] is the sub-list for method input_type
+	24, // [24:24] is the sub-list for extension type_name
+	24, // [24:24] is the sub-list for extension extendee
+	0,  // [0:24] is the sub-list for field type_name
 }
 
 func init() { file_ferry_catalog_v1_catalog_proto_init() }
@@ -1788,7 +1818,7 @@ func file_ferry_catalog_v1_catalog_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_ferry_catalog_v1_catalog_proto_rawDesc), len(file_ferry_catalog_v1_catalog_proto_rawDesc)),
 			NumEnums:      5,
-			NumMessages:   18,
+			NumMessages:   20,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
