@@ -15,7 +15,11 @@ var adminServed = []struct{ key, min, max int16 }{
 	{createTopicsKey, createTopicsMin, createTopicsMax}, {deleteTopicsKey, deleteTopicsMin, deleteTopicsMax},
 	{deleteRecordsKey, deleteRecordsMin, deleteRecordsMax}, {createPartitionsKey, createPartitionsMin, createPartitionsMax},
 	{alterConfigsKey, alterConfigsMin, alterConfigsMax}, {incrementalAlterConfigsKey, incrementalAlterConfigsMin, incrementalAlterConfigsMax},
+	{describeConfigsKey, describeConfigsMin, describeConfigsMax},
 }
+
+// adminRefusals are the APIs that only refuse.
+var adminRefusals = adminServed[:6]
 
 // adminShapeSeeds: one request per admin API and version, every array
 // with two elements, nullable strings null where the schema allows.
@@ -105,6 +109,15 @@ func adminRequest(key, v int16) kmsg.Request {
 			r.Resources = append(r.Resources, res)
 		}
 		return r
+	case describeConfigsKey:
+		r := kmsg.NewPtrDescribeConfigsRequest()
+		r.Version, r.IncludeSynonyms, r.IncludeDocumentation = v, true, true
+		res := kmsg.NewDescribeConfigsRequestResource()
+		res.ResourceType, res.ResourceName, res.ConfigNames = kmsg.ConfigResourceTypeTopic, "orders", []string{"retention.ms", "cleanup.policy"}
+		all := res
+		all.ResourceName, all.ConfigNames = "events", nil
+		r.Resources = append(r.Resources, res, all)
+		return r
 	}
 	panic("no admin request for " + kmsg.NameForKey(key))
 }
@@ -120,7 +133,7 @@ func TestDDLRefused(t *testing.T) {
 	}
 	h := newHarness(t, harnessOpts{authz: rules})
 	c := dialRaw(t, h.addr)
-	for _, a := range adminServed {
+	for _, a := range adminRefusals {
 		for v := a.min; v <= a.max; v++ {
 			name := kmsg.NameForKey(a.key)
 			type answer struct {

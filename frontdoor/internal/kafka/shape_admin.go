@@ -81,6 +81,16 @@ var adminRequestSchemas = map[int16]requestSchema{
 		fieldOf(kInt8, 0, anyV), // validate_only
 		tags,
 	}},
+	describeConfigsKey: {flexibleFrom: 4, fields: []field{
+		arr(0, anyV, // resources
+			fieldOf(kInt8, 0, anyV),                 // resource_type
+			fieldOf(kString, 0, anyV),               // resource_name
+			arr(0, anyV, fieldOf(kString, 0, anyV)), // configuration_keys
+			tags),
+		fieldOf(kInt8, 1, anyV), // include_synonyms
+		fieldOf(kInt8, 3, anyV), // include_documentation
+		tags,
+	}},
 }
 
 func init() { maps.Copy(requestSchemas, adminRequestSchemas) }
