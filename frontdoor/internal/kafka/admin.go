@@ -8,5 +8,7 @@ func adminAPIs(cfg Config, d Deps) []API {
 		alterConfigsAPI(), incrementalAlterConfigsAPI(),
 		(&describeConfigsHandler{catalog: d.Catalog, maxMessageBytes: d.Produce.MaxMessageBytes,
 			broker: brokerConfigs(d.Catalog.Self().GetNodeId(), cfg, d)}).api(),
+		(&describeClusterHandler{catalog: d.Catalog}).api(),
+		(&describeTopicPartitionsHandler{catalog: d.Catalog}).api(),
 	}
 }

@@ -16,6 +16,8 @@ var adminServed = []struct{ key, min, max int16 }{
 	{deleteRecordsKey, deleteRecordsMin, deleteRecordsMax}, {createPartitionsKey, createPartitionsMin, createPartitionsMax},
 	{alterConfigsKey, alterConfigsMin, alterConfigsMax}, {incrementalAlterConfigsKey, incrementalAlterConfigsMin, incrementalAlterConfigsMax},
 	{describeConfigsKey, describeConfigsMin, describeConfigsMax},
+	{describeClusterKey, describeClusterMin, describeClusterMax},
+	{describeTopicPartitionsKey, describeTopicPartitionsMin, describeTopicPartitionsMax},
 }
 
 // adminRefusals are the APIs that only refuse.
@@ -117,6 +119,20 @@ func adminRequest(key, v int16) kmsg.Request {
 		all := res
 		all.ResourceName, all.ConfigNames = "events", nil
 		r.Resources = append(r.Resources, res, all)
+		return r
+	case describeClusterKey:
+		r := kmsg.NewPtrDescribeClusterRequest()
+		r.Version, r.IncludeClusterAuthorizedOperations = v, true
+		return r
+	case describeTopicPartitionsKey:
+		r := kmsg.NewPtrDescribeTopicPartitionsRequest()
+		r.Version = v
+		for _, n := range two {
+			t := kmsg.NewDescribeTopicPartitionsRequestTopic()
+			t.Topic = n
+			r.Topics = append(r.Topics, t)
+		}
+		r.Cursor = &kmsg.DescribeTopicPartitionsRequestCursor{Topic: "events", Partition: 1}
 		return r
 	}
 	panic("no admin request for " + kmsg.NameForKey(key))

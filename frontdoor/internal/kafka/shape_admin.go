@@ -91,6 +91,22 @@ var adminRequestSchemas = map[int16]requestSchema{
 		fieldOf(kInt8, 3, anyV), // include_documentation
 		tags,
 	}},
+	describeClusterKey: {flexibleFrom: 0, fields: []field{
+		fieldOf(kInt8, 0, anyV), // include_cluster_authorized_operations
+		fieldOf(kInt8, 1, anyV), // endpoint_type
+		fieldOf(kInt8, 2, anyV), // include_fenced_brokers
+		tags,
+	}},
+	describeTopicPartitionsKey: {flexibleFrom: 0, fields: []field{
+		arr(0, anyV, fieldOf(kString, 0, anyV), tags), // topics
+		fieldOf(kInt32, 0, anyV),                      // response_partition_limit
+		{kind: kStruct, minV: 0, maxV: anyV, elem: []field{ // cursor
+			fieldOf(kString, 0, anyV), // topic_name
+			fieldOf(kInt32, 0, anyV),  // partition_index
+			tags,
+		}},
+		tags,
+	}},
 }
 
 func init() { maps.Copy(requestSchemas, adminRequestSchemas) }
