@@ -2,12 +2,18 @@ package suite
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/ferrygw/ferry/e2e/stack"
 	"github.com/ferrygw/ferry/services/testenv"
@@ -66,4 +72,152 @@ func TestKafkaToolsRefuseDDL(t *testing.T) {
 	}
 	// Nothing changed: the topic still has its two partitions.
 	waitTopic(t, topic, 2)
+}
+
+// configLines parses kafka-configs --describe output: "  name=value sensitive=... synonyms={...}".
+func configLines(out string) map[string]string {
+	got := map[string]string{}
+	for _, line := range strings.Split(out, "\n") {
+		line = strings.TrimSpace(line)
+		name, rest, ok := strings.Cut(line, "=")
+		if !ok || strings.Contains(name, " ") {
+			continue
+		}
+		value, _, _ := strings.Cut(rest, " sensitive=")
+		got[name] = value
+	}
+	return got
+}
+
+// TestKafkaToolsDescribe: kafka-topics --list/--describe and kafka-configs --describe print what
+// Fluss holds: the tables as topics with their buckets as partitions (leaders and replicas as
+// Metadata has them), configs derived from the tables' kind and properties, frontdoor's settings
+// as broker configs; a table created again with another TTL shows the new retention.ms.
+func TestKafkaToolsDescribe(t *testing.T) {
+	e, f := need(t)
+	db := dbName(t, f, "admin")
+	cols := []testenv.Column{{Name: "id", Type: "BIGINT", Nullable: testenv.NotNull()}, {Name: "v", Type: "STRING"}}
+	create := func(table string, buckets int, pk []string, props map[string]string) (string, testenv.TableInfo) {
+		info := f.NewTable(t, testenv.TableSpec{Database: db, Table: table, Columns: cols, BucketCount: buckets, PrimaryKey: pk,
+			Properties: props, CustomProperties: map[string]string{"kafka.enabled": "true", "owner": "ops"}})
+		topic := db + "." + table
+		waitTopic(t, topic, buckets)
+		return topic, info
+	}
+	events, eventsInfo := create("events", 3, nil, map[string]string{"table.log.ttl": "2 h"})
+	users, _ := create("users", 2, []string{"id"}, nil)
+	bootstrap := []string{"--bootstrap-server", e.kafka}
+
+	out, err := kafkaTool(t, "TopicCommand", append(bootstrap, "--list")...)
+	if err != nil {
+		t.Fatalf("kafka-topics --list: %v", err)
+	}
+	listed := strings.Fields(out)
+	if !slices.Contains(listed, events) || !slices.Contains(listed, users) {
+		t.Errorf("kafka-topics --list does not list %s and %s", events, users)
+	}
+
+	// kafka-topics --describe against Metadata.
+	cl := newKgo(t, e.kafka)
+	md := kmsg.NewPtrMetadataRequest()
+	mt := kmsg.NewMetadataRequestTopic()
+	mt.Topic = kmsg.StringPtr(events)
+	md.Topics = append(md.Topics, mt)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	mdResp, err := md.RequestWith(ctx, cl)
+	if err != nil || len(mdResp.Topics) != 1 {
+		t.Fatalf("metadata: %v %+v", err, mdResp)
+	}
+	want := map[int32]string{}
+	for _, p := range mdResp.Topics[0].Partitions {
+		want[p.Partition] = fmt.Sprintf("Leader: %d Replicas: %s Isr: %s", p.Leader, joinIDs(p.Replicas), joinIDs(p.ISR))
+	}
+	out, err = kafkaTool(t, "TopicCommand", append(bootstrap, "--describe", "--topic", events)...)
+	if err != nil {
+		t.Fatalf("kafka-topics --describe: %v", err)
+	}
+	partLine := regexp.MustCompile(`Topic: (\S+)\s+Partition: (\d+)\s+Leader: (\S+)\s+Replicas: (\S+)\s+Isr: (\S+)`)
+	head := regexp.MustCompile(`Topic: (\S+)\s+TopicId: (\S+)\s+PartitionCount: (\d+)\s+ReplicationFactor: (\d+)\s+Configs: (\S*)`)
+	h := head.FindStringSubmatch(out)
+	if h == nil || h[1] != events || h[3] != strconv.Itoa(int(eventsInfo.BucketCount)) {
+		t.Errorf("kafka-topics --describe header %q, want %s with %d partitions", h, events, eventsInfo.BucketCount)
+	} else {
+		if !strings.Contains(h[5], "cleanup.policy=delete") || !strings.Contains(h[5], "retention.ms=7200000") {
+			t.Errorf("kafka-topics --describe configs %q, want cleanup.policy=delete and retention.ms=7200000", h[5])
+		}
+		if rf := eventsInfo.Properties["table.replication.factor"]; rf != "" && h[4] != rf {
+			t.Errorf("ReplicationFactor %s, Fluss table.replication.factor %s", h[4], rf)
+		}
+	}
+	seen := 0
+	for _, m := range partLine.FindAllStringSubmatch(out, -1) {
+		p, _ := strconv.Atoi(m[2])
+		if got := fmt.Sprintf("Leader: %s Replicas: %s Isr: %s", m[3], m[4], m[5]); got != want[int32(p)] {
+			t.Errorf("partition %d: %q, Metadata says %q", p, got, want[int32(p)])
+		}
+		seen++
+	}
+	if seen != int(eventsInfo.BucketCount) {
+		t.Errorf("kafka-topics --describe listed %d partitions, want %d", seen, eventsInfo.BucketCount)
+	}
+
+	// kafka-configs --describe, topics.
+	describe := func(entity, name string, extra ...string) map[string]string {
+		t.Helper()
+		out, err := kafkaTool(t, "ConfigCommand", append(append(bootstrap, "--describe", "--entity-type", entity, "--entity-name", name), extra...)...)
+		if err != nil {
+			t.Fatalf("kafka-configs --describe %s %s: %v", entity, name, err)
+		}
+		return configLines(out)
+	}
+	checkConfigs := func(what string, got, want map[string]string) {
+		t.Helper()
+		for k, v := range want {
+			if got[k] != v {
+				t.Errorf("%s: %s=%q, want %q", what, k, got[k], v)
+			}
+		}
+	}
+	evCfg := describe("topics", events)
+	checkConfigs(events, evCfg, map[string]string{"cleanup.policy": "delete", "retention.ms": "7200000"})
+	// Every property Fluss reports for the table (defaults it added included) under its own name.
+	checkConfigs(events+" (Fluss properties)", evCfg, eventsInfo.Properties)
+	checkConfigs(events+" (custom properties)", evCfg, eventsInfo.CustomProperties)
+	checkConfigs(users, describe("topics", users), map[string]string{"cleanup.policy": "compact", "owner": "ops"})
+
+	// kafka-configs --describe, this frontdoor as a broker (--all: its settings are static).
+	checkConfigs("broker", describe("brokers", strconv.Itoa(int(e.nodeID)), "--all"), map[string]string{
+		"node.id": strconv.Itoa(int(e.nodeID)), "auto.create.topics.enable": "false", "message.max.bytes": "1048588"})
+
+	// The table is created again with another TTL: retention.ms follows once catalogsvc sees it.
+	if err := f.Helper.DropTable(ctx, db, "events"); err != nil {
+		t.Fatal(err)
+	}
+	f.NewTable(t, testenv.TableSpec{Database: db, Table: "events", Columns: cols, BucketCount: 3,
+		Properties: map[string]string{"table.log.ttl": "3 h"}, CustomProperties: map[string]string{"kafka.enabled": "true"}})
+	deadline := time.Now().Add(90 * time.Second)
+	for {
+		req := kmsg.NewPtrDescribeConfigsRequest()
+		res := kmsg.NewDescribeConfigsRequestResource()
+		res.ResourceType, res.ResourceName, res.ConfigNames = kmsg.ConfigResourceTypeTopic, events, []string{"retention.ms"}
+		req.Resources = append(req.Resources, res)
+		resp, err := req.RequestWith(ctx, cl)
+		if err == nil && len(resp.Resources) == 1 && len(resp.Resources[0].Configs) == 1 && *resp.Resources[0].Configs[0].Value == "10800000" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("retention.ms after the table changed: %v %+v", err, resp)
+		}
+		time.Sleep(time.Second)
+	}
+	checkConfigs(events+" after the change", describe("topics", events), map[string]string{"retention.ms": "10800000", "table.log.ttl": "3 h"})
+}
+
+func joinIDs(ids []int32) string {
+	s := make([]string, len(ids))
+	for i, id := range ids {
+		s[i] = strconv.Itoa(int(id))
+	}
+	return strings.Join(s, ",")
 }
