@@ -18,6 +18,11 @@ var adminServed = []struct{ key, min, max int16 }{
 	{describeConfigsKey, describeConfigsMin, describeConfigsMax},
 	{describeClusterKey, describeClusterMin, describeClusterMax},
 	{describeTopicPartitionsKey, describeTopicPartitionsMin, describeTopicPartitionsMax},
+	{describeACLsKey, describeACLsMin, describeACLsMax}, {describeLogDirsKey, describeLogDirsMin, describeLogDirsMax},
+	{describeProducersKey, describeProducersMin, describeProducersMax},
+	{listPartitionReassignmentsKey, listPartitionReassignmentsMin, listPartitionReassignmentsMax},
+	{electLeadersKey, electLeadersMin, electLeadersMax},
+	{alterPartitionReassignmentsKey, alterPartitionReassignmentsMin, alterPartitionReassignmentsMax},
 }
 
 // adminRefusals are the APIs that only refuse.
@@ -133,6 +138,47 @@ func adminRequest(key, v int16) kmsg.Request {
 			r.Topics = append(r.Topics, t)
 		}
 		r.Cursor = &kmsg.DescribeTopicPartitionsRequestCursor{Topic: "events", Partition: 1}
+		return r
+	case describeACLsKey:
+		r := kmsg.NewPtrDescribeACLsRequest()
+		r.Version, r.ResourceName, r.Principal = v, kmsg.StringPtr("orders"), kmsg.StringPtr("User:alice")
+		return r
+	case describeLogDirsKey:
+		r := kmsg.NewPtrDescribeLogDirsRequest()
+		r.Version = v
+		t := kmsg.NewDescribeLogDirsRequestTopic()
+		t.Topic, t.Partitions = "orders", []int32{0, 1}
+		r.Topics = append(r.Topics, t, t)
+		return r
+	case describeProducersKey:
+		r := kmsg.NewPtrDescribeProducersRequest()
+		r.Version = v
+		t := kmsg.NewDescribeProducersRequestTopic()
+		t.Topic, t.Partitions = "orders", []int32{0, 1}
+		r.Topics = append(r.Topics, t, t)
+		return r
+	case listPartitionReassignmentsKey:
+		r := kmsg.NewPtrListPartitionReassignmentsRequest()
+		r.Version = v
+		t := kmsg.NewListPartitionReassignmentsRequestTopic()
+		t.Topic, t.Partitions = "orders", []int32{0, 1}
+		r.Topics = append(r.Topics, t, t)
+		return r
+	case electLeadersKey:
+		r := kmsg.NewPtrElectLeadersRequest()
+		r.Version = v
+		t := kmsg.NewElectLeadersRequestTopic()
+		t.Topic, t.Partitions = "orders", []int32{0, 1}
+		r.Topics = append(r.Topics, t, t)
+		return r
+	case alterPartitionReassignmentsKey:
+		r := kmsg.NewPtrAlterPartitionAssignmentsRequest()
+		r.Version = v
+		t := kmsg.NewAlterPartitionAssignmentsRequestTopic()
+		p := kmsg.NewAlterPartitionAssignmentsRequestTopicPartition()
+		p.Replicas = []int32{1, 2}
+		t.Topic, t.Partitions = "orders", append(t.Partitions, p, kmsg.NewAlterPartitionAssignmentsRequestTopicPartition())
+		r.Topics = append(r.Topics, t, t)
 		return r
 	}
 	panic("no admin request for " + kmsg.NameForKey(key))

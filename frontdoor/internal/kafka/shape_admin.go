@@ -107,6 +107,59 @@ var adminRequestSchemas = map[int16]requestSchema{
 		}},
 		tags,
 	}},
+	describeACLsKey: {flexibleFrom: 2, fields: []field{
+		fieldOf(kInt8, 0, anyV),   // resource_type_filter
+		fieldOf(kString, 0, anyV), // resource_name_filter
+		fieldOf(kInt8, 1, anyV),   // pattern_type_filter
+		fieldOf(kString, 0, anyV), // principal_filter
+		fieldOf(kString, 0, anyV), // host_filter
+		fieldOf(kInt8, 0, anyV),   // operation
+		fieldOf(kInt8, 0, anyV),   // permission_type
+		tags,
+	}},
+	describeLogDirsKey: {flexibleFrom: 2, fields: []field{
+		arr(0, anyV, // topics
+			fieldOf(kString, 0, anyV),              // topic
+			arr(0, anyV, fieldOf(kInt32, 0, anyV)), // partitions
+			tags),
+		tags,
+	}},
+	describeProducersKey: {flexibleFrom: 0, fields: []field{
+		arr(0, anyV, // topics
+			fieldOf(kString, 0, anyV),              // name
+			arr(0, anyV, fieldOf(kInt32, 0, anyV)), // partition_indexes
+			tags),
+		tags,
+	}},
+	listPartitionReassignmentsKey: {flexibleFrom: 0, fields: []field{
+		fieldOf(kInt32, 0, anyV), // timeout_ms
+		arr(0, anyV, // topics
+			fieldOf(kString, 0, anyV),              // name
+			arr(0, anyV, fieldOf(kInt32, 0, anyV)), // partition_indexes
+			tags),
+		tags,
+	}},
+	electLeadersKey: {flexibleFrom: 2, fields: []field{
+		fieldOf(kInt8, 1, anyV), // election_type
+		arr(0, anyV, // topic_partitions
+			fieldOf(kString, 0, anyV),              // topic
+			arr(0, anyV, fieldOf(kInt32, 0, anyV)), // partitions
+			tags),
+		fieldOf(kInt32, 0, anyV), // timeout_ms
+		tags,
+	}},
+	alterPartitionReassignmentsKey: {flexibleFrom: 0, fields: []field{
+		fieldOf(kInt32, 0, anyV), // timeout_ms
+		fieldOf(kInt8, 1, anyV),  // allow_replication_factor_change
+		arr(0, anyV, // topics
+			fieldOf(kString, 0, anyV), // name
+			arr(0, anyV, // partitions
+				fieldOf(kInt32, 0, anyV),               // partition_index
+				arr(0, anyV, fieldOf(kInt32, 0, anyV)), // replicas
+				tags),
+			tags),
+		tags,
+	}},
 }
 
 func init() { maps.Copy(requestSchemas, adminRequestSchemas) }
