@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/ferrygw/ferry/e2e/stack"
@@ -220,4 +221,96 @@ func joinIDs(ids []int32) string {
 		s[i] = strconv.Itoa(int(id))
 	}
 	return strings.Join(s, ",")
+}
+
+// TestKafkaToolsOperate: kafka-broker-api-versions, kafka-log-dirs --describe and kafka-get-offsets
+// against the suite's frontdoor, and kafka-acls --list against one with an ACL file, print what
+// frontdoor serves, the (absent) log dirs, the offsets Fluss holds and the file's rules.
+func TestKafkaToolsOperate(t *testing.T) {
+	e, f := need(t)
+	db := dbName(t, f, "admin")
+	topic := topicTable(t, f, db, "offsets", 3, []testenv.Column{{Name: "v", Type: "STRING"}}, nil)
+	bootstrap := []string{"--bootstrap-server", e.kafka}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+
+	// kafka-broker-api-versions: every API frontdoor lists, with its range.
+	cl := newKgo(t, e.kafka, kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	av, err := kmsg.NewPtrApiVersionsRequest().RequestWith(ctx, cl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := kafkaTool(t, "BrokerApiVersionsCommand", bootstrap...)
+	if err != nil {
+		t.Fatalf("kafka-broker-api-versions: %v", err)
+	}
+	for _, k := range av.ApiKeys {
+		line := fmt.Sprintf("(%d): %d to %d", k.ApiKey, k.MinVersion, k.MaxVersion)
+		if k.MinVersion == k.MaxVersion {
+			line = fmt.Sprintf("(%d): %d", k.ApiKey, k.MinVersion)
+		}
+		if !strings.Contains(out, line) {
+			t.Errorf("kafka-broker-api-versions does not show %s%s", kmsg.NameForKey(k.ApiKey), line)
+		}
+	}
+	if strings.Contains(out, "UNSUPPORTED") && !strings.Contains(out, "usable") {
+		t.Errorf("kafka-broker-api-versions found no usable versions")
+	}
+
+	// kafka-log-dirs: frontdoor keeps no log; one dir stands for Fluss, without sizes.
+	out, err = kafkaTool(t, "LogDirsCommand", append(bootstrap, "--describe")...)
+	if err != nil {
+		t.Fatalf("kafka-log-dirs: %v", err)
+	}
+	if want := fmt.Sprintf(`{"broker":%d,"logDirs":[{"partitions":[],"error":null,"logDir":"fluss"}]}`, e.nodeID); !strings.Contains(out, want) {
+		t.Errorf("kafka-log-dirs does not print %s", want)
+	}
+
+	// kafka-get-offsets: the end offsets of what was produced, per partition.
+	var recs []*kgo.Record
+	for p, n := range []int{2, 0, 5} {
+		for range n {
+			recs = append(recs, &kgo.Record{Topic: topic, Partition: int32(p), Value: []byte(`{"v":"x"}`)})
+		}
+	}
+	kgoProduce(t, cl, recs, len(recs))
+	out, err = kafkaTool(t, "GetOffsetShell", append(bootstrap, "--topic", topic)...)
+	if err != nil {
+		t.Fatalf("kafka-get-offsets: %v", err)
+	}
+	for p, n := range []int{2, 0, 5} {
+		if want := fmt.Sprintf("%s:%d:%d", topic, p, n); !slices.Contains(strings.Fields(out), want) {
+			t.Errorf("kafka-get-offsets does not print %s", want)
+		}
+	}
+	out, err = kafkaTool(t, "GetOffsetShell", append(bootstrap, "--topic", topic, "--time", "-2")...)
+	if err != nil || !slices.Contains(strings.Fields(out), topic+":2:0") {
+		t.Errorf("kafka-get-offsets --time -2: %v, want %s:2:0", err, topic)
+	}
+
+	// kafka-acls --list: the ACL file's rules as bindings.
+	aclFile := filepath.Join(t.TempDir(), "acl")
+	rules := "allow User:ANONYMOUS DESCRIBE cluster:kafka-cluster\nallow User:* ALL topic:" + db + ".*\ndeny User:mallory WRITE topic:" + topic + "\nallow User:etl READ group:etl-*\n"
+	if err := os.WriteFile(aclFile, []byte(rules), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	guarded := startSecuredFrontdoor(t, e, "acls", map[string]string{"FERRY_ACL_FILE": aclFile})
+	out, err = kafkaTool(t, "AclCommand", "--bootstrap-server", guarded, "--list")
+	if err != nil {
+		t.Fatalf("kafka-acls --list: %v", err)
+	}
+	for _, want := range []string{
+		"ResourcePattern(resourceType=CLUSTER, name=kafka-cluster, patternType=LITERAL)",
+		"(principal=User:ANONYMOUS, host=*, operation=DESCRIBE, permissionType=ALLOW)",
+		"ResourcePattern(resourceType=TOPIC, name=" + db + "., patternType=PREFIXED)",
+		"(principal=User:*, host=*, operation=ALL, permissionType=ALLOW)",
+		"ResourcePattern(resourceType=TOPIC, name=" + topic + ", patternType=LITERAL)",
+		"(principal=User:mallory, host=*, operation=WRITE, permissionType=DENY)",
+		"ResourcePattern(resourceType=GROUP, name=etl-, patternType=PREFIXED)",
+		"(principal=User:etl, host=*, operation=READ, permissionType=ALLOW)",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("kafka-acls --list does not print %s", want)
+		}
+	}
 }

@@ -10,7 +10,7 @@ import (
 	"github.com/ferrygw/ferry/frontdoor/internal/acl"
 )
 
-// TestReplicaPlacementAPIs: no log dirs, no reassignments in progress, and
+// TestReplicaPlacementAPIs: one log dir standing for Fluss without sizes, no reassignments in progress, and
 // leader elections and reassignments refused with POLICY_VIOLATION and a
 // message, on one connection that keeps serving.
 func TestReplicaPlacementAPIs(t *testing.T) {
@@ -19,7 +19,9 @@ func TestReplicaPlacementAPIs(t *testing.T) {
 	for v := int16(describeLogDirsMin); v <= describeLogDirsMax; v++ {
 		r := kmsg.NewPtrDescribeLogDirsRequest()
 		r.Version = v
-		if resp := c.roundTrip(r).(*kmsg.DescribeLogDirsResponse); resp.ErrorCode != 0 || len(resp.Dirs) != 0 {
+		resp := c.roundTrip(r).(*kmsg.DescribeLogDirsResponse)
+		if resp.ErrorCode != 0 || len(resp.Dirs) != 1 || resp.Dirs[0].Dir != "fluss" || resp.Dirs[0].ErrorCode != 0 || len(resp.Dirs[0].Topics) != 0 ||
+			v >= 4 && (resp.Dirs[0].TotalBytes != -1 || resp.Dirs[0].UsableBytes != -1) {
 			t.Errorf("DescribeLogDirs v%d: %+v", v, resp)
 		}
 	}
@@ -61,7 +63,7 @@ func TestReplicaPlacementAPIs(t *testing.T) {
 	c = dialRaw(t, newHarness(t, harnessOpts{authz: rules}).addr)
 	r := kmsg.NewPtrDescribeLogDirsRequest()
 	r.Version = 4
-	if resp := c.roundTrip(r).(*kmsg.DescribeLogDirsResponse); resp.ErrorCode != kerr.ClusterAuthorizationFailed.Code {
+	if resp := c.roundTrip(r).(*kmsg.DescribeLogDirsResponse); resp.ErrorCode != kerr.ClusterAuthorizationFailed.Code || len(resp.Dirs) != 0 {
 		t.Errorf("DescribeLogDirs without cluster DESCRIBE: %+v", resp)
 	}
 }
