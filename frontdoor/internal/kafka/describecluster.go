@@ -6,13 +6,14 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/ferrygw/ferry/frontdoor/internal/acl"
 	"github.com/ferrygw/ferry/frontdoor/internal/backends"
 )
 
 // DescribeCluster v0-v2: the live frontdoors, the cluster id and the
 // controller id, from the same catalogsvc answer Metadata gives, so the two
 // agree. Ferry has no controller endpoint: a request for one is
-// UNSUPPORTED_ENDPOINT_TYPE, as a broker answers it.
+// MISMATCHED_ENDPOINT_TYPE, as a broker answers it.
 const (
 	describeClusterKey int16 = 60
 	describeClusterMin       = 0
@@ -28,10 +29,16 @@ const (
 	aclOpIdempotentWrite = 12
 )
 
-// clusterOperations is what any authenticated client may do to the
-// cluster: Ferry's ACLs have no cluster resource, so every client may
-// describe it and its configs and write idempotently.
-const clusterOperations = 1<<aclOpDescribe | 1<<aclOpDescribeConfigs | 1<<aclOpIdempotentWrite
+// clusterOperations is what a principal may do to the cluster: describe
+// it (with an ACL file, when it allows DESCRIBE on cluster:kafka-cluster),
+// describe broker configs and write idempotently (both open to everyone).
+func clusterOperations(s *Session) int32 {
+	ops := int32(1<<aclOpDescribeConfigs | 1<<aclOpIdempotentWrite)
+	if s.authz == nil || s.authz.AllowedCluster(acl.Principal(s.User), acl.Describe) {
+		ops |= 1 << aclOpDescribe
+	}
+	return ops
+}
 
 type describeClusterHandler struct {
 	catalog *backends.Catalog
@@ -46,16 +53,16 @@ func (h *describeClusterHandler) serve(_ context.Context, s *Session, req Reques
 	resp := r.ResponseKind().(*kmsg.DescribeClusterResponse)
 	if r.Version >= 1 && r.EndpointType != 1 {
 		s.Log.Info("describe cluster: only the broker endpoint is served", "endpoint_type", r.EndpointType)
-		resp.ErrorCode = kerr.UnsupportedEndpointType.Code
+		resp.ErrorCode = kerr.MismatchedEndpointType.Code
 		msg := "The request was sent to an endpoint of type BROKER, but we wanted an endpoint of type " + endpointTypeName(r.EndpointType)
 		resp.ErrorMessage = &msg
 		return ready(resp), nil
 	}
+	if r.IncludeClusterAuthorizedOperations {
+		resp.ClusterAuthorizedOperations = clusterOperations(s)
+	}
 	log := s.Log
 	return Reply{Later: func(ctx context.Context) (kmsg.Response, error) {
-		if r.IncludeClusterAuthorizedOperations {
-			resp.ClusterAuthorizedOperations = clusterOperations
-		}
 		md, err := h.catalog.Metadata(ctx, nil, false)
 		if err != nil {
 			log.Warn("describe cluster: catalog unavailable; answering with this broker only", "err", err)

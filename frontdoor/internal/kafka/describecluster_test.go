@@ -38,7 +38,7 @@ func TestDescribeCluster(t *testing.T) {
 	r = kmsg.NewPtrDescribeClusterRequest()
 	r.Version, r.EndpointType = 1, 2
 	resp := c.roundTrip(r).(*kmsg.DescribeClusterResponse)
-	if resp.ErrorCode != kerr.UnsupportedEndpointType.Code || resp.ErrorMessage == nil || !strings.Contains(*resp.ErrorMessage, "CONTROLLER") {
+	if resp.ErrorCode != kerr.MismatchedEndpointType.Code || resp.ErrorMessage == nil || !strings.Contains(*resp.ErrorMessage, "CONTROLLER") {
 		t.Errorf("controller endpoint: %+v", resp)
 	}
 	h.cat.Down.Store(true)

@@ -110,10 +110,12 @@ func (h *describeConfigsHandler) serve(ctx context.Context, s *Session, req Requ
 					fail(kerr.TopicAuthorizationFailed, "")
 				case lookupErr != nil:
 					fail(kerr.UnknownServerError, "the catalog is unavailable")
-				case t.Mapping == nil && t.ErrorCode != 0:
-					fail(kerr.ErrorForCode(t.ErrorCode).(*kerr.Error), t.ErrorMsg)
 				case t.Mapping == nil:
-					fail(kerr.UnknownTopicOrPartition, "")
+					// An empty message, not null, as a broker answers.
+					rr.ErrorCode, rr.ErrorMessage = kerr.UnknownTopicOrPartition.Code, kmsg.StringPtr("")
+					if t.ErrorCode != 0 && t.ErrorCode != kerr.UnknownTopicOrPartition.Code {
+						rr.ErrorCode, rr.ErrorMessage = t.ErrorCode, kmsg.StringPtr(t.ErrorMsg)
+					}
 				default:
 					rr.Configs = configsOf(r, res, topicConfigs(t.Mapping, h.maxMessageBytes))
 				}

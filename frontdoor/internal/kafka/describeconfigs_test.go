@@ -103,6 +103,10 @@ func TestDescribeConfigsTopics(t *testing.T) {
 				t.Errorf("v%d events %s = %q, want %q", v, k, events[k], want)
 			}
 		}
+		// A broker answers an unknown topic with an empty message, not null.
+		if got[2].ErrorMessage == nil || *got[2].ErrorMessage != "" || got[3].ErrorMessage != nil {
+			t.Errorf("v%d: messages %v, %v; want empty and null", v, got[2].ErrorMessage, got[3].ErrorMessage)
+		}
 		if got[2].ErrorCode != kerr.UnknownTopicOrPartition.Code || got[3].ErrorCode != kerr.TopicAuthorizationFailed.Code {
 			t.Errorf("v%d: nope %d, hidden %d; want UNKNOWN_TOPIC_OR_PARTITION, TOPIC_AUTHORIZATION_FAILED", v, got[2].ErrorCode, got[3].ErrorCode)
 		}

@@ -75,6 +75,10 @@ func (h *describeProducersHandler) serve(ctx context.Context, s *Session, req Re
 						rp.ActiveProducers = append(rp.ActiveProducers, ap)
 					}
 				}
+				if rp.ErrorCode != 0 {
+					// A broker sends the error's standard text.
+					rp.ErrorMessage = kmsg.StringPtr(kerr.ErrorForCode(rp.ErrorCode).(*kerr.Error).Description)
+				}
 				rt.Partitions = append(rt.Partitions, rp)
 			}
 			resp.Topics = append(resp.Topics, rt)

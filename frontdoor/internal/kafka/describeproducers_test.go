@@ -53,6 +53,9 @@ func TestDescribeProducers(t *testing.T) {
 		time.Since(time.UnixMilli(p.LastTimestamp)) > time.Minute {
 		t.Errorf("producer on partition 1: %+v", p)
 	}
+	if orders[0].ErrorMessage != nil || orders[2].ErrorMessage == nil || *orders[2].ErrorMessage != "This server does not host this topic-partition." {
+		t.Errorf("messages: %v, %v; want null and the error's standard text", orders[0].ErrorMessage, orders[2].ErrorMessage)
+	}
 	if orders[2].ErrorCode != kerr.UnknownTopicOrPartition.Code || events[0].ErrorCode != kerr.TopicAuthorizationFailed.Code {
 		t.Errorf("partition 9: %d, events: %d", orders[2].ErrorCode, events[0].ErrorCode)
 	}
