@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -215,6 +216,16 @@ func TestKafkaToolsDescribe(t *testing.T) {
 	checkConfigs(events+" after the change", describe("topics", events), map[string]string{"retention.ms": "10800000", "table.log.ttl": "3 h"})
 }
 
+// containsRow reports whether a line of out starts with the fields of row.
+func containsRow(out string, row []string) bool {
+	for _, line := range strings.Split(out, "\n") {
+		if f := strings.Fields(line); len(f) >= len(row) && slices.Equal(f[:len(row)], row) {
+			return true
+		}
+	}
+	return false
+}
+
 func joinIDs(ids []int32) string {
 	s := make([]string, len(ids))
 	for i, id := range ids {
@@ -223,9 +234,10 @@ func joinIDs(ids []int32) string {
 	return strings.Join(s, ",")
 }
 
-// TestKafkaToolsOperate: kafka-broker-api-versions, kafka-log-dirs --describe and kafka-get-offsets
-// against the suite's frontdoor, and kafka-acls --list against one with an ACL file, print what
-// frontdoor serves, the (absent) log dirs, the offsets Fluss holds and the file's rules.
+// TestKafkaToolsOperate: kafka-broker-api-versions, kafka-log-dirs --describe, kafka-get-offsets and
+// kafka-consumer-groups --list/--describe against the suite's frontdoor, and kafka-acls --list
+// against one with an ACL file, print what frontdoor serves, the log dir standing for Fluss, the
+// offsets Fluss holds, the group's committed offsets and the file's rules.
 func TestKafkaToolsOperate(t *testing.T) {
 	e, f := need(t)
 	db := dbName(t, f, "admin")
@@ -286,6 +298,31 @@ func TestKafkaToolsOperate(t *testing.T) {
 	out, err = kafkaTool(t, "GetOffsetShell", append(bootstrap, "--topic", topic, "--time", "-2")...)
 	if err != nil || !slices.Contains(strings.Fields(out), topic+":2:0") {
 		t.Errorf("kafka-get-offsets --time -2: %v, want %s:2:0", err, topic)
+	}
+
+	// kafka-consumer-groups --list and --describe: a group that committed offsets through frontdoor.
+	group := db + "-group"
+	offsets := kadm.Offsets{}
+	offsets.Add(kadm.Offset{Topic: topic, Partition: 2, At: 3})
+	if err := kadm.NewClient(cl).CommitAllOffsets(ctx, group, offsets); err != nil {
+		t.Fatalf("commit: %v", err)
+	}
+	// --list shows the groups this frontdoor coordinates (kafka-api.md, ListGroups): one with a member.
+	member := group + "-live"
+	mc := newKgo(t, e.kafka, kgo.ConsumerGroup(member), kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	pollCtx, pollCancel := context.WithTimeout(ctx, 30*time.Second)
+	for n := 0; n < 7 && pollCtx.Err() == nil; {
+		n += mc.PollFetches(pollCtx).NumRecords()
+	}
+	pollCancel()
+	out, err = kafkaTool(t, "consumer.group.ConsumerGroupCommand", append(bootstrap, "--list")...)
+	if err != nil || !slices.Contains(strings.Fields(out), member) {
+		t.Errorf("kafka-consumer-groups --list: %v, want %s listed", err, member)
+	}
+	out, err = kafkaTool(t, "consumer.group.ConsumerGroupCommand", append(bootstrap, "--describe", "--group", group)...)
+	// GROUP TOPIC PARTITION CURRENT-OFFSET LOG-END-OFFSET LAG CONSUMER-ID HOST CLIENT-ID
+	if want := []string{group, topic, "2", "3", "5", "2"}; err != nil || !containsRow(out, want) {
+		t.Errorf("kafka-consumer-groups --describe: %v, want a row starting %v", err, want)
 	}
 
 	// kafka-acls --list: the ACL file's rules as bindings.

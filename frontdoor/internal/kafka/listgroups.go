@@ -3,6 +3,7 @@ package kafka
 import (
 	"context"
 	"slices"
+	"strings"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -23,9 +24,11 @@ func (h *groupHandlers) listGroups(_ context.Context, s *Session, req Request) (
 	resp := r.ResponseKind().(*kmsg.ListGroupsResponse)
 	mayDescribe := s.mayDoGroup(acl.Describe)
 	for _, g := range h.coord.List() {
+		// Filters match case-insensitively, as on a broker: Kafka 4's admin
+		// client asks for types "Classic" and "Consumer".
 		if !mayDescribe(g.Group) ||
-			len(r.StatesFilter) > 0 && !slices.ContainsFunc(r.StatesFilter, func(st string) bool { return st == string(g.State) }) ||
-			len(r.TypesFilter) > 0 && !slices.ContainsFunc(r.TypesFilter, func(t string) bool { return t == "classic" }) {
+			len(r.StatesFilter) > 0 && !slices.ContainsFunc(r.StatesFilter, func(st string) bool { return strings.EqualFold(st, string(g.State)) }) ||
+			len(r.TypesFilter) > 0 && !slices.ContainsFunc(r.TypesFilter, func(t string) bool { return strings.EqualFold(t, "classic") }) {
 			continue
 		}
 		rg := kmsg.NewListGroupsResponseGroup()
