@@ -37,7 +37,13 @@ func adminShapeSeeds() []kmsg.Request {
 			out = append(out, adminRequest(a.key, v))
 		}
 	}
-	return out
+	// Null where the layout allows it, and unknown tags.
+	noCursor := adminRequest(describeTopicPartitionsKey, 0).(*kmsg.DescribeTopicPartitionsRequest)
+	noCursor.Cursor = nil
+	noCursor.UnknownTags.Set(9, []byte("x"))
+	allDirs := kmsg.NewPtrDescribeLogDirsRequest()
+	allDirs.Version = describeLogDirsMax
+	return append(out, noCursor, allDirs)
 }
 
 func adminRequest(key, v int16) kmsg.Request {

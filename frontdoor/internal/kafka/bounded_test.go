@@ -331,6 +331,7 @@ func shapeSeeds() []kmsg.Request {
 		out = append(out, r)
 	}
 	out = append(out, groupShapeSeeds(withTags)...)
+	out = append(out, adminShapeSeeds()...)
 	for v := int16(findCoordinatorMin); v <= findCoordinatorMax; v++ {
 		r := kmsg.NewPtrFindCoordinatorRequest()
 		r.Version, r.CoordinatorKey, r.CoordinatorKeys = v, "g", []string{"a", "b"}
@@ -421,7 +422,7 @@ func groupShapeSeeds(withTags func(*kmsg.Tags)) []kmsg.Request {
 		r.Version, r.Groups = v, []string{"a", "b"}
 		out = append(out, r)
 	}
-	return append(out, adminShapeSeeds()...)
+	return out
 }
 
 func TestShapeMatchesKmsg(t *testing.T) {
