@@ -67,6 +67,28 @@ func TestAdminAnswersMatchKafkaBroker(t *testing.T) {
 			return r
 		},
 	}
+	// The admin APIs Ferry lists, at the versions the broker lists.
+	ranges := func(cl *kgo.Client) map[int16][2]int16 {
+		req := kmsg.NewPtrApiVersionsRequest()
+		req.ClientSoftwareName, req.ClientSoftwareVersion = "ferry-e2e", "1.0" // required from v3
+		resp, err := cl.SeedBrokers()[0].Request(ctx, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[int16][2]int16{}
+		for _, k := range resp.(*kmsg.ApiVersionsResponse).ApiKeys {
+			out[k.ApiKey] = [2]int16{k.MinVersion, k.MaxVersion}
+		}
+		return out
+	}
+	brokerRanges, ferryRanges := ranges(kafka), ranges(ferry)
+	for _, key := range []int16{19, 20, 21, 29, 32, 33, 35, 37, 43, 44, 45, 46, 60, 61, 75} {
+		if ferryRanges[key] != brokerRanges[key] {
+			t.Errorf("%s: ferry lists v%d-v%d, the broker v%d-v%d", kmsg.NameForKey(key),
+				ferryRanges[key][0], ferryRanges[key][1], brokerRanges[key][0], brokerRanges[key][1])
+		}
+	}
+
 	for name, req := range cases {
 		want := answer(t, ctx, kafka, req())
 		got := answer(t, ctx, ferry, req())

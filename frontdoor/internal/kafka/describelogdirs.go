@@ -9,15 +9,16 @@ import (
 	"github.com/ferrygw/ferry/frontdoor/internal/acl"
 )
 
-// DescribeLogDirs v1-v4: frontdoor keeps no log on disk; the data is in
-// Fluss, which does not report bucket sizes to Ferry. The answer is one
-// directory, flussLogDir, with unknown volume sizes (-1, as Kafka marks
-// them) and no partition sizes. An answer without any directory would not
-// do: the Java client reads it as CLUSTER_AUTHORIZATION_FAILED.
+// DescribeLogDirs v1-v5 (v5's is_cordoned is always false): frontdoor keeps
+// no log on disk; the data is in Fluss, which does not report bucket sizes
+// to Ferry. The answer is one directory, flussLogDir, with unknown volume
+// sizes (-1, as Kafka marks them) and no partition sizes. An answer without
+// any directory would not do: the Java client reads it as
+// CLUSTER_AUTHORIZATION_FAILED.
 const (
 	describeLogDirsKey int16 = 35
 	describeLogDirsMin       = 1
-	describeLogDirsMax       = 4
+	describeLogDirsMax       = 5
 	flussLogDir              = "fluss"
 )
 
