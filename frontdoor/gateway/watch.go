@@ -26,6 +26,12 @@ func (r reloadedACLs) AllowedGroup(principal string, op acl.Operation, group str
 	return r.f.Value().AllowedGroup(principal, op, group)
 }
 
+func (r reloadedACLs) AllowedCluster(principal string, op acl.Operation) bool {
+	return r.f.Value().AllowedCluster(principal, op)
+}
+
+func (r reloadedACLs) Bindings() []acl.Binding { return r.f.Value().Bindings() }
+
 // reloadedSCRAM starts SCRAM exchanges against the credentials in force.
 type reloadedSCRAM struct {
 	f       *reload.File[*saslscram.Store]

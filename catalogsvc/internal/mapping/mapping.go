@@ -218,6 +218,8 @@ func Resolve(t Table, opts Options) (*catalogv1.TopicMapping, *Refusal) {
 		PartitionKeys:         slices.Clone(t.PartitionKeys),
 		AutoPartitionOptions:  shape.autoPartition,
 		FetchCompression:      fetchCompression,
+		TableProperties:       maps.Clone(t.Properties),
+		CustomProperties:      maps.Clone(t.CustomProperties),
 	}
 	m.MappingId = mappingID(m, t)
 	return m, nil

@@ -677,3 +677,19 @@ func TestPrimaryKeyReasons(t *testing.T) {
 		})
 	}
 }
+
+// TestResolveCarriesProperties: the mapping holds the table's Fluss options
+// and custom properties as they are (frontdoor's DescribeConfigs shows them),
+// and a copy, so that the caller's maps stay its own.
+func TestResolveCarriesProperties(t *testing.T) {
+	tbl := with(chain(props("owner", "ops"), func(t *Table) { t.Properties["table.log.ttl"] = "2 h" }))
+	m, r := Resolve(tbl, opts)
+	if r != nil {
+		t.Fatal(r)
+	}
+	expect(t, "table.log.ttl", m.TableProperties["table.log.ttl"], "2 h")
+	expect(t, "owner", m.CustomProperties["owner"], "ops")
+	expect(t, PropEnabled, m.CustomProperties[PropEnabled], "true")
+	tbl.Properties["table.log.ttl"] = "changed"
+	expect(t, "copy", m.TableProperties["table.log.ttl"], "2 h")
+}

@@ -11,9 +11,11 @@
 // A resource is a topic or a consumer group: a literal name, a prefix (a
 // name ending in "*"), or "*" for every topic (group). Consumer groups
 // need READ for joining and committing, DESCRIBE for describing, DELETE for
-// deleting the group or its offsets. A principal is "User:<name>" or "User:*"; a session
-// without SASL is "User:ANONYMOUS". Operations are READ, WRITE, DESCRIBE, DELETE and
-// ALL; allowing READ, WRITE or DELETE also allows DESCRIBE, as in Kafka. A request is allowed when
+// deleting the group or its offsets. The resource cluster:kafka-cluster (Kafka's only cluster
+// name) takes DESCRIBE, which lets a principal list the ACLs (DescribeAcls). A principal is
+// "User:<name>" or "User:*"; a session without SASL is "User:ANONYMOUS". Operations are READ,
+// WRITE, DESCRIBE, DELETE and ALL; allowing READ, WRITE or DELETE also allows DESCRIBE, as in
+// Kafka. A request is allowed when
 // at least one allow rule and no deny rule matches it: deny wins, and
 // whatever no rule allows is denied.
 package acl
@@ -61,18 +63,31 @@ func Principal(user string) string {
 	return "User:" + user
 }
 
+// Resource is what a rule is about.
+type Resource uint8
+
+// The resources of rules.
+const (
+	TopicResource Resource = iota
+	GroupResource
+	ClusterResource
+)
+
+// ClusterName is the cluster resource's name, as in Kafka.
+const ClusterName = "kafka-cluster"
+
 type rule struct {
 	allow     bool
 	principal string // "User:x" or "User:*"
 	op        Operation
-	group     bool   // a group rule, else a topic rule
+	kind      Resource
 	topic     string // literal, prefix (without the "*") or "" with any
 	prefix    bool
 	any       bool
 }
 
-func (r rule) matches(principal string, op Operation, group bool, topic string) bool {
-	if r.group != group || r.principal != "User:*" && r.principal != principal {
+func (r rule) matches(principal string, op Operation, kind Resource, topic string) bool {
+	if r.kind != kind || r.principal != "User:*" && r.principal != principal {
 		return false
 	}
 	// ALL covers everything; an allowed READ or WRITE implies DESCRIBE (a
@@ -101,18 +116,23 @@ func (r *Rules) Len() int { return len(r.rules) }
 
 // Allowed reports whether principal may do op to topic.
 func (r *Rules) Allowed(principal string, op Operation, topic string) bool {
-	return r.allowed(principal, op, false, topic)
+	return r.allowed(principal, op, TopicResource, topic)
 }
 
 // AllowedGroup reports whether principal may do op to a consumer group.
 func (r *Rules) AllowedGroup(principal string, op Operation, group string) bool {
-	return r.allowed(principal, op, true, group)
+	return r.allowed(principal, op, GroupResource, group)
 }
 
-func (r *Rules) allowed(principal string, op Operation, group bool, name string) bool {
+// AllowedCluster reports whether principal may do op to the cluster.
+func (r *Rules) AllowedCluster(principal string, op Operation) bool {
+	return r.allowed(principal, op, ClusterResource, ClusterName)
+}
+
+func (r *Rules) allowed(principal string, op Operation, kind Resource, name string) bool {
 	allowed := false
 	for _, ru := range r.rules {
-		if !ru.matches(principal, op, group, name) {
+		if !ru.matches(principal, op, kind, name) {
 			continue
 		}
 		if !ru.allow {
@@ -152,7 +172,7 @@ func Parse(rd io.Reader) (*Rules, error) {
 
 func parseRule(f []string) (rule, error) {
 	if len(f) != 4 {
-		return rule{}, errors.New("want: allow|deny User:<name>|User:* READ|WRITE|DESCRIBE|ALL topic:<name>|topic:<prefix>*|topic:*|group:<name>|group:<prefix>*|group:*")
+		return rule{}, errors.New("want: allow|deny User:<name>|User:* READ|WRITE|DESCRIBE|DELETE|ALL topic:<name>|topic:<prefix>*|topic:*|group:<name>|group:<prefix>*|group:*|cluster:kafka-cluster")
 	}
 	var r rule
 	switch strings.ToLower(f[0]) {
@@ -170,18 +190,25 @@ func parseRule(f []string) (rule, error) {
 	if r.op, ok = opNames[strings.ToUpper(f[2])]; !ok {
 		return rule{}, fmt.Errorf("operation %q: want READ, WRITE, DESCRIBE, DELETE or ALL", f[2])
 	}
+	if f[3] == "cluster:"+ClusterName {
+		if r.op != Describe && r.op != All {
+			return rule{}, fmt.Errorf("resource %q: the cluster takes DESCRIBE (or ALL)", f[3])
+		}
+		r.kind, r.topic = ClusterResource, ClusterName
+		return r, nil
+	}
 	topic, ok := strings.CutPrefix(f[3], "topic:")
 	if !ok {
 		topic, ok = strings.CutPrefix(f[3], "group:")
-		r.group = ok
+		r.kind = GroupResource
 	}
 	if !ok || topic == "" {
 		return rule{}, fmt.Errorf("resource %q: want topic:<name>, topic:<prefix>*, topic:* or the same with group:", f[3])
 	}
-	if r.group && r.op == Write {
+	if r.kind == GroupResource && r.op == Write {
 		return rule{}, fmt.Errorf("resource %q: groups are read (READ), described (DESCRIBE) or deleted (DELETE), not written", f[3])
 	}
-	if !r.group && r.op == Delete {
+	if r.kind == TopicResource && r.op == Delete {
 		return rule{}, fmt.Errorf("resource %q: topics are not deleted through Ferry; DELETE is for groups", f[3])
 	}
 	switch {
@@ -202,3 +229,27 @@ func parseRule(f []string) (rule, error) {
 
 // ParseBytes is Parse over a file's content.
 func ParseBytes(b []byte) (*Rules, error) { return Parse(bytes.NewReader(b)) }
+
+// Binding is one rule in Kafka's ACL binding terms (DescribeAcls).
+type Binding struct {
+	Allow     bool
+	Principal string
+	Operation Operation
+	Resource  Resource
+	// Name is the literal name, the prefix (Prefixed) or "*" (every one).
+	Name     string
+	Prefixed bool
+}
+
+// Bindings lists the rules in file order.
+func (r *Rules) Bindings() []Binding {
+	out := make([]Binding, 0, len(r.rules))
+	for _, ru := range r.rules {
+		b := Binding{Allow: ru.allow, Principal: ru.principal, Operation: ru.op, Resource: ru.kind, Name: ru.topic, Prefixed: ru.prefix}
+		if ru.any {
+			b.Name = "*"
+		}
+		out = append(out, b)
+	}
+	return out
+}

@@ -1,6 +1,7 @@
 package acl
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
@@ -113,5 +114,37 @@ func TestAllowedGroup(t *testing.T) {
 	}
 	if r.Allowed("User:reader", Read, "readers-1") != true || r.AllowedGroup("User:reader", Write, "readers-1") {
 		t.Error("topic and group rules mixed")
+	}
+}
+
+// TestClusterAndBindings: cluster:kafka-cluster takes DESCRIBE (or ALL) and
+// nothing else; Bindings gives every rule back in file order, wildcards as
+// "*" and prefixes without their "*".
+func TestClusterAndBindings(t *testing.T) {
+	r, err := Parse(strings.NewReader(`
+allow User:admin DESCRIBE cluster:kafka-cluster
+allow User:*     WRITE    topic:shop.*
+deny  User:bob   ALL      topic:*
+allow User:etl   READ     group:etl
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.AllowedCluster("User:admin", Describe) || r.AllowedCluster("User:bob", Describe) || r.Allowed("User:admin", Describe, ClusterName) {
+		t.Error("cluster rule: admin may describe the cluster, bob may not, and it is no topic rule")
+	}
+	want := []Binding{
+		{Allow: true, Principal: "User:admin", Operation: Describe, Resource: ClusterResource, Name: ClusterName},
+		{Allow: true, Principal: "User:*", Operation: Write, Resource: TopicResource, Name: "shop.", Prefixed: true},
+		{Allow: false, Principal: "User:bob", Operation: All, Resource: TopicResource, Name: "*"},
+		{Allow: true, Principal: "User:etl", Operation: Read, Resource: GroupResource, Name: "etl"},
+	}
+	if got := r.Bindings(); !slices.Equal(got, want) {
+		t.Errorf("bindings\n got %+v\nwant %+v", got, want)
+	}
+	for _, bad := range []string{"allow User:a READ cluster:kafka-cluster", "allow User:a DESCRIBE cluster:other"} {
+		if _, err := Parse(strings.NewReader(bad)); err == nil {
+			t.Errorf("%q parsed, want an error", bad)
+		}
 	}
 }

@@ -178,6 +178,13 @@ func (c *Catalog) Resolve(ctx context.Context, names []string) (map[string]Topic
 	}
 }
 
+// ResolveFresh asks catalogsvc about names without looking at the cache
+// (and refreshes the cache with the answers): for describes, which an
+// operator runs to see a table change now, not within TTL.
+func (c *Catalog) ResolveFresh(ctx context.Context, names []string) (map[string]Topic, error) {
+	return c.fetch(ctx, names)
+}
+
 // MarkStale drops topic's cached mapping if it is of table tableID, which
 // Fluss reported gone (the table was dropped, perhaps created again under
 // the same name). The next Resolve of topic asks catalogsvc with the id

@@ -82,6 +82,14 @@ func (f *Catalog) AddTopic(name string, partitions int32, tableID int64) {
 	}
 }
 
+// EditTopic changes an added topic's mapping in place (its kind, its
+// table's properties), as a change of its Fluss table would.
+func (f *Catalog) EditTopic(name string, edit func(*catalogv1.TopicMapping)) {
+	f.Mu.Lock()
+	defer f.Mu.Unlock()
+	edit(f.topics[name])
+}
+
 // RemoveTopic takes a topic away.
 func (f *Catalog) RemoveTopic(name string) {
 	f.Mu.Lock()

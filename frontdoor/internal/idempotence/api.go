@@ -7,8 +7,11 @@
 package idempotence
 
 import (
+	"cmp"
 	"context"
 	"log/slog"
+	"slices"
+	"time"
 
 	appendv1 "github.com/ferrygw/ferry/services/api/gen/ferry/append/v1"
 )
@@ -126,3 +129,42 @@ func (ps *States) Abandon() error { return ps.stopPersistingWith(false) }
 // ForgetAll drops every producer's state in memory, as a restart does;
 // persisted anchors stay.
 func (ps *States) ForgetAll() { ps.forgetAll() }
+
+// Producer is one idempotent producer's state on one partition, as
+// DescribeProducers shows it.
+type Producer struct {
+	ID    int64
+	Epoch int16
+	// LastSequence is the last sequence of its newest acknowledged batch,
+	// -1 before one was acknowledged here.
+	LastSequence int32
+	// LastUsed is when the producer last wrote through this frontdoor.
+	LastUsed time.Time
+}
+
+// Producers lists the producers with state on a topic's partition, by id.
+func (ps *States) Producers(topic string, partition int32) []Producer {
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	var out []Producer
+	key := partitionKey{topic, partition}
+	for id, p := range ps.producers {
+		st := p.parts[key]
+		if st == nil {
+			continue
+		}
+		last := int32(-1)
+		for i := len(st.recent) - 1; i >= 0; i-- {
+			if st.recent[i].baseOffset >= 0 {
+				last = st.recent[i].lastSeq
+				break
+			}
+		}
+		if last < 0 && st.nextKafka > 0 {
+			last = st.nextKafka - 1 // rebuilt from an anchor: no batch kept
+		}
+		out = append(out, Producer{ID: id, Epoch: st.epoch, LastSequence: last, LastUsed: p.lastUsed})
+	}
+	slices.SortFunc(out, func(a, b Producer) int { return cmp.Compare(a.ID, b.ID) })
+	return out
+}

@@ -336,3 +336,34 @@ func TestFailedOutcome(t *testing.T) {
 		}
 	}
 }
+
+// TestProducersPerPartition: Producers lists, by id, the producers with
+// state on one partition, with the last sequence of their newest
+// acknowledged batch (-1 before one was).
+func TestProducersPerPartition(t *testing.T) {
+	ps, _ := newStates(t, DefaultConfig())
+	ctx := context.Background()
+	admit := func(id int64, partition, first, count int32) *seqEntry {
+		v := ps.admit(ctx, partitionKey{"t", partition}, Table{}, Batch{ProducerID: id, FirstSeq: first, LastSeq: first + count - 1}, nil)
+		if v.Code != 0 || v.entry == nil {
+			t.Fatalf("producer %d: %+v", id, v)
+		}
+		return v.entry
+	}
+	ps.finish(admit(9, 0, 0, 3), outcomeStored, 0)
+	ps.finish(admit(9, 0, 3, 2), outcomeStored, 3)
+	ps.finish(admit(5, 0, 0, 1), outcomeStored, 5)
+	pending := admit(5, 0, 1, 4) // not acknowledged yet
+	admit(4, 1, 0, 1)            // another partition
+	got := ps.Producers("t", 0)
+	if len(got) != 2 || got[0].ID != 5 || got[0].LastSequence != 0 || got[1].ID != 9 || got[1].LastSequence != 4 || got[1].LastUsed.IsZero() {
+		t.Fatalf("partition 0: %+v", got)
+	}
+	ps.finish(pending, outcomeStored, 6)
+	if got := ps.Producers("t", 0); got[0].LastSequence != 4 {
+		t.Fatalf("after the ack: %+v", got)
+	}
+	if got := ps.Producers("t", 2); len(got) != 0 {
+		t.Fatalf("partition 2: %+v", got)
+	}
+}

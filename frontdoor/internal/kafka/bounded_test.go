@@ -345,6 +345,7 @@ func shapeSeeds() []kmsg.Request {
 		r.Topics = append(r.Topics, ot, ot)
 		out = append(out, r)
 	}
+	out = append(out, adminShapeSeeds()...)
 	for v := int16(findCoordinatorMin); v <= findCoordinatorMax; v++ {
 		r := kmsg.NewPtrFindCoordinatorRequest()
 		r.Version, r.CoordinatorKey, r.CoordinatorKeys = v, "g", []string{"a", "b"}
@@ -500,6 +501,7 @@ func FuzzShapeMatchesKmsg(f *testing.F) {
 		{describeGroupsKey, describeGroupsMin, describeGroupsMax}, {deleteGroupsKey, deleteGroupsMin, deleteGroupsMax},
 		{offsetDeleteKey, offsetDeleteMin, offsetDeleteMax},
 	}
+	served = append(served, adminServed...)
 	f.Fuzz(func(t *testing.T, in []byte) {
 		if len(in) < 4 {
 			return

@@ -133,6 +133,7 @@ func NewFrontdoor(cfg Config, d Deps) (*Server, error) {
 		apis = append(apis, gh.apis()...)
 	}
 	apis = append(apis, (&findCoordinatorHandler{groups: gh}).api())
+	apis = append(apis, adminAPIs(cfg, d, states)...)
 	opts := []Option{WithLogger(d.Logger), WithTracerProvider(d.TracerProvider), withMetrics(metrics), withProducerStates(states)}
 	if d.Listener != nil {
 		opts = append(opts, WithListener(d.Listener))

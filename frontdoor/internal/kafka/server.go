@@ -162,6 +162,9 @@ func WithSASLPlain(auth PlainAuthenticator) Option {
 type Authorizer interface {
 	Allowed(principal string, op acl.Operation, topic string) bool
 	AllowedGroup(principal string, op acl.Operation, group string) bool
+	AllowedCluster(principal string, op acl.Operation) bool
+	// Bindings lists the rules, for DescribeAcls.
+	Bindings() []acl.Binding
 }
 
 // WithAuthorizer checks every topic of Produce (WRITE) and Metadata

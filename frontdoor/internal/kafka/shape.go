@@ -44,13 +44,14 @@ const (
 	kBytes  // also nullable bytes
 	kArray  // of elem; also nullable arrays
 	kTags   // a tagged field section; only in flexible versions
+	kStruct // a nullable struct of elem: int8 -1 for null, else its fields
 )
 
 // field is one field of a request body, present in versions minV..maxV.
 type field struct {
 	kind       fieldKind
 	minV, maxV int16
-	elem       []field // kArray only
+	elem       []field // kArray and kStruct only
 	produce    bool    // a kArray of Produce partition entries
 }
 
@@ -361,6 +362,16 @@ func (s *shapeScanner) field(fd *field) error {
 			}
 		}
 		return nil
+	case kStruct:
+		if len(s.b) < 1 {
+			return errShapeTruncated
+		}
+		present := int8(s.b[0]) != -1
+		s.b = s.b[1:]
+		if !present {
+			return nil
+		}
+		return s.fields(fd.elem)
 	case kTags:
 		if !s.flexible {
 			return nil

@@ -688,6 +688,10 @@ type TopicMapping struct {
 	// How fetchsvc compresses the record batches of a Fetch answer
 	// (kafka.fetch.compression).
 	FetchCompression FetchCompression `protobuf:"varint,19,opt,name=fetch_compression,json=fetchCompression,proto3,enum=ferry.catalog.v1.FetchCompression" json:"fetch_compression,omitempty"`
+	// The table's Fluss options (table.*) and custom properties (kafka.* and
+	// the user's own) as Fluss reports them, for DescribeConfigs.
+	TableProperties  map[string]string `protobuf:"bytes,20,rep,name=table_properties,json=tableProperties,proto3" json:"table_properties,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	CustomProperties map[string]string `protobuf:"bytes,21,rep,name=custom_properties,json=customProperties,proto3" json:"custom_properties,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	unknownFields    protoimpl.UnknownFields
 	sizeCache        protoimpl.SizeCache
 }
@@ -853,6 +857,20 @@ func (x *TopicMapping) GetFetchCompression() FetchCompression {
 		return x.FetchCompression
 	}
 	return FetchCompression_FETCH_COMPRESSION_UNSPECIFIED
+}
+
+func (x *TopicMapping) GetTableProperties() map[string]string {
+	if x != nil {
+		return x.TableProperties
+	}
+	return nil
+}
+
+func (x *TopicMapping) GetCustomProperties() map[string]string {
+	if x != nil {
+		return x.CustomProperties
+	}
+	return nil
 }
 
 // One Fluss partition of a partitioned table, exposed as a topic of its own.
@@ -1639,7 +1657,8 @@ const file_ferry_catalog_v1_catalog_proto_rawDesc = "" +
 	"key_column\x18\x03 \x01(\tR\tkeyColumn\x12)\n" +
 	"\x10timestamp_column\x18\x04 \x01(\tR\x0ftimestampColumn\x12%\n" +
 	"\x0eheaders_column\x18\x05 \x01(\tR\rheadersColumn\x12K\n" +
-	"\x0eunknown_fields\x18\x06 \x01(\x0e2$.ferry.catalog.v1.UnknownFieldPolicyR\runknownFields\"\xd9\a\n" +
+	"\x0eunknown_fields\x18\x06 \x01(\x0e2$.ferry.catalog.v1.UnknownFieldPolicyR\runknownFields\"\xa5\n" +
+	"\n" +
 	"\fTopicMapping\x12\x14\n" +
 	"\x05topic\x18\x01 \x01(\tR\x05topic\x12\x19\n" +
 	"\btopic_id\x18\x02 \x01(\fR\atopicId\x12\x1a\n" +
@@ -1662,8 +1681,16 @@ const file_ferry_catalog_v1_catalog_proto_rawDesc = "" +
 	"\x0epartition_keys\x18\x10 \x03(\tR\rpartitionKeys\x12n\n" +
 	"\x16auto_partition_options\x18\x11 \x03(\v28.ferry.catalog.v1.TopicMapping.AutoPartitionOptionsEntryR\x14autoPartitionOptions\x12I\n" +
 	"\x0ffluss_partition\x18\x12 \x01(\v2 .ferry.catalog.v1.FlussPartitionR\x0eflussPartition\x12O\n" +
-	"\x11fetch_compression\x18\x13 \x01(\x0e2\".ferry.catalog.v1.FetchCompressionR\x10fetchCompression\x1aG\n" +
+	"\x11fetch_compression\x18\x13 \x01(\x0e2\".ferry.catalog.v1.FetchCompressionR\x10fetchCompression\x12^\n" +
+	"\x10table_properties\x18\x14 \x03(\v23.ferry.catalog.v1.TopicMapping.TablePropertiesEntryR\x0ftableProperties\x12a\n" +
+	"\x11custom_properties\x18\x15 \x03(\v24.ferry.catalog.v1.TopicMapping.CustomPropertiesEntryR\x10customProperties\x1aG\n" +
 	"\x19AutoPartitionOptionsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1aB\n" +
+	"\x14TablePropertiesEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1aC\n" +
+	"\x15CustomPropertiesEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"U\n" +
 	"\x0eFlussPartition\x12\x0e\n" +
@@ -1788,7 +1815,7 @@ func file_ferry_catalog_v1_catalog_proto_rawDescGZIP() []byte {
 }
 
 var file_ferry_catalog_v1_catalog_proto_enumTypes = make([]protoimpl.EnumInfo, 6)
-var file_ferry_catalog_v1_catalog_proto_msgTypes = make([]protoimpl.MessageInfo, 18)
+var file_ferry_catalog_v1_catalog_proto_msgTypes = make([]protoimpl.MessageInfo, 20)
 var file_ferry_catalog_v1_catalog_proto_goTypes = []any{
 	(ValueFormat)(0),              // 0: ferry.catalog.v1.ValueFormat
 	(UnknownFieldPolicy)(0),       // 1: ferry.catalog.v1.UnknownFieldPolicy
@@ -1814,6 +1841,8 @@ var file_ferry_catalog_v1_catalog_proto_goTypes = []any{
 	(*TopicMetadata)(nil),         // 21: ferry.catalog.v1.TopicMetadata
 	(*PartitionMetadata)(nil),     // 22: ferry.catalog.v1.PartitionMetadata
 	nil,                           // 23: ferry.catalog.v1.TopicMapping.AutoPartitionOptionsEntry
+	nil,                           // 24: ferry.catalog.v1.TopicMapping.TablePropertiesEntry
+	nil,                           // 25: ferry.catalog.v1.TopicMapping.CustomPropertiesEntry
 }
 var file_ferry_catalog_v1_catalog_proto_depIdxs = []int32{
 	3,  // 0: ferry.catalog.v1.DataType.root:type_name -> ferry.catalog.v1.TypeRoot
@@ -1831,27 +1860,29 @@ var file_ferry_catalog_v1_catalog_proto_depIdxs = []int32{
 	23, // 12: ferry.catalog.v1.TopicMapping.auto_partition_options:type_name -> ferry.catalog.v1.TopicMapping.AutoPartitionOptionsEntry
 	10, // 13: ferry.catalog.v1.TopicMapping.fluss_partition:type_name -> ferry.catalog.v1.FlussPartition
 	4,  // 14: ferry.catalog.v1.TopicMapping.fetch_compression:type_name -> ferry.catalog.v1.FetchCompression
-	13, // 15: ferry.catalog.v1.ResolveTopicsResponse.results:type_name -> ferry.catalog.v1.TopicResult
-	9,  // 16: ferry.catalog.v1.TopicResult.mapping:type_name -> ferry.catalog.v1.TopicMapping
-	9,  // 17: ferry.catalog.v1.ListTopicsResponse.topics:type_name -> ferry.catalog.v1.TopicMapping
-	16, // 18: ferry.catalog.v1.HeartbeatRequest.broker:type_name -> ferry.catalog.v1.Broker
-	16, // 19: ferry.catalog.v1.MetadataRequest.self:type_name -> ferry.catalog.v1.Broker
-	16, // 20: ferry.catalog.v1.MetadataResponse.brokers:type_name -> ferry.catalog.v1.Broker
-	21, // 21: ferry.catalog.v1.MetadataResponse.topics:type_name -> ferry.catalog.v1.TopicMetadata
-	22, // 22: ferry.catalog.v1.TopicMetadata.partitions:type_name -> ferry.catalog.v1.PartitionMetadata
-	11, // 23: ferry.catalog.v1.CatalogService.ResolveTopics:input_type -> ferry.catalog.v1.ResolveTopicsRequest
-	14, // 24: ferry.catalog.v1.CatalogService.ListTopics:input_type -> ferry.catalog.v1.ListTopicsRequest
-	19, // 25: ferry.catalog.v1.CatalogService.Metadata:input_type -> ferry.catalog.v1.MetadataRequest
-	17, // 26: ferry.catalog.v1.CatalogService.Heartbeat:input_type -> ferry.catalog.v1.HeartbeatRequest
-	12, // 27: ferry.catalog.v1.CatalogService.ResolveTopics:output_type -> ferry.catalog.v1.ResolveTopicsResponse
-	15, // 28: ferry.catalog.v1.CatalogService.ListTopics:output_type -> ferry.catalog.v1.ListTopicsResponse
-	20, // 29: ferry.catalog.v1.CatalogService.Metadata:output_type -> ferry.catalog.v1.MetadataResponse
-	18, // 30: ferry.catalog.v1.CatalogService.Heartbeat:output_type -> ferry.catalog.v1.HeartbeatResponse
-	27, // [27:31] is the sub-list for method output_type
-	23, // [23:27] is the sub-list for method input_type
-	23, // [23:23] is the sub-list for extension type_name
-	23, // [23:23] is the sub-list for extension extendee
-	0,  // [0:23] is the sub-list for field type_name
+	24, // 15: ferry.catalog.v1.TopicMapping.table_properties:type_name -> ferry.catalog.v1.TopicMapping.TablePropertiesEntry
+	25, // 16: ferry.catalog.v1.TopicMapping.custom_properties:type_name -> ferry.catalog.v1.TopicMapping.CustomPropertiesEntry
+	13, // 17: ferry.catalog.v1.ResolveTopicsResponse.results:type_name -> ferry.catalog.v1.TopicResult
+	9,  // 18: ferry.catalog.v1.TopicResult.mapping:type_name -> ferry.catalog.v1.TopicMapping
+	9,  // 19: ferry.catalog.v1.ListTopicsResponse.topics:type_name -> ferry.catalog.v1.TopicMapping
+	16, // 20: ferry.catalog.v1.HeartbeatRequest.broker:type_name -> ferry.catalog.v1.Broker
+	16, // 21: ferry.catalog.v1.MetadataRequest.self:type_name -> ferry.catalog.v1.Broker
+	16, // 22: ferry.catalog.v1.MetadataResponse.brokers:type_name -> ferry.catalog.v1.Broker
+	21, // 23: ferry.catalog.v1.MetadataResponse.topics:type_name -> ferry.catalog.v1.TopicMetadata
+	22, // 24: ferry.catalog.v1.TopicMetadata.partitions:type_name -> ferry.catalog.v1.PartitionMetadata
+	11, // 25: ferry.catalog.v1.CatalogService.ResolveTopics:input_type -> ferry.catalog.v1.ResolveTopicsRequest
+	14, // 26: ferry.catalog.v1.CatalogService.ListTopics:input_type -> ferry.catalog.v1.ListTopicsRequest
+	19, // 27: ferry.catalog.v1.CatalogService.Metadata:input_type -> ferry.catalog.v1.MetadataRequest
+	17, // 28: ferry.catalog.v1.CatalogService.Heartbeat:input_type -> ferry.catalog.v1.HeartbeatRequest
+	12, // 29: ferry.catalog.v1.CatalogService.ResolveTopics:output_type -> ferry.catalog.v1.ResolveTopicsResponse
+	15, // 30: ferry.catalog.v1.CatalogService.ListTopics:output_type -> ferry.catalog.v1.ListTopicsResponse
+	20, // 31: ferry.catalog.v1.CatalogService.Metadata:output_type -> ferry.catalog.v1.MetadataResponse
+	18, // 32: ferry.catalog.v1.CatalogService.Heartbeat:output_type -> ferry.catalog.v1.HeartbeatResponse
+	29, // [29:33] is the sub-list for method output_type
+	25, // [25:29] is the sub-list for method input_type
+	25, // [25:25] is the sub-list for extension type_name
+	25, // [25:25] is the sub-list for extension extendee
+	0,  // [0:25] is the sub-list for field type_name
 }
 
 func init() { file_ferry_catalog_v1_catalog_proto_init() }
@@ -1865,7 +1896,7 @@ func file_ferry_catalog_v1_catalog_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_ferry_catalog_v1_catalog_proto_rawDesc), len(file_ferry_catalog_v1_catalog_proto_rawDesc)),
 			NumEnums:      6,
-			NumMessages:   18,
+			NumMessages:   20,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -1,0 +1,52 @@
+package kafka
+
+import (
+	"context"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/ferrygw/ferry/frontdoor/internal/acl"
+)
+
+// DeleteTopics v1-v6 (Kafka 4's range): every topic refused with
+// POLICY_VIOLATION (refusal.go). v6 names topics by name or by id; an id is
+// refused without a lookup, as UNKNOWN_TOPIC_ID would tell no more.
+const (
+	deleteTopicsKey int16 = 20
+	deleteTopicsMin       = 1
+	deleteTopicsMax       = 6
+)
+
+func deleteTopicsAPI() API {
+	return API{Key: deleteTopicsKey, MinVersion: deleteTopicsMin, MaxVersion: deleteTopicsMax, Serve: serveDeleteTopics}
+}
+
+func serveDeleteTopics(ctx context.Context, s *Session, req Request) (Reply, error) {
+	r := req.Body.(*kmsg.DeleteTopicsRequest)
+	resp := r.ResponseKind().(*kmsg.DeleteTopicsResponse)
+	may := s.mayDo(acl.Describe)
+	msg := ddlRefusal("delete topics")
+	answer := func(name *string, id [16]byte) {
+		rt := kmsg.NewDeleteTopicsResponseTopic()
+		rt.Topic, rt.TopicID = name, id
+		if name != nil {
+			rt.ErrorCode = refuseTopic(ctx, s, may, "DeleteTopics", *name)
+		} else {
+			s.Log.Info("refused a topic change; topics are changed with Fluss DDL", "api", "DeleteTopics")
+			rt.ErrorCode = kerr.PolicyViolation.Code
+		}
+		rt.ErrorMessage = msgIf(rt.ErrorCode, msg)
+		resp.Topics = append(resp.Topics, rt)
+	}
+	if r.Version < 6 {
+		for _, n := range r.TopicNames {
+			answer(&n, [16]byte{})
+		}
+	} else {
+		for _, t := range r.Topics {
+			answer(t.Topic, t.TopicID)
+		}
+	}
+	return ready(resp), nil
+}
