@@ -76,6 +76,28 @@ func (s *Session) refused(ctx context.Context, op acl.Operation, topic string) {
 	}
 }
 
+// authorizeTopics sorts the topics a request names (name gives each
+// entry's) into those the session may do op to and those it may not,
+// logging and counting each refused topic once.
+func authorizeTopics[T any](ctx context.Context, s *Session, op acl.Operation, topics []T, name func(T) string) (allowed []string, denied map[string]bool) {
+	may := s.mayDo(op)
+	denied = map[string]bool{}
+	allowed = make([]string, 0, len(topics))
+	for _, t := range topics {
+		n := name(t)
+		if denied[n] {
+			continue
+		}
+		if !may(n) {
+			s.refused(ctx, op, n)
+			denied[n] = true
+			continue
+		}
+		allowed = append(allowed, n)
+	}
+	return allowed, denied
+}
+
 // refusedGroup logs and counts a consumer group refused to the session's
 // principal.
 func (s *Session) refusedGroup(ctx context.Context, op acl.Operation, group string) {

@@ -68,19 +68,8 @@ func (h *fetchHandler) serve(ctx context.Context, s *Session, req Request) (Repl
 		session.Finish(r, resp)
 		return ready(resp), nil
 	}
-	log, mayRead := s.Log, s.mayDo(acl.Read)
-	names := make([]string, 0, len(r.Topics))
-	denied := map[string]bool{}
-	for _, t := range r.Topics {
-		if !mayRead(t.Topic) {
-			if !denied[t.Topic] {
-				s.refused(ctx, acl.Read, t.Topic)
-			}
-			denied[t.Topic] = true
-			continue
-		}
-		names = append(names, t.Topic)
-	}
+	log := s.Log
+	names, denied := authorizeTopics(ctx, s, acl.Read, r.Topics, func(t kmsg.FetchRequestTopic) string { return t.Topic })
 	wait := time.Duration(max(r.MaxWaitMillis, 0)) * time.Millisecond
 	read := func(ctx context.Context) (*kmsg.FetchResponse, error) {
 		ctx, cancel := context.WithTimeout(ctx, wait+fetchGrace)

@@ -31,20 +31,8 @@ func (h *listOffsetsHandler) api() API {
 
 func (h *listOffsetsHandler) serve(ctx context.Context, s *Session, req Request) (Reply, error) {
 	r := req.Body.(*kmsg.ListOffsetsRequest)
-	log, mayDescribe := s.Log, s.mayDo(acl.Describe)
-	denied := map[string]bool{}
-	var names []string
-	for _, t := range r.Topics {
-		if denied[t.Topic] {
-			continue
-		}
-		if !mayDescribe(t.Topic) {
-			s.refused(ctx, acl.Describe, t.Topic)
-			denied[t.Topic] = true
-			continue
-		}
-		names = append(names, t.Topic)
-	}
+	log := s.Log
+	names, denied := authorizeTopics(ctx, s, acl.Describe, r.Topics, func(t kmsg.ListOffsetsRequestTopic) string { return t.Topic })
 	return Reply{Later: func(ctx context.Context) (kmsg.Response, error) {
 		ctx, cancel := context.WithTimeout(ctx, fetchGrace)
 		defer cancel()

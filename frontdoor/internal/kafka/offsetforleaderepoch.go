@@ -34,20 +34,8 @@ func (h *offsetForLeaderEpochHandler) api() API {
 
 func (h *offsetForLeaderEpochHandler) serve(ctx context.Context, s *Session, req Request) (Reply, error) {
 	r := req.Body.(*kmsg.OffsetForLeaderEpochRequest)
-	log, mayDescribe := s.Log, s.mayDo(acl.Describe)
-	denied := map[string]bool{}
-	var names []string
-	for _, t := range r.Topics {
-		if denied[t.Topic] {
-			continue
-		}
-		if !mayDescribe(t.Topic) {
-			s.refused(ctx, acl.Describe, t.Topic)
-			denied[t.Topic] = true
-			continue
-		}
-		names = append(names, t.Topic)
-	}
+	log := s.Log
+	names, denied := authorizeTopics(ctx, s, acl.Describe, r.Topics, func(t kmsg.OffsetForLeaderEpochRequestTopic) string { return t.Topic })
 	return Reply{Later: func(ctx context.Context) (kmsg.Response, error) {
 		ctx, cancel := context.WithTimeout(ctx, fetchGrace)
 		defer cancel()
