@@ -108,7 +108,7 @@ func TestSASLPlain(t *testing.T) {
 // users-file line.
 func hashPassword(t *testing.T, user, password string) string {
 	t.Helper()
-	bin := filepath.Join(env.stack.Config().CacheDir(), "bin", stack.Frontdoor)
+	bin := filepath.Join(env.stack.Config().ServiceBinDir(), stack.Frontdoor)
 	cmd := exec.Command(bin, "hash-password", "-user", user)
 	cmd.Stdin = strings.NewReader(password + "\n")
 	out, err := cmd.Output()

@@ -80,7 +80,7 @@ func TestSCRAM(t *testing.T) {
 // scramUsers runs `frontdoor scram-users -file file args...` with password on stdin.
 func scramUsers(t *testing.T, file, password string, args ...string) {
 	t.Helper()
-	bin := filepath.Join(env.stack.Config().CacheDir(), "bin", stack.Frontdoor)
+	bin := filepath.Join(env.stack.Config().ServiceBinDir(), stack.Frontdoor)
 	cmd := exec.Command(bin, append([]string{"scram-users", "-file", file, "-iterations", "4096"}, args...)...)
 	cmd.Stdin = strings.NewReader(password + "\n")
 	if out, err := cmd.CombinedOutput(); err != nil {

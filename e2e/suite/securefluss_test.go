@@ -143,7 +143,7 @@ func startRefused(t *testing.T, s *stack.Stack, svc string, env map[string]strin
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, filepath.Join(s.Config().CacheDir(), "bin", spec.Package))
+	cmd := exec.CommandContext(ctx, filepath.Join(s.Config().ServiceBinDir(), spec.BinaryName()))
 	cmd.Env = stack.ServiceEnv(spec)
 	out, err := cmd.CombinedOutput()
 	var exit *exec.ExitError

@@ -97,7 +97,9 @@ func (c *Compressor) Codec() Codec { return c.codec }
 // compressed by c's codec (attribute bits set, CRC over the compressed
 // form, as Kafka's own writers produce it).
 func (c *Compressor) AppendBatch(dst []byte, baseOffset int64, lastOffsetDelta int32, recs []Record) ([]byte, error) {
-	if c.codec == CodecNone {
+	// A batch without records stays uncompressed, as Kafka leaves its own
+	// empty batches: librdkafka 2.0 aborts on an lz4 frame of nothing.
+	if c.codec == CodecNone || len(recs) == 0 {
 		return AppendBatch(dst, baseOffset, lastOffsetDelta, recs)
 	}
 	raw, err := AppendBatch(c.scratch[:0], baseOffset, lastOffsetDelta, recs)

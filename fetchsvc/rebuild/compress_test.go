@@ -110,3 +110,27 @@ func BenchmarkCompressor(b *testing.B) {
 		})
 	}
 }
+
+// TestCompressorLeavesEmptyBatchesPlain: a batch without records (a Fluss
+// batch that only takes offsets) is written uncompressed whatever the
+// codec, as Kafka writes its own; librdkafka 2.0 aborts decompressing an
+// lz4 frame of nothing.
+func TestCompressorLeavesEmptyBatchesPlain(t *testing.T) {
+	plain, err := AppendBatch(nil, 7, 2, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, codec := range []Codec{CodecGzip, CodecLZ4, CodecZstd} {
+		c, err := NewCompressor(codec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := c.AppendBatch(nil, 7, 2, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, plain) {
+			t.Errorf("%v: empty batch %x, want the plain one %x", codec, got, plain)
+		}
+	}
+}
