@@ -153,6 +153,10 @@ def main(argv):
             f.add_callback(lambda md, i=i: settle(i, {"index": i, "partition": md.partition, "offset": md.offset}))
             f.add_errback(lambda e, i=i: settle(i, {"index": i, "error": f"kafka-python: {type(e).__name__}: {e}"}))
         p.flush()
+        # With acks=0 a send's future completes before its bytes reach the
+        # socket: close lets the sender thread write what it holds, or the
+        # exit below could cut the last batch off.
+        p.close()
     if deadline.finish():
         deadline.cancel()
         finish()
