@@ -21,10 +21,9 @@ import (
 	"github.com/ferrygw/ferry/services/testenv"
 )
 
-// kafkaTool runs one of Kafka's command classes (the 4.4 tools jars, .cache/bench/kafka-tools-lib)
-// against frontdoor and returns its combined output and error. Missing jars fail the test when the
-// suite must run everything, and skip it otherwise.
-func kafkaTool(t *testing.T, class string, args ...string) (string, error) {
+// kafkaToolsLib is the directory of Kafka's 4.4 tools jars (tools/install-clients.sh). Missing
+// jars fail the test when the suite must run everything, and skip it otherwise.
+func kafkaToolsLib(t *testing.T) string {
 	t.Helper()
 	root, err := stack.FindRoot(".")
 	if err != nil {
@@ -37,6 +36,15 @@ func kafkaTool(t *testing.T, class string, args ...string) (string, error) {
 		}
 		t.Skipf("kafka tools not installed: %v", err)
 	}
+	return lib
+}
+
+// kafkaTool runs one of Kafka's command classes (the 4.4 tools jars, .cache/bench/kafka-tools-lib)
+// against frontdoor and returns its combined output and error. Missing jars fail the test when the
+// suite must run everything, and skip it otherwise.
+func kafkaTool(t *testing.T, class string, args ...string) (string, error) {
+	t.Helper()
+	lib := kafkaToolsLib(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "java", append([]string{"-cp", filepath.Join(lib, "*"), "org.apache.kafka.tools." + class}, args...)...)

@@ -4,9 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -24,27 +21,11 @@ import (
 // returns what it printed; it fails the test when the tool fails.
 func consumerGroupsTool(t *testing.T, addr string, args ...string) string {
 	t.Helper()
-	root, err := stack.FindRoot(".")
-	if err != nil {
-		t.Fatal(err)
-	}
-	lib := filepath.Join(root, ".cache", "bench", "kafka-tools-lib")
-	if _, err := os.Stat(lib); err != nil {
-		if os.Getenv(testenv.EnvRequireFluss) == "1" {
-			t.Fatalf("kafka tools not installed (tools/install-clients.sh): %v", err)
-		}
-		t.Skipf("kafka tools not installed: %v", err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "java", append([]string{"-cp", filepath.Join(lib, "*"),
-		"org.apache.kafka.tools.consumer.group.ConsumerGroupCommand", "--bootstrap-server", addr}, args...)...)
-	out, err := cmd.CombinedOutput()
+	out, err := kafkaTool(t, "consumer.group.ConsumerGroupCommand", append([]string{"--bootstrap-server", addr}, args...)...)
 	if err != nil {
 		t.Fatalf("kafka-consumer-groups %s: %v\n%s", strings.Join(args, " "), err, out)
 	}
-	t.Logf("kafka-consumer-groups %s:\n%s", strings.Join(args, " "), out)
-	return string(out)
+	return out
 }
 
 // toolRows returns, by partition, column col of the rows the tool printed for group and topic

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	stdmaps "maps"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"sync"
@@ -144,17 +143,7 @@ func TestVerifiableConsumersBounce(t *testing.T) {
 
 func bounceVerifiableConsumers(t *testing.T, static bool) {
 	e, f := need(t)
-	root, err := stack.FindRoot(".")
-	if err != nil {
-		t.Fatal(err)
-	}
-	lib := filepath.Join(root, ".cache", "bench", "kafka-tools-lib")
-	if _, err := os.Stat(lib); err != nil {
-		if os.Getenv(testenv.EnvRequireFluss) == "1" {
-			t.Fatalf("kafka tools not installed (tools/install-clients.sh): %v", err)
-		}
-		t.Skipf("kafka tools not installed: %v", err)
-	}
+	lib := kafkaToolsLib(t)
 	db := dbName(t, f, "verifiable")
 	topic := topicTable(t, f, db, "bounce", 6, []testenv.Column{{Name: "id", Type: "BIGINT"}}, nil)
 	group := "vc-" + db
