@@ -35,6 +35,15 @@ const (
 	ValueFormat_VALUE_FORMAT_RAW ValueFormat = 2
 	// The value as UTF-8 text into one STRING column.
 	ValueFormat_VALUE_FORMAT_STRING ValueFormat = 3
+	// Confluent-framed Avro (magic byte 0, 4-byte schema id, Avro binary)
+	// decoded with the registered writer schema, one field per column.
+	ValueFormat_VALUE_FORMAT_AVRO ValueFormat = 4
+	// Confluent-framed Protobuf (magic byte, schema id, message indexes, the
+	// message), one field per column.
+	ValueFormat_VALUE_FORMAT_PROTOBUF ValueFormat = 5
+	// Confluent-framed JSON validated by a registered JSON Schema, one field
+	// per column.
+	ValueFormat_VALUE_FORMAT_JSON_SCHEMA ValueFormat = 6
 )
 
 // Enum value maps for ValueFormat.
@@ -44,12 +53,18 @@ var (
 		1: "VALUE_FORMAT_JSON",
 		2: "VALUE_FORMAT_RAW",
 		3: "VALUE_FORMAT_STRING",
+		4: "VALUE_FORMAT_AVRO",
+		5: "VALUE_FORMAT_PROTOBUF",
+		6: "VALUE_FORMAT_JSON_SCHEMA",
 	}
 	ValueFormat_value = map[string]int32{
 		"VALUE_FORMAT_UNSPECIFIED": 0,
 		"VALUE_FORMAT_JSON":        1,
 		"VALUE_FORMAT_RAW":         2,
 		"VALUE_FORMAT_STRING":      3,
+		"VALUE_FORMAT_AVRO":        4,
+		"VALUE_FORMAT_PROTOBUF":    5,
+		"VALUE_FORMAT_JSON_SCHEMA": 6,
 	}
 )
 
@@ -1748,12 +1763,15 @@ const file_ferry_catalog_v1_catalog_proto_rawDesc = "" +
 	"\tpartition\x18\x01 \x01(\x05R\tpartition\x12\x1b\n" +
 	"\tleader_id\x18\x02 \x01(\x05R\bleaderId\x12\x1f\n" +
 	"\vreplica_ids\x18\x03 \x03(\x05R\n" +
-	"replicaIds*q\n" +
+	"replicaIds*\xc1\x01\n" +
 	"\vValueFormat\x12\x1c\n" +
 	"\x18VALUE_FORMAT_UNSPECIFIED\x10\x00\x12\x15\n" +
 	"\x11VALUE_FORMAT_JSON\x10\x01\x12\x14\n" +
 	"\x10VALUE_FORMAT_RAW\x10\x02\x12\x17\n" +
-	"\x13VALUE_FORMAT_STRING\x10\x03*|\n" +
+	"\x13VALUE_FORMAT_STRING\x10\x03\x12\x15\n" +
+	"\x11VALUE_FORMAT_AVRO\x10\x04\x12\x19\n" +
+	"\x15VALUE_FORMAT_PROTOBUF\x10\x05\x12\x1c\n" +
+	"\x18VALUE_FORMAT_JSON_SCHEMA\x10\x06*|\n" +
 	"\x12UnknownFieldPolicy\x12$\n" +
 	" UNKNOWN_FIELD_POLICY_UNSPECIFIED\x10\x00\x12\x1f\n" +
 	"\x1bUNKNOWN_FIELD_POLICY_IGNORE\x10\x01\x12\x1f\n" +
