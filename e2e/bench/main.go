@@ -54,6 +54,7 @@ type config struct {
 	WarmupRounds     int
 	Targets          string
 	Producers        string
+	Consumers        string
 	Java             string
 	LogLevel         string
 	PprofPortOffset  int
@@ -99,6 +100,7 @@ func (c *config) flags(fs *flag.FlagSet) {
 	fs.IntVar(&c.WarmupRounds, "warmup-rounds", 1, "unmeasured rounds of every producer and consumer before the measured ones, so the servers' JVMs (Kafka broker, Fluss tablet server) have compiled their hot paths before anything is timed; their records count in the row checks")
 	fs.StringVar(&c.Targets, "targets", "kafka,ferry,fluss", "what to measure: any of kafka, ferry, fluss (the Java writer)")
 	fs.StringVar(&c.Producers, "producers", "perf-test,franz-go", "Kafka producers: any of perf-test, franz-go")
+	fs.StringVar(&c.Consumers, "consumers", "franz-go,perf-test", "Kafka consumers of the consume rows (with -consume): any of franz-go, perf-test (kafka-consumer-perf-test)")
 	fs.StringVar(&c.Java, "java", "java", "java executable (perf-test, the Java writer, the Fluss servers)")
 	fs.StringVar(&c.LogLevel, "log-level", "info", "Ferry services' log level: debug, info, warn or error")
 	fs.IntVar(&c.ServiceProcs, "service-gomaxprocs", 0, "Ferry stack: when positive, every Ferry service runs with GOMAXPROCS set to it, as a container CPU limit would (0: Go's default, every core)")
@@ -129,6 +131,7 @@ func (c *config) flags(fs *flag.FlagSet) {
 var (
 	knownTargets   = []string{targetKafka, targetFerry, targetFluss}
 	knownProducers = []string{producerPerfTest, producerFranz}
+	knownConsumers = []string{consumerFranz, consumerPerf}
 )
 
 // Validate names the first bad flag. Port availability is checked when things start.
@@ -185,6 +188,9 @@ func (c *config) Validate() error {
 		return err
 	}
 	if err := checkList("-producers", c.Producers, knownProducers); err != nil {
+		return err
+	}
+	if err := checkList("-consumers", c.Consumers, knownConsumers); err != nil {
 		return err
 	}
 	if c.ServicePortBase < 1024 || c.ServicePortBase+12 > 65535 {
@@ -280,6 +286,11 @@ func (c *config) runs(target string) bool {
 
 func (c *config) uses(producer string) bool {
 	return slices.Contains(strings.Split(c.Producers, ","), producer)
+}
+
+// consumes tells whether consumer reads the records back (-consume and -consumers).
+func (c *config) consumes(consumer string) bool {
+	return c.Consume && slices.Contains(strings.Split(c.Consumers, ","), consumer)
 }
 
 // warmupRecords resolves -warmup -1.

@@ -26,6 +26,8 @@ const (
 	// LogScanner (ScanBench.java).
 	consumerFranz   = "franz-go"
 	consumerScanner = "log-scanner"
+	// consumerPerf is kafka-consumer-perf-test (consumeperf.go).
+	consumerPerf = "perf-test"
 )
 
 // Phases of a result: what the run measured.

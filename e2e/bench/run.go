@@ -37,7 +37,7 @@ func run(ctx context.Context, cfg *config, log *slog.Logger, out io.Writer) (err
 		fmt.Fprintf(out, "load average %s at end\n", loadAvg())
 		return err
 	}
-	if cfg.runs(targetKafka) || (cfg.runs(targetFerry) && cfg.uses(producerPerfTest)) {
+	if cfg.runs(targetKafka) || (cfg.runs(targetFerry) && (cfg.uses(producerPerfTest) || cfg.consumes(consumerPerf))) {
 		if err := installJars(ctx, root, log); err != nil {
 			return err
 		}
@@ -186,12 +186,19 @@ func kafkaPhase(ctx context.Context, cfg *config, root, dir string, pt perfTest,
 			}
 			rounds.keep(round, prod, r)
 		}
-		if cfg.Consume {
+		if cfg.consumes(consumerFranz) {
 			r, err := consume(ctx, cfg, targetKafka, b.addr, topicOf(consumedProducer(cfg)), p, round, b.watch(), log)
 			if err != nil {
 				return nil, err
 			}
 			rounds.keep(round, phaseConsume, r)
+		}
+		if cfg.consumes(consumerPerf) {
+			r, err := consumePerf(ctx, cfg, pt, targetKafka, b.addr, topicOf(consumedProducer(cfg)), round, b.watch(), log)
+			if err != nil {
+				return nil, err
+			}
+			rounds.keep(round, keyConsumePerf, r)
 		}
 		if cfg.TailDuration > 0 && round >= 1 {
 			r, err := tail(ctx, cfg, targetKafka, b.addr, tailTopic, round, b.watch(), log)
@@ -202,8 +209,10 @@ func kafkaPhase(ctx context.Context, cfg *config, root, dir string, pt perfTest,
 		}
 	}
 	var results []result
-	if rs := rounds[phaseConsume]; len(rs) > 0 {
-		results = append(results, summarize(rs))
+	for _, key := range []string{phaseConsume, keyConsumePerf} {
+		if rs := rounds[key]; len(rs) > 0 {
+			results = append(results, summarize(rs))
+		}
 	}
 	if rs := rounds[phaseTail]; len(rs) > 0 {
 		results = append(results, summarizeTail(rs))
@@ -307,6 +316,22 @@ func consume(ctx context.Context, cfg *config, target, bootstrap, topic string, 
 		func(ctx context.Context) (result, error) {
 			return runFranzConsume(ctx, cfg, target, bootstrap, topic, p)
 		})
+}
+
+// keyConsumePerf keys kafka-consumer-perf-test's rounds (no producer's or table's name starts
+// with "#").
+const keyConsumePerf = "#consume-perf-test"
+
+// consumePerf reads the first -records records of topic with kafka-consumer-perf-test in a fresh
+// group, bounded by -run-timeout, and records what the watched processes and the tool's JVM
+// spent on it. The tool has no warm-up of its own: its JVM starts cold every run.
+func consumePerf(ctx context.Context, cfg *config, pt perfTest, target, bootstrap, topic string, round int,
+	watch []watched, log *slog.Logger) (result, error) {
+	log.Info("consuming", "consumer", "kafka-consumer-perf-test", "target", target, "topic", topic, "records", cfg.Records, "round", round)
+	cp := consumerPerfTest{java: pt.java, lib: pt.lib}
+	return measured(ctx, cfg, watch, cfg.Records, log, func(ctx context.Context) (result, error) {
+		return cp.run(ctx, target, bootstrap, topic, cfg.Records)
+	})
 }
 
 // tail measures produce→consume latency on topic (runTail), bounded by -run-timeout, and
@@ -551,12 +576,19 @@ func flussPhase(ctx context.Context, cfg *config, root, dir string, pt perfTest,
 			}
 			rounds.keep(round, t.name, r)
 		}
-		if cfg.Consume && cfg.runs(targetFerry) {
+		if cfg.consumes(consumerFranz) && cfg.runs(targetFerry) {
 			r, err := consume(ctx, cfg, targetFerry, sc.KafkaAddr(), db+"."+scanTable, p, round, stackWatch(st), log)
 			if err != nil {
 				return nil, err
 			}
 			rounds.keep(round, keyFerryConsume, r)
+		}
+		if cfg.consumes(consumerPerf) && cfg.runs(targetFerry) {
+			r, err := consumePerf(ctx, cfg, pt, targetFerry, sc.KafkaAddr(), db+"."+scanTable, round, stackWatch(st), log)
+			if err != nil {
+				return nil, err
+			}
+			rounds.keep(round, keyConsumePerf, r)
 		}
 		if cfg.Consume && cfg.runs(targetFluss) {
 			log.Info("scanning", "consumer", consumerScanner, "table", db+"."+scanTable, "rows", cfg.Records,
@@ -579,7 +611,7 @@ func flussPhase(ctx context.Context, cfg *config, root, dir string, pt perfTest,
 		}
 	}
 	var results []result
-	for _, key := range []string{keyFerryConsume, keyScanner} {
+	for _, key := range []string{keyFerryConsume, keyConsumePerf, keyScanner} {
 		if rs := rounds[key]; len(rs) > 0 {
 			results = append(results, summarize(rs))
 		}
