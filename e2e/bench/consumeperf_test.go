@@ -73,3 +73,26 @@ func TestConsumersFlag(t *testing.T) {
 		}
 	}
 }
+
+func TestParseBridgeLine(t *testing.T) {
+	l, err := parseBridgeLine(`{"ready": true}`)
+	if err != nil || !l.Ready {
+		t.Errorf("ready: %+v %v", l, err)
+	}
+	l, err = parseBridgeLine(`{"warm": 100000}`)
+	if err != nil || l.Warm == nil || *l.Warm != 100000 {
+		t.Errorf("warm: %+v %v", l, err)
+	}
+	l, err = parseBridgeLine(`{"rows": 200000, "end_unix_ms": 1764936000123.456, "p50_ms": 41, "p99_ms": 95}`)
+	if err != nil || l.Rows == nil || *l.Rows != 200000 || *l.EndUnixMS != 1764936000123.456 || *l.P50MS != 41 || *l.P99MS != 95 {
+		t.Errorf("rows: %+v %v", l, err)
+	}
+	for _, bad := range []string{
+		``, `SLF4J: no binding`, `{}`, `{"ready": false}`, `{"ready": true, "warm": 5}`,
+		`{"rows": 5}`, `{"rows": 5, "end_unix_ms": 1.0}`, `{"rows": 5, "end_unix_ms": 1, "p50_ms": 1, "p99_ms": 2, "extra": 1}`,
+	} {
+		if _, err := parseBridgeLine(bad); err == nil {
+			t.Errorf("%q: parsed without an error", bad)
+		}
+	}
+}

@@ -17,6 +17,8 @@ const (
 	targetFerry = "ferry"
 	targetKafka = "kafka"
 	targetFluss = "fluss"
+	// targetBridge is the reference Kafka broker plus Bridge.java appending into Fluss.
+	targetBridge = "kafka+bridge"
 
 	producerPerfTest = "perf-test"
 	producerFranz    = "franz-go"
@@ -151,34 +153,37 @@ func ratio(a, b float64) string {
 }
 
 // writeTable prints every result and, for Ferry rows, how they compare with Kafka (same
-// producer) and with the Fluss Java writer (rows/s).
+// producer), with the Kafka+bridge pipeline and with the Fluss Java writer (rows/s).
 func writeTable(w io.Writer, rs []result) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	multi := slices.ContainsFunc(rs, func(r result) bool { return r.Rounds > 1 })
-	header := "target\tproducer\trecords\trecords/s\tMB/s\tp50 ms\tp99 ms\tFerry/Kafka\tFerry/Fluss-Java\t"
+	header := "target\tproducer\trecords\trecords/s\tMB/s\tp50 ms\tp99 ms\tFerry/Kafka\tFerry/Kafka+bridge\tFerry/Fluss-Java\t"
 	if multi {
 		header += "rounds\tmin..max records/s\t"
 	}
 	fmt.Fprintln(tw, header)
 	java, haveJava := find(rs, targetFluss, producerJava)
+	bridge, haveBridge := find(rs, targetBridge, producerFranz)
 	for _, r := range rs {
 		p50, p99 := "-", "-"
 		if r.HasLatency {
 			p50, p99 = millis(r.P50), millis(r.P99)
 		}
-		vsKafka, vsJava := "", ""
+		vsKafka, vsBridge, vsJava := "", "", ""
 		if r.Target == targetFerry {
-			vsKafka = "-"
+			vsKafka, vsBridge, vsJava = "-", "-", "-"
 			if k, ok := find(rs, targetKafka, r.Producer); ok {
 				vsKafka = ratio(r.RecPerSec, k.RecPerSec)
 			}
-			vsJava = "-"
+			if haveBridge {
+				vsBridge = ratio(r.RecPerSec, bridge.RecPerSec)
+			}
 			if haveJava {
 				vsJava = ratio(r.RecPerSec, java.RecPerSec)
 			}
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%.2f\t%s\t%s\t%s\t%s\t", r.Target, r.Producer, r.Records,
-			groupThousands(int64(r.RecPerSec+0.5)), r.MBPerSec, p50, p99, vsKafka, vsJava)
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%.2f\t%s\t%s\t%s\t%s\t%s\t", r.Target, r.Producer, r.Records,
+			groupThousands(int64(r.RecPerSec+0.5)), r.MBPerSec, p50, p99, vsKafka, vsBridge, vsJava)
 		if multi {
 			fmt.Fprintf(tw, "%d\t%s..%s\t", max(r.Rounds, 1), groupThousands(int64(r.MinRecPerSec+0.5)), groupThousands(int64(r.MaxRecPerSec+0.5)))
 		}

@@ -37,13 +37,13 @@ func run(ctx context.Context, cfg *config, log *slog.Logger, out io.Writer) (err
 		fmt.Fprintf(out, "load average %s at end\n", loadAvg())
 		return err
 	}
-	if cfg.runs(targetKafka) || (cfg.runs(targetFerry) && (cfg.uses(producerPerfTest) || cfg.consumes(consumerPerf))) {
+	if cfg.runs(targetKafka) || cfg.runs(targetBridge) || (cfg.runs(targetFerry) && (cfg.uses(producerPerfTest) || cfg.consumes(consumerPerf))) {
 		if err := installJars(ctx, root, log); err != nil {
 			return err
 		}
 	}
-	if cfg.runs(targetKafka) && !clients.BrokerInstalled() {
-		return fmt.Errorf("-targets kafka: %w", clients.ErrBrokerNotInstalled)
+	if (cfg.runs(targetKafka) || cfg.runs(targetBridge)) && !clients.BrokerInstalled() {
+		return fmt.Errorf("-targets kafka or kafka+bridge: %w", clients.ErrBrokerNotInstalled)
 	}
 	runRoot := filepath.Join(root, ".cache", "bench")
 	if err := os.MkdirAll(runRoot, 0o755); err != nil {
@@ -79,7 +79,7 @@ func run(ctx context.Context, cfg *config, log *slog.Logger, out io.Writer) (err
 		}
 		results = append(results, rs...)
 	}
-	if cfg.runs(targetFerry) || cfg.runs(targetFluss) {
+	if cfg.runs(targetFerry) || cfg.runs(targetFluss) || cfg.runs(targetBridge) {
 		rs, err := flussPhase(ctx, cfg, root, dir, pt, p, log)
 		if err != nil {
 			return err
@@ -478,12 +478,37 @@ func flussPhase(ctx context.Context, cfg *config, root, dir string, pt perfTest,
 	if err != nil {
 		return nil, err
 	}
+	// The kafka+bridge baseline: a reference broker beside the Fluss cluster, for Bridge.java.
+	var br *bridge
+	var broker *refBroker
+	const bridgeTopic = "bench_bridge"
+	if cfg.runs(targetBridge) {
+		if br, err = compileBridge(ctx, root, jdir, cfg.Java, log); err != nil {
+			return nil, err
+		}
+		broker = &refBroker{script: filepath.Join(root, "e2e", "kafkabroker", "kafka-broker.sh"),
+			dir: filepath.Join(dir, "kafka-bridge"), addr: "127.0.0.1:" + strconv.Itoa(cfg.KafkaPort)}
+		log.Info("starting the reference Kafka broker for the bridge", "addr", broker.addr)
+		if err := broker.start(ctx, cfg); err != nil {
+			return nil, err
+		}
+		defer func() {
+			if serr := broker.stop(); serr != nil {
+				err = errors.Join(err, serr)
+			}
+		}()
+		if err := clients.CreateTopic(ctx, broker.addr, bridgeTopic, int32(cfg.Partitions)); err != nil {
+			return nil, fmt.Errorf("create topic %s on the reference broker: %w", bridgeTopic, err)
+		}
+	}
 
 	type table struct {
 		name, producer string
 		kafka          bool
 		// tail is the table of the tail runs (no producer run of its own).
 		tail bool
+		// bridge is the table Bridge.java appends to.
+		bridge bool
 		rows int64
 	}
 	var tables []table
@@ -493,6 +518,9 @@ func flussPhase(ctx context.Context, cfg *config, root, dir string, pt perfTest,
 			tables = append(tables, table{name: strings.ReplaceAll(prod, "-", "_"), producer: prod, kafka: true,
 				rows: cfg.Records + cfg.warmupRecords()})
 		}
+	}
+	if cfg.runs(targetBridge) {
+		tables = append(tables, table{name: "bridge", producer: producerFranz, bridge: true, rows: cfg.Records + cfg.warmupRecords()})
 	}
 	if cfg.runs(targetFerry) && cfg.TailDuration > 0 {
 		total, _ := tailRecords(cfg)
@@ -551,6 +579,12 @@ func flussPhase(ctx context.Context, cfg *config, root, dir string, pt perfTest,
 			switch {
 			case t.tail:
 				continue
+			case t.bridge:
+				log.Info("bridging", "producer", producerFranz, "target", targetBridge, "records", cfg.Records, "round", round)
+				watch := slices.Concat(stackWatch(st), broker.watch(), []watched{self()})
+				r, err = measured(ctx, cfg, watch, cfg.Records+cfg.warmupRecords(), log, func(ctx context.Context) (result, error) {
+					return br.run(ctx, cfg, broker.addr, bridgeTopic, sc.FlussBootstrap(), db, t.name, p)
+				})
 			case t.kafka:
 				r, err = produce(ctx, cfg, t.producer, targetFerry, sc.KafkaAddr(), db+"."+t.name, pt, p, round, stackWatch(st), log)
 			case t.producer == producerJava:
