@@ -509,7 +509,7 @@ func flussPhase(ctx context.Context, cfg *config, root, dir string, pt perfTest,
 		tail bool
 		// bridge is the table Bridge.java appends to.
 		bridge bool
-		rows int64
+		rows   int64
 	}
 	var tables []table
 	if cfg.runs(targetFerry) {
