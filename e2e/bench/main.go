@@ -76,7 +76,10 @@ type config struct {
 	ServerOptions optionFlag
 	// Consume reads every round's records back (consume rows); TailRate records a second for
 	// TailDuration measure produce→consume latency on a live tail (0: not measured).
-	Consume      bool
+	Consume bool
+	// PK adds the primary-key rows: Ferry's producers and the Fluss UpsertWriter into tables
+	// with PRIMARY KEY (id).
+	PK           bool
 	TailRate     int
 	TailDuration time.Duration
 
@@ -116,6 +119,7 @@ func (c *config) flags(fs *flag.FlagSet) {
 	fs.Var(&c.ServerOptions, "fluss-server-option", "key=value added to every Fluss server's configuration (repeatable), e.g. log.replica.fetch.wait-max-time=20ms")
 	fs.IntVar(&c.Replication, "replication", 1, "Fluss tables' table.replication.factor (at most -tablets); the reference Kafka broker stays a single node")
 	fs.BoolVar(&c.Consume, "consume", true, "after each round's producers, read the records back: a franz-go consumer through Kafka and Ferry, the Fluss LogScanner on the table Ferry wrote")
+	fs.BoolVar(&c.PK, "pk", true, "also produce into primary-key tables (PRIMARY KEY (id)): Ferry's producers (franz-go with the key as JSON) and the Fluss UpsertWriter")
 	fs.IntVar(&c.TailRate, "tail-rate", 2000, "records a second the tail producer sends while a consumer tails the topic")
 	fs.DurationVar(&c.TailDuration, "tail-duration", 10*time.Second, "how long the tail producer sends (after 1 s of warm-up) each round; 0: no tail latency rows")
 	fs.IntVar(&c.OverloadFactor, "overload-factor", 3, "producers (each offering what one gets through) in the overload mode")

@@ -19,10 +19,16 @@ const (
 	targetFluss = "fluss"
 	// targetBridge is the reference Kafka broker plus Bridge.java appending into Fluss.
 	targetBridge = "kafka+bridge"
+	// targetFerryPK and targetFlussPK write primary-key tables: Ferry (upserts from Kafka
+	// records) and the Fluss UpsertWriter.
+	targetFerryPK = "ferry-pk"
+	targetFlussPK = "fluss-pk"
 
 	producerPerfTest = "perf-test"
 	producerFranz    = "franz-go"
 	producerJava     = "java-writer"
+	// producerJavaUpsert is the Fluss UpsertWriter (UpsertBench.java).
+	producerJavaUpsert = "java-upsert"
 
 	// consumerFranz is the franz-go group-less consumer; consumerScanner the Fluss Java
 	// LogScanner (ScanBench.java).
@@ -153,7 +159,8 @@ func ratio(a, b float64) string {
 }
 
 // writeTable prints every result and, for Ferry rows, how they compare with Kafka (same
-// producer), with the Kafka+bridge pipeline and with the Fluss Java writer (rows/s).
+// producer), with the Kafka+bridge pipeline and with the Fluss Java writer (rows/s); Ferry's
+// primary-key rows compare with the Java UpsertWriter instead.
 func writeTable(w io.Writer, rs []result) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	multi := slices.ContainsFunc(rs, func(r result) bool { return r.Rounds > 1 })
@@ -163,6 +170,7 @@ func writeTable(w io.Writer, rs []result) error {
 	}
 	fmt.Fprintln(tw, header)
 	java, haveJava := find(rs, targetFluss, producerJava)
+	upsert, haveUpsert := find(rs, targetFlussPK, producerJavaUpsert)
 	bridge, haveBridge := find(rs, targetBridge, producerFranz)
 	for _, r := range rs {
 		p50, p99 := "-", "-"
@@ -170,7 +178,7 @@ func writeTable(w io.Writer, rs []result) error {
 			p50, p99 = millis(r.P50), millis(r.P99)
 		}
 		vsKafka, vsBridge, vsJava := "", "", ""
-		if r.Target == targetFerry {
+		if r.Target == targetFerry || r.Target == targetFerryPK {
 			vsKafka, vsBridge, vsJava = "-", "-", "-"
 			if k, ok := find(rs, targetKafka, r.Producer); ok {
 				vsKafka = ratio(r.RecPerSec, k.RecPerSec)
@@ -178,7 +186,10 @@ func writeTable(w io.Writer, rs []result) error {
 			if haveBridge {
 				vsBridge = ratio(r.RecPerSec, bridge.RecPerSec)
 			}
-			if haveJava {
+			switch {
+			case r.Target == targetFerryPK && haveUpsert:
+				vsJava = ratio(r.RecPerSec, upsert.RecPerSec)
+			case r.Target == targetFerry && haveJava:
 				vsJava = ratio(r.RecPerSec, java.RecPerSec)
 			}
 		}

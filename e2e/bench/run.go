@@ -509,7 +509,9 @@ func flussPhase(ctx context.Context, cfg *config, root, dir string, pt perfTest,
 		tail bool
 		// bridge is the table Bridge.java appends to.
 		bridge bool
-		rows   int64
+		// pk tables have PRIMARY KEY (id): upserts, a changelog instead of rows (pkChangelog).
+		pk   bool
+		rows int64
 	}
 	var tables []table
 	if cfg.runs(targetFerry) {
@@ -517,6 +519,17 @@ func flussPhase(ctx context.Context, cfg *config, root, dir string, pt perfTest,
 			// The warm-up records go to the same topic: the table holds both.
 			tables = append(tables, table{name: strings.ReplaceAll(prod, "-", "_"), producer: prod, kafka: true,
 				rows: cfg.Records + cfg.warmupRecords()})
+		}
+	}
+	if cfg.PK && cfg.runs(targetFerry) {
+		for _, prod := range strings.Split(cfg.Producers, ",") {
+			tables = append(tables, table{name: strings.ReplaceAll(prod, "-", "_") + "_pk", producer: prod, kafka: true, pk: true})
+		}
+	}
+	if cfg.PK && cfg.runs(targetFluss) {
+		tables = append(tables, table{name: "java_upsert", producer: producerJavaUpsert, pk: true})
+		if cfg.warmupRecords() > 0 {
+			tables = append(tables, table{name: "java_upsert_warmup", pk: true})
 		}
 	}
 	if cfg.runs(targetBridge) {
@@ -543,6 +556,9 @@ func flussPhase(ctx context.Context, cfg *config, root, dir string, pt perfTest,
 	for _, t := range tables {
 		spec := testenv.TableSpec{Database: db, Table: t.name, Columns: benchColumns(), BucketCount: cfg.Partitions,
 			Properties: tableProperties(cfg), Comment: "ferry e2e/bench"}
+		if t.pk {
+			spec.PrimaryKey = []string{"id"}
+		}
 		if t.kafka {
 			// JSON is the default value format (docs/mapping.md); opting in is all it takes.
 			spec.CustomProperties = map[string]string{"kafka.enabled": "true"}
@@ -585,22 +601,26 @@ func flussPhase(ctx context.Context, cfg *config, root, dir string, pt perfTest,
 				r, err = measured(ctx, cfg, watch, cfg.Records+cfg.warmupRecords(), log, func(ctx context.Context) (result, error) {
 					return br.run(ctx, cfg, broker.addr, bridgeTopic, sc.FlussBootstrap(), db, t.name, p)
 				})
+			case t.kafka && t.pk:
+				// franz-go sends each record's primary key as its Kafka key; perf-test has no
+				// keys to send, and Ferry takes the key from the value (docs/mapping.md §4.4).
+				r, err = produce(ctx, cfg, t.producer, targetFerryPK, sc.KafkaAddr(), db+"."+t.name, pt, p.withKeys(), round, stackWatch(st), log)
 			case t.kafka:
 				r, err = produce(ctx, cfg, t.producer, targetFerry, sc.KafkaAddr(), db+"."+t.name, pt, p, round, stackWatch(st), log)
-			case t.producer == producerJava:
+			case t.producer == producerJava || t.producer == producerJavaUpsert:
 				rctx, cancel := context.WithTimeout(ctx, cfg.RunTimeout)
-				log.Info("appending", "producer", producerJava, "rows", cfg.Records, "warmup", cfg.warmupRecords(), "round", round)
+				log.Info("appending", "producer", t.producer, "rows", cfg.Records, "warmup", cfg.warmupRecords(), "round", round)
 				w, werr := startWindow(stackWatch(st))
 				if werr != nil {
 					log.Warn("per-process usage incomplete", "err", werr)
 				}
-				r, err = jw.run(rctx, sc.FlussBootstrap(), db, t.name, cfg.Records, p.bytes, "java_writer_warmup", cfg.warmupRecords())
+				r, err = jw.run(rctx, t.producer, sc.FlussBootstrap(), db, t.name, cfg.Records, p.bytes, t.name+"_warmup", cfg.warmupRecords())
 				cancel()
 				if err == nil {
 					err = r.addUsage(w, cfg)
 				}
 				if err == nil {
-					log.Info("done", "producer", producerJava, "target", targetFluss, "rows/s", int64(r.RecPerSec))
+					log.Info("done", "producer", t.producer, "target", r.Target, "rows/s", int64(r.RecPerSec))
 				}
 			default:
 				continue // the warm-up table
@@ -665,6 +685,14 @@ func flussPhase(ctx context.Context, cfg *config, root, dir string, pt perfTest,
 	}
 	for _, t := range tables {
 		n := counts[t.name]
+		if t.pk {
+			lo, hi := pkChangelog(cfg, t.producer)
+			if n < lo || n > hi {
+				return nil, fmt.Errorf("primary-key table %s.%s holds %d changelog entries, want %d..%d", db, t.name, n, lo, hi)
+			}
+			log.Info("verified", "table", db+"."+t.name, "changelog", n)
+			continue
+		}
 		want := cfg.producedRounds() * t.rows
 		if t.tail {
 			want = int64(cfg.Rounds) * t.rows
@@ -675,6 +703,45 @@ func flussPhase(ctx context.Context, cfg *config, root, dir string, pt perfTest,
 		log.Info("verified", "table", db+"."+t.name, "rows", n)
 	}
 	return results, nil
+}
+
+// pkChangelog bounds the changelog entries (Fluss end offsets summed over buckets) a
+// primary-key table holds after every round's upserts of producer ("" for the Java upsert
+// warm-up table): a new key adds +I, a known one -U and +U (Fluss's default merge engine). The
+// count is exact where the order of the keys is known: franz-go sends the warm-up's rows i mod
+// -records, then rows 0..N-1, every round; UpsertBench rows 0..N-1 (its warm-up table
+// 0..W-1). perf-test picks random lines of the payload file, so of its T upserts some d ≤ N
+// keys are new: 2T-d entries, between 2T-min(N, T) and 2T-1.
+func pkChangelog(cfg *config, producer string) (lo, hi int64) {
+	n, w, rounds := cfg.Records, cfg.warmupRecords(), cfg.producedRounds()
+	if producer == producerPerfTest {
+		t := rounds * (n + w)
+		return 2*t - min(n, t), 2*t - 1
+	}
+	seen := make([]bool, max(n, w))
+	var entries int64
+	upsert := func(count, mod int64) {
+		for i := range count {
+			if id := i % mod; seen[id] {
+				entries += 2
+			} else {
+				seen[id] = true
+				entries++
+			}
+		}
+	}
+	for range rounds {
+		switch producer {
+		case producerFranz:
+			upsert(w, n)
+			upsert(n, n)
+		case producerJavaUpsert:
+			upsert(n, n)
+		default:
+			upsert(w, w)
+		}
+	}
+	return entries, entries
 }
 
 // tableProperties are the Fluss options of every bench table.

@@ -1,0 +1,77 @@
+package main
+
+import (
+	"io"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+func TestPKChangelog(t *testing.T) {
+	cfg, err := parseConfig([]string{"-records", "10", "-warmup", "4", "-rounds", "2", "-warmup-rounds", "1"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Three rounds. franz-go: round 1 sends ids 0..3 (4 new) then 0..9 (0..3 known: 8, 4..9 new:
+	// 6), 18 entries; rounds 2 and 3 find every key known: 2 × 14 each.
+	if lo, hi := pkChangelog(cfg, producerFranz); lo != 18+28+28 || hi != lo {
+		t.Errorf("franz-go: %d..%d, want 74", lo, hi)
+	}
+	// UpsertBench: 10 new, then 20 and 20.
+	if lo, hi := pkChangelog(cfg, producerJavaUpsert); lo != 50 || hi != lo {
+		t.Errorf("java-upsert: %d..%d, want 50", lo, hi)
+	}
+	// Its warm-up table: 4 new, then 8 and 8.
+	if lo, hi := pkChangelog(cfg, ""); lo != 20 || hi != lo {
+		t.Errorf("java-upsert warm-up: %d..%d, want 20", lo, hi)
+	}
+	// perf-test: 42 upserts of random keys among 10: 2×42 minus 1..10 new keys.
+	if lo, hi := pkChangelog(cfg, producerPerfTest); lo != 74 || hi != 83 {
+		t.Errorf("perf-test: %d..%d, want 74..83", lo, hi)
+	}
+	// A warm-up longer than the records wraps around the ids, as franz-go sends them.
+	cfg.Warmup, cfg.WarmupRounds, cfg.Rounds = 25, 0, 1
+	if lo, _ := pkChangelog(cfg, producerFranz); lo != 10+2*15+2*10 {
+		t.Errorf("franz-go, long warm-up: %d, want 60", lo)
+	}
+}
+
+func TestWithKeys(t *testing.T) {
+	p := makePayloads(12)
+	k := p.withKeys()
+	if p.keys != nil {
+		t.Error("withKeys changed its receiver")
+	}
+	if len(k.keys) != 12 || string(k.keys[0]) != `{"id":0}` || string(k.keys[11]) != `{"id":11}` {
+		t.Fatalf("keys %q", k.keys)
+	}
+	for i, key := range k.keys {
+		id, ok := leadingID(k.recs[i])
+		if !ok || string(key) != `{"id":`+strconv.FormatInt(id, 10)+`}` {
+			t.Errorf("record %d: key %s for value %.20s", i, key, k.recs[i])
+		}
+	}
+	// Appending to one key must not overwrite the next.
+	_ = append(k.keys[0], 'x')
+	if string(k.keys[1]) != `{"id":1}` {
+		t.Errorf("keys share capacity: %q", k.keys[1])
+	}
+}
+
+func TestWriteTablePK(t *testing.T) {
+	rs := []result{
+		{Target: targetKafka, Producer: producerFranz, Records: 1000, RecPerSec: 200_000, MBPerSec: 37, HasLatency: true},
+		{Target: targetFerryPK, Producer: producerFranz, Records: 1000, RecPerSec: 100_000, MBPerSec: 18.5, HasLatency: true},
+		{Target: targetFluss, Producer: producerJava, Records: 1000, RecPerSec: 400_000, MBPerSec: 74},
+		{Target: targetFlussPK, Producer: producerJavaUpsert, Records: 1000, RecPerSec: 125_000, MBPerSec: 23},
+	}
+	var b strings.Builder
+	if err := writeTable(&b, rs); err != nil {
+		t.Fatal(err)
+	}
+	line := strings.Fields(strings.Split(b.String(), "\n")[2])
+	// Against Kafka's franz-go row, no bridge, and the UpsertWriter (not the AppendWriter).
+	if got := strings.Join(line[len(line)-3:], " "); got != "0.50x - 0.80x" {
+		t.Errorf("ferry-pk ratios %q, want 0.50x - 0.80x:\n%s", got, b.String())
+	}
+}
