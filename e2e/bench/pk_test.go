@@ -2,9 +2,11 @@ package main
 
 import (
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestPKChangelog(t *testing.T) {
@@ -73,5 +75,41 @@ func TestWriteTablePK(t *testing.T) {
 	// Against Kafka's franz-go row, no bridge, and the UpsertWriter (not the AppendWriter).
 	if got := strings.Join(line[len(line)-3:], " "); got != "0.50x - 0.80x" {
 		t.Errorf("ferry-pk ratios %q, want 0.50x - 0.80x:\n%s", got, b.String())
+	}
+}
+
+func TestWriteSummary(t *testing.T) {
+	rs := []result{
+		{Target: targetKafka, Producer: producerFranz, RecPerSec: 400_000, P50: 20 * time.Millisecond, P99: 40 * time.Millisecond, HasLatency: true,
+			Handled: 1_000_000, Procs: []procUsage{{Name: "kafka-broker", CPU: 600 * time.Millisecond}, {Name: "franz-go", CPU: time.Second}}},
+		{Target: targetFerry, Producer: producerFranz, RecPerSec: 200_000, HasLatency: true, Handled: 2_000_000, Procs: []procUsage{
+			{Name: "frontdoor", CPU: time.Second}, {Name: "transcodesvc", CPU: 2 * time.Second}, {Name: "tablet", CPU: time.Second},
+			{Name: "franz-go", CPU: 3 * time.Second}}},
+		{Target: targetBridge, Producer: producerFranz, RecPerSec: 100_000, HasLatency: true, Handled: 1_000_000, Procs: []procUsage{
+			{Name: "kafka-broker", CPU: time.Second}, {Name: "bridge", CPU: 3 * time.Second}, {Name: "tablet", CPU: time.Second},
+			{Name: "franz-go", CPU: time.Second}}},
+		{Target: targetFluss, Producer: producerJava, RecPerSec: 500_000, Handled: 1_000_000, Procs: []procUsage{{Name: "java-writer", CPU: time.Second}}},
+	}
+	var b strings.Builder
+	if err := writeSummary(&b, rs); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimRight(b.String(), "\n"), "\n")
+	if len(lines) != 5 {
+		t.Fatalf("want header + 4 rows:\n%s", b.String())
+	}
+	// Ferry: services 3 s over 2 M = 1.50 s/M, pipeline (with the tablet, without the client)
+	// 2.00; 0.50x Kafka, 2.00x the bridge, 0.40x the Java writer in records/s; 1.50 ÷ 0.60 =
+	// 2.50x the broker's CPU, 2.00 ÷ 5.00 = 0.40x the bridge pipeline's.
+	want := []string{"ferry", "franz-go", "200", "000", "0.0", "0.0", "1.50", "2.00", "0.50x", "2.00x", "0.40x", "2.50x", "0.40x"}
+	if got := strings.Fields(lines[2]); !slices.Equal(got, want) {
+		t.Errorf("ferry row %q, want %q", got, want)
+	}
+	// Kafka: no Ferry services, the broker alone is the pipeline; no ratios.
+	if got := strings.Fields(lines[1]); !slices.Equal(got, []string{"kafka", "franz-go", "400", "000", "20.0", "40.0", "-", "0.60"}) {
+		t.Errorf("kafka row %q", got)
+	}
+	if got := strings.Fields(lines[3]); !slices.Equal(got[len(got)-2:], []string{"-", "5.00"}) {
+		t.Errorf("bridge row %q: want no Ferry CPU and a 5.00 s/M pipeline", got)
 	}
 }

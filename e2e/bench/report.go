@@ -350,3 +350,96 @@ func writeUsage(w io.Writer, rs []result) error {
 	}
 	return tw.Flush()
 }
+
+// isClient tells the Kafka clients' processes (the producer or consumer that drives a run) from
+// what a deployment runs: servers, Ferry's services, the bridge and the Java writers.
+func isClient(name string) bool {
+	return name == "franz-go" || name == "producer" || name == "consumer"
+}
+
+// cpuPerM is r's CPU seconds per million handled records: Ferry's services, and everything but
+// the client (the pipeline: servers, services, bridge or Java writer); ok is false without usage.
+func (r result) cpuPerM() (ferry, pipeline float64, ok bool) {
+	if r.Handled <= 0 || len(r.Procs) == 0 {
+		return 0, 0, false
+	}
+	var f, all time.Duration
+	for _, u := range r.Procs {
+		if isFerry(u.Name) {
+			f += u.CPU
+		}
+		if !isClient(u.Name) {
+			all += u.CPU
+		}
+	}
+	m := float64(r.Handled) / 1e6
+	return f.Seconds() / m, all.Seconds() / m, true
+}
+
+// procCPUPerM is one process's CPU seconds per million handled records in r (0 if absent).
+func (r result) procCPUPerM(name string) float64 {
+	for _, u := range r.Procs {
+		if u.Name == name && r.Handled > 0 {
+			return u.CPU.Seconds() / (float64(r.Handled) / 1e6)
+		}
+	}
+	return 0
+}
+
+// writeSummary prints, per produce row, what issue #29's table states: records/s and latency,
+// CPU per million records (Ferry's services; the whole pipeline without the client), and the
+// ratios to Kafka (same producer), to Kafka+bridge and to the Fluss Java writer (the
+// UpsertWriter for primary-key rows), in records/s and in CPU: Ferry's services ÷ the broker,
+// the pipeline ÷ the bridge's pipeline (broker, bridge and Fluss servers).
+func writeSummary(w io.Writer, rs []result) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "target\tproducer\trecords/s\tp50 ms\tp99 ms\tferry s/M\tpipeline s/M\t"+
+		"rec/s ÷Kafka\trec/s ÷bridge\trec/s ÷Java\tferry CPU ÷broker\tpipeline CPU ÷bridge\t")
+	java, haveJava := find(rs, targetFluss, producerJava)
+	upsert, haveUpsert := find(rs, targetFlussPK, producerJavaUpsert)
+	bridge, haveBridge := find(rs, targetBridge, producerFranz)
+	_, bridgeCPU, bridgeUsage := bridge.cpuPerM()
+	cpuRatio := func(a, b float64) string {
+		if a <= 0 || b <= 0 {
+			return "-"
+		}
+		return fmt.Sprintf("%.2fx", a/b)
+	}
+	for _, r := range rs {
+		p50, p99 := "-", "-"
+		if r.HasLatency {
+			p50, p99 = millis(r.P50), millis(r.P99)
+		}
+		ferryCPU, pipeCPU, ok := r.cpuPerM()
+		ferryCell, pipeCell := "-", "-"
+		if ok {
+			pipeCell = fmt.Sprintf("%.2f", pipeCPU)
+			if ferryCPU > 0 {
+				ferryCell = fmt.Sprintf("%.2f", ferryCPU)
+			}
+		}
+		vsKafka, vsBridge, vsJava, vsBroker, vsBridgeCPU := "", "", "", "", ""
+		if r.Target == targetFerry || r.Target == targetFerryPK {
+			vsKafka, vsBridge, vsJava, vsBroker, vsBridgeCPU = "-", "-", "-", "-", "-"
+			if k, ok := find(rs, targetKafka, r.Producer); ok {
+				vsKafka = ratio(r.RecPerSec, k.RecPerSec)
+				vsBroker = cpuRatio(ferryCPU, k.procCPUPerM("kafka-broker"))
+			}
+			if haveBridge {
+				vsBridge = ratio(r.RecPerSec, bridge.RecPerSec)
+				if bridgeUsage {
+					vsBridgeCPU = cpuRatio(pipeCPU, bridgeCPU)
+				}
+			}
+			switch {
+			case r.Target == targetFerryPK && haveUpsert:
+				vsJava = ratio(r.RecPerSec, upsert.RecPerSec)
+			case r.Target == targetFerry && haveJava:
+				vsJava = ratio(r.RecPerSec, java.RecPerSec)
+			}
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", r.Target, r.Producer,
+			groupThousands(int64(r.RecPerSec+0.5)), p50, p99, ferryCell, pipeCell, vsKafka, vsBridge, vsJava, vsBroker, vsBridgeCPU)
+	}
+	return tw.Flush()
+}

@@ -121,6 +121,11 @@ func run(ctx context.Context, cfg *config, log *slog.Logger, out io.Writer) (err
 	if err := writeUsage(out, ordered); err != nil {
 		return err
 	}
+	fmt.Fprintf(out, "\nsummary of the produce rows: CPU seconds per million records handled, Ferry's services and the pipeline "+
+		"(every measured process but the Kafka client: servers, services, bridge, Java writer); ratios of records/s and of CPU, median round:\n\n")
+	if err := writeSummary(out, byPhase(results, phaseProduce)); err != nil {
+		return err
+	}
 	if cfg.runs(targetFluss) {
 		fmt.Fprintln(out, "\njava-writer: Fluss AppendWriter timed in its JVM; MB/s counts the same rows' JSON size.")
 	}
