@@ -101,7 +101,8 @@ func run(ctx context.Context, cfg *config, log *slog.Logger, out io.Writer) (err
 	}
 	if rs := byPhase(results, phaseConsume); len(rs) > 0 {
 		fmt.Fprintf(out, "\nconsume: the first %d records of the %s topic/table read back from offset 0 of every partition/bucket "+
-			"(after %d warm-up records read the same way by another client), timed from the first poll to the last record; median round:\n\n",
+			"(after %d warm-up records read the same way by another client), timed from the first poll to the last record; "+
+			"perf-test (kafka-consumer-perf-test): -records records in a fresh group, its fetch time, no warm-up; median round:\n\n",
 			cfg.Records, consumedProducer(cfg), cfg.warmupRecords())
 		if err := writeConsumeTable(out, rs); err != nil {
 			return err
