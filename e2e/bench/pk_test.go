@@ -82,7 +82,7 @@ func TestWriteSummary(t *testing.T) {
 	rs := []result{
 		{Target: targetKafka, Producer: producerFranz, RecPerSec: 400_000, P50: 20 * time.Millisecond, P99: 40 * time.Millisecond, HasLatency: true,
 			Handled: 1_000_000, Procs: []procUsage{{Name: "kafka-broker", CPU: 600 * time.Millisecond}, {Name: "franz-go", CPU: time.Second}}},
-		{Target: targetFerry, Producer: producerFranz, RecPerSec: 200_000, HasLatency: true, Handled: 2_000_000, Procs: []procUsage{
+		{Target: targetFerry, Producer: producerFranz, RecPerSec: 200_000, HasLatency: true, Handled: 2_000_000, JobsPerRequest: 1.25, Procs: []procUsage{
 			{Name: "frontdoor", CPU: time.Second}, {Name: "transcodesvc", CPU: 2 * time.Second}, {Name: "tablet", CPU: time.Second},
 			{Name: "franz-go", CPU: 3 * time.Second}}},
 		{Target: targetBridge, Producer: producerFranz, RecPerSec: 100_000, HasLatency: true, Handled: 1_000_000, Procs: []procUsage{
@@ -101,7 +101,7 @@ func TestWriteSummary(t *testing.T) {
 	// Ferry: services 3 s over 2 M = 1.50 s/M, pipeline (with the tablet, without the client)
 	// 2.00; 0.50x Kafka, 2.00x the bridge, 0.40x the Java writer in records/s; 1.50 ÷ 0.60 =
 	// 2.50x the broker's CPU, 2.00 ÷ 5.00 = 0.40x the bridge pipeline's.
-	want := []string{"ferry", "franz-go", "200", "000", "0.0", "0.0", "1.50", "2.00", "0.50x", "2.00x", "0.40x", "2.50x", "0.40x"}
+	want := []string{"ferry", "franz-go", "200", "000", "0.0", "0.0", "1.50", "2.00", "0.50x", "2.00x", "0.40x", "2.50x", "0.40x", "1.25"}
 	if got := strings.Fields(lines[2]); !slices.Equal(got, want) {
 		t.Errorf("ferry row %q, want %q", got, want)
 	}
@@ -111,5 +111,36 @@ func TestWriteSummary(t *testing.T) {
 	}
 	if got := strings.Fields(lines[3]); !slices.Equal(got[len(got)-2:], []string{"-", "5.00"}) {
 		t.Errorf("bridge row %q: want no Ferry CPU and a 5.00 s/M pipeline", got)
+	}
+}
+
+func TestParseRequestJobs(t *testing.T) {
+	text := `# HELP ferry_append_request_jobs Jobs (Kafka batches) per Fluss ProduceLog request sent, each attempt counted
+# TYPE ferry_append_request_jobs histogram
+ferry_append_request_jobs_bucket{otel_scope_name="x",le="1"} 900
+ferry_append_request_jobs_bucket{otel_scope_name="x",le="+Inf"} 1000
+ferry_append_request_jobs_sum{otel_scope_name="x"} 1250
+ferry_append_request_jobs_count{otel_scope_name="x"} 1000
+ferry_append_request_jobs_sum 2.5e+02
+ferry_append_request_jobs_count 100
+ferry_append_jobs_total{fluss_error_code="0"} 1500
+`
+	rj, err := parseRequestJobs(strings.NewReader(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rj.jobs != 1500 || rj.requests != 1100 {
+		t.Errorf("parsed %+v, want 1500 jobs in 1100 requests (both series summed)", rj)
+	}
+	if got := rj.perRequest(requestJobs{jobs: 300, requests: 100}); got != 1.2 {
+		t.Errorf("per request %v, want 1.2", got)
+	}
+	if got := rj.perRequest(rj); got != 0 {
+		t.Errorf("no requests between the readings: %v, want 0", got)
+	}
+	for _, bad := range []string{"", "ferry_append_jobs_total 5\n", "ferry_append_request_jobs_sum{a=\"b\"}\n", "ferry_append_request_jobs_count x\n"} {
+		if _, err := parseRequestJobs(strings.NewReader(bad)); err == nil {
+			t.Errorf("%q: parsed without an error", bad)
+		}
 	}
 }

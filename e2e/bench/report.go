@@ -62,6 +62,9 @@ type result struct {
 	// WirePerRecord is the bytes of Fetch answers the consumer read per record (consume runs
 	// of franz-go only; 0 elsewhere): what crossed the wire, as the server compressed it.
 	WirePerRecord float64
+	// JobsPerRequest is the jobs per Fluss ProduceLog request appendsvc sent during a Ferry
+	// produce run into a log table (ferry_append_request_jobs; 0 where not measured).
+	JobsPerRequest float64
 	// P50 and P99 are per-record latencies from send to acknowledgement; HasLatency is false
 	// where the producer measures none (the Java writer times the whole run only).
 	P50, P99   time.Duration
@@ -394,7 +397,7 @@ func (r result) procCPUPerM(name string) float64 {
 func writeSummary(w io.Writer, rs []result) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "target\tproducer\trecords/s\tp50 ms\tp99 ms\tferry s/M\tpipeline s/M\t"+
-		"rec/s ÷Kafka\trec/s ÷bridge\trec/s ÷Java\tferry CPU ÷broker\tpipeline CPU ÷bridge\t")
+		"rec/s ÷Kafka\trec/s ÷bridge\trec/s ÷Java\tferry CPU ÷broker\tpipeline CPU ÷bridge\tjobs/Fluss request\t")
 	java, haveJava := find(rs, targetFluss, producerJava)
 	upsert, haveUpsert := find(rs, targetFlussPK, producerJavaUpsert)
 	bridge, haveBridge := find(rs, targetBridge, producerFranz)
@@ -438,8 +441,12 @@ func writeSummary(w io.Writer, rs []result) error {
 				vsJava = ratio(r.RecPerSec, java.RecPerSec)
 			}
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", r.Target, r.Producer,
-			groupThousands(int64(r.RecPerSec+0.5)), p50, p99, ferryCell, pipeCell, vsKafka, vsBridge, vsJava, vsBroker, vsBridgeCPU)
+		jobs := ""
+		if r.JobsPerRequest > 0 {
+			jobs = fmt.Sprintf("%.2f", r.JobsPerRequest)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", r.Target, r.Producer,
+			groupThousands(int64(r.RecPerSec+0.5)), p50, p99, ferryCell, pipeCell, vsKafka, vsBridge, vsJava, vsBroker, vsBridgeCPU, jobs)
 	}
 	return tw.Flush()
 }

@@ -612,7 +612,19 @@ func flussPhase(ctx context.Context, cfg *config, root, dir string, pt perfTest,
 				// keys to send, and Ferry takes the key from the value (docs/mapping.md §4.4).
 				r, err = produce(ctx, cfg, t.producer, targetFerryPK, sc.KafkaAddr(), db+"."+t.name, pt, p.withKeys(), round, stackWatch(st), log)
 			case t.kafka:
+				before, serr := scrapeRequestJobs(ctx, cfg.appendMetricsPort())
 				r, err = produce(ctx, cfg, t.producer, targetFerry, sc.KafkaAddr(), db+"."+t.name, pt, p, round, stackWatch(st), log)
+				if err == nil && serr == nil {
+					var after requestJobs
+					if after, serr = scrapeRequestJobs(ctx, cfg.appendMetricsPort()); serr == nil {
+						r.JobsPerRequest = after.perRequest(before)
+						log.Info("appendsvc coalescing", "producer", t.producer, "jobs", after.jobs-before.jobs,
+							"fluss_requests", after.requests-before.requests, "jobs_per_request", fmt.Sprintf("%.3f", r.JobsPerRequest))
+					}
+				}
+				if serr != nil {
+					log.Warn("appendsvc's request_jobs not read", "err", serr)
+				}
 			case t.producer == producerJava || t.producer == producerJavaUpsert:
 				rctx, cancel := context.WithTimeout(ctx, cfg.RunTimeout)
 				log.Info("appending", "producer", t.producer, "rows", cfg.Records, "warmup", cfg.warmupRecords(), "round", round)
@@ -790,8 +802,12 @@ func startBenchStack(ctx context.Context, cfg *config, root string, flussOnly bo
 	base := cfg.ServicePortBase
 	sc.CatalogPort, sc.TranscodePorts, sc.AppendPort, sc.FrontdoorPort, sc.FetchPort = base+1, []int{base + 2, base + 12}, base+3, base+4, base+5
 	sc.KafkaPort = cfg.FerryKafkaPort
-	// No metrics endpoints: the defaults would collide with a developer's stack.
-	sc.CatalogMetricsPort, sc.TranscodeMetricsPorts, sc.AppendMetricsPort, sc.FrontdoorMetricsPort, sc.FetchMetricsPort = 0, nil, 0, 0, 0
+	// No metrics endpoints on the defaults, which would collide with a developer's stack; only
+	// appendsvc's (the single process's), on the bench's own port, for its request_jobs.
+	sc.CatalogMetricsPort, sc.TranscodeMetricsPorts, sc.AppendMetricsPort, sc.FrontdoorMetricsPort, sc.FetchMetricsPort = 0, nil, cfg.appendMetricsPort(), 0, 0
+	if cfg.Single {
+		sc.AppendMetricsPort, sc.FrontdoorMetricsPort = 0, cfg.appendMetricsPort()
+	}
 	sc.LogLevel, sc.Java, sc.ServerHeap, sc.Keep = cfg.LogLevel, cfg.Java, cfg.ServerHeap, cfg.Keep
 	sc.PprofPortOffset = cfg.PprofPortOffset
 	sc.ServiceGOMAXPROCS = cfg.ServiceProcs
