@@ -44,7 +44,8 @@ import java.util.concurrent.atomic.AtomicReference;
  * then after W + ROWS records and a flush that returned (every row acknowledged, so readable):
  * {"rows": ROWS, "end_unix_ms": ms, "p50_ms": ms, "p99_ms": ms}, where the latencies run from a
  * measured record's Kafka timestamp (the producer's send time) to its append's acknowledgement.
- * On failure one line on stderr and exit 1.
+ * It then waits for stdin to close before it exits, so its caller can read its CPU time. On
+ * failure one line on stderr and exit 1.
  *
  * <p>Usage: Bridge KAFKA_BOOTSTRAP TOPIC PARTITIONS FLUSS_BOOTSTRAP DATABASE TABLE WARMUP ROWS TIMEOUT_MS
  */
@@ -138,6 +139,10 @@ public final class Bridge {
             Arrays.sort(latencies);
             System.out.printf("{\"rows\": %d, \"end_unix_ms\": %.3f, \"p50_ms\": %d, \"p99_ms\": %d}%n", rows,
                     end.getEpochSecond() * 1e3 + end.getNano() / 1e6, rank(latencies, 0.50), rank(latencies, 0.99));
+            System.out.flush();
+            // Stay alive until the caller, which reads this process's CPU time, closes stdin.
+            while (System.in.read() >= 0) {
+            }
         }
     }
 

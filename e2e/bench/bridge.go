@@ -122,6 +122,11 @@ func (b *bridge) run(ctx context.Context, cfg *config, kafkaAddr, topic, flussBo
 	if err != nil {
 		return result{}, err
 	}
+	// Bridge.java exits once stdin is closed, after its last line, so its CPU can be read.
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return result{}, err
+	}
 	if err := cmd.Start(); err != nil {
 		return result{}, err
 	}
@@ -146,6 +151,12 @@ func (b *bridge) run(ctx context.Context, cfg *config, kafkaAddr, topic, flussBo
 	}
 	if l, err := next("ready"); err != nil || !l.Ready {
 		return failed(fmt.Errorf("want ready first, got %+v (%v)", l, err))
+	}
+	// The bridge's CPU from here to its last row: a sink job runs for long, so its JVM start
+	// and connecting are not a per-record cost (its JIT compiling during the warm-up is).
+	win, err := startWindow([]watched{{name: "bridge", pid: cmd.Process.Pid}})
+	if err != nil {
+		return failed(fmt.Errorf("the bridge's /proc: %w", err))
 	}
 
 	opts, err := franzOpts(cfg, kafkaAddr, topic)
@@ -176,6 +187,11 @@ func (b *bridge) run(ctx context.Context, cfg *config, kafkaAddr, topic, flussBo
 	if err != nil || done.Rows == nil || *done.Rows != rows {
 		return failed(fmt.Errorf("want rows %d, got %+v (%v)", rows, done, err))
 	}
+	usage, err := win.end()
+	if err != nil {
+		return failed(fmt.Errorf("the bridge's /proc: %w", err))
+	}
+	_ = stdin.Close()
 	if err := cmd.Wait(); err != nil {
 		return result{}, fmt.Errorf("kafka+bridge: java Bridge: %w\n%s", err, lastLines(stderr.String(), 30))
 	}
@@ -187,9 +203,7 @@ func (b *bridge) run(ctx context.Context, cfg *config, kafkaAddr, topic, flussBo
 	r := result{Target: targetBridge, Producer: producerFranz, Records: rows, HasLatency: true,
 		P50: time.Duration(*done.P50MS) * time.Millisecond, P99: time.Duration(*done.P99MS) * time.Millisecond}
 	r.RecPerSec, r.MBPerSec = throughput(rows, p.bytes, elapsed)
-	if u, ok := exitedUsage("bridge", cmd.ProcessState); ok {
-		r.Procs = append(r.Procs, u)
-	}
+	r.Procs = usage
 	return r, nil
 }
 
