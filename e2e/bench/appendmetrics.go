@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -14,6 +15,9 @@ import (
 // appendsvc's ferry_append_request_jobs histogram (docs/observability.md) tells how many jobs
 // (Kafka batches of one bucket) each Fluss ProduceLog request carried: how much coalescing found
 // to put together during a produce run.
+
+// errNoRequestJobs: the histogram is not in the metrics, as before appendsvc's first request.
+var errNoRequestJobs = errors.New("no ferry_append_request_jobs in appendsvc's metrics")
 
 // appendMetricsPort is where appendsvc (or, with -single, the one process) serves /metrics.
 func (c *config) appendMetricsPort() int { return c.ServicePortBase + 53 }
@@ -71,7 +75,7 @@ func parseRequestJobs(r io.Reader) (requestJobs, error) {
 		return rj, err
 	}
 	if !found {
-		return rj, fmt.Errorf("no ferry_append_request_jobs in the metrics")
+		return rj, errNoRequestJobs
 	}
 	return rj, nil
 }

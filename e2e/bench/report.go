@@ -361,17 +361,19 @@ func isClient(name string) bool {
 }
 
 // cpuPerM is r's CPU seconds per million handled records: Ferry's services, and everything but
-// the client (the pipeline: servers, services, bridge or Java writer); ok is false without usage.
+// the client (the pipeline: servers, bridge or Java writer, and Ferry's services in Ferry's rows
+// only, as they idle in the others); ok is false without usage.
 func (r result) cpuPerM() (ferry, pipeline float64, ok bool) {
 	if r.Handled <= 0 || len(r.Procs) == 0 {
 		return 0, 0, false
 	}
 	var f, all time.Duration
+	ferryRow := r.Target == targetFerry || r.Target == targetFerryPK
 	for _, u := range r.Procs {
 		if isFerry(u.Name) {
 			f += u.CPU
 		}
-		if !isClient(u.Name) {
+		if !isClient(u.Name) && (ferryRow || !isFerry(u.Name)) {
 			all += u.CPU
 		}
 	}

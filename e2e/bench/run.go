@@ -613,6 +613,9 @@ func flussPhase(ctx context.Context, cfg *config, root, dir string, pt perfTest,
 				r, err = produce(ctx, cfg, t.producer, targetFerryPK, sc.KafkaAddr(), db+"."+t.name, pt, p.withKeys(), round, stackWatch(st), log)
 			case t.kafka:
 				before, serr := scrapeRequestJobs(ctx, cfg.appendMetricsPort())
+				if errors.Is(serr, errNoRequestJobs) {
+					serr = nil // no request yet: every count is 0
+				}
 				r, err = produce(ctx, cfg, t.producer, targetFerry, sc.KafkaAddr(), db+"."+t.name, pt, p, round, stackWatch(st), log)
 				if err == nil && serr == nil {
 					var after requestJobs
