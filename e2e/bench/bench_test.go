@@ -167,18 +167,19 @@ func TestWriteTable(t *testing.T) {
 		{Target: targetFerry, Producer: producerPerfTest, Records: 1000, RecPerSec: 50_000, MBPerSec: 9.25, HasLatency: true},
 		{Target: targetFerry, Producer: producerFranz, Records: 1000, RecPerSec: 300_000, MBPerSec: 55.5, HasLatency: true},
 		{Target: targetFluss, Producer: producerJava, Records: 1000, RecPerSec: 400_000, MBPerSec: 74},
+		{Target: targetBridge, Producer: producerFranz, Records: 1000, RecPerSec: 150_000, MBPerSec: 27.75, P50: 40 * time.Millisecond, P99: 90 * time.Millisecond, HasLatency: true},
 	}
 	var b strings.Builder
 	if err := writeTable(&b, rs); err != nil {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimRight(b.String(), "\n"), "\n")
-	if len(lines) != 6 {
-		t.Fatalf("want header + 5 rows, got:\n%s", b.String())
+	if len(lines) != 7 {
+		t.Fatalf("want header + 6 rows, got:\n%s", b.String())
 	}
 	fields := func(i int) []string { return strings.Fields(lines[i]) }
 	// header
-	if got := fields(0); !slices.Equal(got, []string{"target", "producer", "records", "records/s", "MB/s", "p50", "ms", "p99", "ms", "Ferry/Kafka", "Ferry/Fluss-Java"}) {
+	if got := fields(0); !slices.Equal(got, []string{"target", "producer", "records", "records/s", "MB/s", "p50", "ms", "p99", "ms", "Ferry/Kafka", "Ferry/Kafka+bridge", "Ferry/Fluss-Java"}) {
 		t.Errorf("header %q", got)
 	}
 	checks := []struct {
@@ -186,9 +187,10 @@ func TestWriteTable(t *testing.T) {
 		want []string
 	}{
 		{1, []string{"kafka", "perf-test", "1000", "100", "000", "18.50", "3.0", "12.5"}},
-		{3, []string{"ferry", "perf-test", "1000", "50", "000", "9.25", "0.0", "0.0", "0.50x", "0.12x"}},
-		{4, []string{"ferry", "franz-go", "1000", "300", "000", "55.50", "0.0", "0.0", "1.50x", "0.75x"}},
+		{3, []string{"ferry", "perf-test", "1000", "50", "000", "9.25", "0.0", "0.0", "0.50x", "0.33x", "0.12x"}},
+		{4, []string{"ferry", "franz-go", "1000", "300", "000", "55.50", "0.0", "0.0", "1.50x", "2.00x", "0.75x"}},
 		{5, []string{"fluss", "java-writer", "1000", "400", "000", "74.00", "-", "-"}},
+		{6, []string{"kafka+bridge", "franz-go", "1000", "150", "000", "27.75", "40.0", "90.0"}},
 	}
 	for _, c := range checks {
 		if got := fields(c.line); !slices.Equal(got, c.want) {
@@ -201,7 +203,7 @@ func TestWriteTable(t *testing.T) {
 	if err := writeTable(&b, rs[3:4]); err != nil {
 		t.Fatal(err)
 	}
-	if got := strings.Fields(strings.Split(b.String(), "\n")[1]); !slices.Equal(got[len(got)-2:], []string{"-", "-"}) {
+	if got := strings.Fields(strings.Split(b.String(), "\n")[1]); !slices.Equal(got[len(got)-3:], []string{"-", "-", "-"}) {
 		t.Errorf("lone Ferry row: %q", got)
 	}
 }

@@ -99,8 +99,12 @@ func sendAll(ctx context.Context, cl *kgo.Client, p payloads, n int64) ([]time.D
 	wg.Add(int(n))
 	start := time.Now()
 	for i := range n {
+		rec := &kgo.Record{Value: p.recs[i%int64(len(p.recs))]}
+		if p.keys != nil {
+			rec.Key = p.keys[i%int64(len(p.keys))]
+		}
 		sent := time.Now()
-		cl.Produce(ctx, &kgo.Record{Value: p.recs[i%int64(len(p.recs))]}, func(_ *kgo.Record, err error) {
+		cl.Produce(ctx, rec, func(_ *kgo.Record, err error) {
 			lat[i] = time.Since(sent)
 			if err != nil {
 				failed.Add(1)

@@ -27,6 +27,12 @@ var rowCountSource []byte
 //go:embed ScanBench.java
 var scanBenchSource []byte
 
+// upsertBenchSource is UpsertBench.java: the official Fluss UpsertWriter upserting the same rows
+// into a primary-key table.
+//
+//go:embed UpsertBench.java
+var upsertBenchSource []byte
+
 // javaWriter is appendbench's AppendBench.java (e2e/bench/appendbench), compiled here
 // against the Fluss client jars: the official Fluss AppendWriter appending the same rows
 // (row(i) there is the row appendRow(i) here describes in JSON). Reusing the file keeps one
@@ -49,9 +55,13 @@ func compileJava(ctx context.Context, root, dir, java string, log *slog.Logger) 
 	if err := os.WriteFile(sb, scanBenchSource, 0o644); err != nil {
 		return nil, err
 	}
+	ub := filepath.Join(dir, "UpsertBench.java")
+	if err := os.WriteFile(ub, upsertBenchSource, 0o644); err != nil {
+		return nil, err
+	}
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
-	cp, err := testenv.CompileWithFlussClient(ctx, filepath.Join(root, ".cache", "fluss", "client-lib"), dir, src, rc, sb)
+	cp, err := testenv.CompileWithFlussClient(ctx, filepath.Join(root, ".cache", "fluss", "client-lib"), dir, src, rc, sb, ub)
 	if err != nil {
 		return nil, err
 	}
@@ -60,12 +70,17 @@ func compileJava(ctx context.Context, root, dir, java string, log *slog.Logger) 
 
 // run appends rows 0..rows-1 to db.table (after warmup rows into db.warmupTable in the same
 // JVM, so the JIT has compiled the write path) and returns the time AppendBench measured from
-// the first append until flush() returned. bytes is the rows' JSON size, for MB/s.
-func (j *javaWriter) run(ctx context.Context, bootstrap, db, table string, rows, bytes int64, warmupTable string, warmup int64) (result, error) {
+// the first append until flush() returned. bytes is the rows' JSON size, for MB/s. With
+// producer producerJavaUpsert, UpsertBench upserts the same rows into primary-key tables.
+func (j *javaWriter) run(ctx context.Context, producer, bootstrap, db, table string, rows, bytes int64, warmupTable string, warmup int64) (result, error) {
 	if warmup == 0 {
 		warmupTable = "-"
 	}
-	args := []string{"-Xmx1g", "--add-opens=java.base/java.nio=ALL-UNNAMED", "-cp", j.classpath, "AppendBench",
+	class, target := "AppendBench", targetFluss
+	if producer == producerJavaUpsert {
+		class, target = "UpsertBench", targetFlussPK
+	}
+	args := []string{"-Xmx1g", "--add-opens=java.base/java.nio=ALL-UNNAMED", "-cp", j.classpath, class,
 		bootstrap, db, table, strconv.FormatInt(rows, 10), warmupTable, strconv.FormatInt(warmup, 10)}
 	cmd := exec.CommandContext(ctx, j.java, args...)
 	cmd.Cancel = func() error { return cmd.Process.Signal(sigterm) }
@@ -73,19 +88,19 @@ func (j *javaWriter) run(ctx context.Context, bootstrap, db, table string, rows,
 	var stdout, stderr strings.Builder
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
-		return result{}, fmt.Errorf("java AppendBench: %w\n%s", err, lastLines(stderr.String(), 30))
+		return result{}, fmt.Errorf("java %s: %w\n%s", class, err, lastLines(stderr.String(), 30))
 	}
-	ms, n, err := parseJavaTiming("AppendBench", stdout.String())
+	ms, n, err := parseJavaTiming(class, stdout.String())
 	if err != nil {
 		return result{}, err
 	}
 	if n != rows {
-		return result{}, fmt.Errorf("java AppendBench wrote %d rows, want %d", n, rows)
+		return result{}, fmt.Errorf("java %s wrote %d rows, want %d", class, n, rows)
 	}
-	r := result{Target: targetFluss, Producer: producerJava, Records: rows}
+	r := result{Target: target, Producer: producer, Records: rows}
 	r.RecPerSec, r.MBPerSec = throughput(rows, bytes, time.Duration(ms*float64(time.Millisecond)))
 	// The writer JVM does what Ferry's services do for Kafka producers: its cost is theirs.
-	if u, ok := exitedUsage(producerJava, cmd.ProcessState); ok {
+	if u, ok := exitedUsage(producer, cmd.ProcessState); ok {
 		r.Procs = append(r.Procs, u)
 	}
 	return r, nil

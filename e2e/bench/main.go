@@ -54,6 +54,7 @@ type config struct {
 	WarmupRounds     int
 	Targets          string
 	Producers        string
+	Consumers        string
 	Java             string
 	LogLevel         string
 	PprofPortOffset  int
@@ -75,7 +76,10 @@ type config struct {
 	ServerOptions optionFlag
 	// Consume reads every round's records back (consume rows); TailRate records a second for
 	// TailDuration measure produce→consume latency on a live tail (0: not measured).
-	Consume      bool
+	Consume bool
+	// PK adds the primary-key rows: Ferry's producers and the Fluss UpsertWriter into tables
+	// with PRIMARY KEY (id).
+	PK           bool
 	TailRate     int
 	TailDuration time.Duration
 
@@ -97,8 +101,9 @@ func (c *config) flags(fs *flag.FlagSet) {
 	fs.Int64Var(&c.Warmup, "warmup", -1, "records each producer sends before the measured ones, in the same process (-1: half of -records; 0: none)")
 	fs.IntVar(&c.Rounds, "rounds", 1, "measure every producer this many times (interleaved) and report the median round by records/s")
 	fs.IntVar(&c.WarmupRounds, "warmup-rounds", 1, "unmeasured rounds of every producer and consumer before the measured ones, so the servers' JVMs (Kafka broker, Fluss tablet server) have compiled their hot paths before anything is timed; their records count in the row checks")
-	fs.StringVar(&c.Targets, "targets", "kafka,ferry,fluss", "what to measure: any of kafka, ferry, fluss (the Java writer)")
+	fs.StringVar(&c.Targets, "targets", "kafka,ferry,fluss", "what to measure: any of kafka, ferry, fluss (the Java writer), kafka+bridge (the reference broker plus a Java consumer appending to Fluss)")
 	fs.StringVar(&c.Producers, "producers", "perf-test,franz-go", "Kafka producers: any of perf-test, franz-go")
+	fs.StringVar(&c.Consumers, "consumers", "franz-go,perf-test", "Kafka consumers of the consume rows (with -consume): any of franz-go, perf-test (kafka-consumer-perf-test)")
 	fs.StringVar(&c.Java, "java", "java", "java executable (perf-test, the Java writer, the Fluss servers)")
 	fs.StringVar(&c.LogLevel, "log-level", "info", "Ferry services' log level: debug, info, warn or error")
 	fs.IntVar(&c.ServiceProcs, "service-gomaxprocs", 0, "Ferry stack: when positive, every Ferry service runs with GOMAXPROCS set to it, as a container CPU limit would (0: Go's default, every core)")
@@ -114,21 +119,23 @@ func (c *config) flags(fs *flag.FlagSet) {
 	fs.Var(&c.ServerOptions, "fluss-server-option", "key=value added to every Fluss server's configuration (repeatable), e.g. log.replica.fetch.wait-max-time=20ms")
 	fs.IntVar(&c.Replication, "replication", 1, "Fluss tables' table.replication.factor (at most -tablets); the reference Kafka broker stays a single node")
 	fs.BoolVar(&c.Consume, "consume", true, "after each round's producers, read the records back: a franz-go consumer through Kafka and Ferry, the Fluss LogScanner on the table Ferry wrote")
+	fs.BoolVar(&c.PK, "pk", true, "also produce into primary-key tables (PRIMARY KEY (id)): Ferry's producers (franz-go with the key as JSON) and the Fluss UpsertWriter")
 	fs.IntVar(&c.TailRate, "tail-rate", 2000, "records a second the tail producer sends while a consumer tails the topic")
 	fs.DurationVar(&c.TailDuration, "tail-duration", 10*time.Second, "how long the tail producer sends (after 1 s of warm-up) each round; 0: no tail latency rows")
 	fs.IntVar(&c.OverloadFactor, "overload-factor", 3, "producers (each offering what one gets through) in the overload mode")
 	fs.IntVar(&c.ZooKeeperPort, "zk-port", 27181, "Ferry stack: ZooKeeper port")
 	fs.IntVar(&c.CoordinatorPort, "coordinator-port", 27122, "Ferry stack: Fluss coordinator port")
 	fs.IntVar(&c.TabletPort, "tablet-port", 27123, "Ferry stack: Fluss tablet server port")
-	fs.IntVar(&c.ServicePortBase, "service-port-base", 27100, "Ferry stack: gRPC ports base+1 catalogsvc, +2 and +12 transcodesvc, +3 appendsvc, +4 frontdoor, +5 fetchsvc")
+	fs.IntVar(&c.ServicePortBase, "service-port-base", 27100, "Ferry stack: gRPC ports base+1 catalogsvc, +2 and +12 transcodesvc, +3 appendsvc, +4 frontdoor, +5 fetchsvc; appendsvc's metrics +53")
 	fs.IntVar(&c.FerryKafkaPort, "ferry-kafka-port", 27092, "Ferry stack: frontdoor's Kafka port")
 	fs.IntVar(&c.KafkaPort, "kafka-port", 27192, "reference Kafka broker: client port")
 	fs.IntVar(&c.KafkaControllerPort, "kafka-controller-port", 27193, "reference Kafka broker: KRaft controller port")
 }
 
 var (
-	knownTargets   = []string{targetKafka, targetFerry, targetFluss}
+	knownTargets   = []string{targetKafka, targetFerry, targetFluss, targetBridge}
 	knownProducers = []string{producerPerfTest, producerFranz}
+	knownConsumers = []string{consumerFranz, consumerPerf}
 )
 
 // Validate names the first bad flag. Port availability is checked when things start.
@@ -187,8 +194,11 @@ func (c *config) Validate() error {
 	if err := checkList("-producers", c.Producers, knownProducers); err != nil {
 		return err
 	}
-	if c.ServicePortBase < 1024 || c.ServicePortBase+12 > 65535 {
-		return fmt.Errorf("-service-port-base %d: must be 1024..%d", c.ServicePortBase, 65535-12)
+	if err := checkList("-consumers", c.Consumers, knownConsumers); err != nil {
+		return err
+	}
+	if c.ServicePortBase < 1024 || c.ServicePortBase+53 > 65535 {
+		return fmt.Errorf("-service-port-base %d: must be 1024..%d", c.ServicePortBase, 65535-53)
 	}
 	seen := map[int]string{}
 	for _, p := range c.ports() {
@@ -256,6 +266,7 @@ func (c *config) ports() []flagPort {
 		{"-service-port-base (+1 catalogsvc)", b + 1}, {"-service-port-base (+2 transcodesvc)", b + 2},
 		{"-service-port-base (+12 transcodesvc-2)", b + 12}, {"-service-port-base (+3 appendsvc)", b + 3},
 		{"-service-port-base (+4 frontdoor)", b + 4}, {"-service-port-base (+5 fetchsvc)", b + 5},
+		{"-service-port-base (+53 appendsvc metrics)", b + 53},
 		{"-ferry-kafka-port", c.FerryKafkaPort},
 		{"-kafka-port", c.KafkaPort}, {"-kafka-controller-port", c.KafkaControllerPort},
 	}
@@ -280,6 +291,11 @@ func (c *config) runs(target string) bool {
 
 func (c *config) uses(producer string) bool {
 	return slices.Contains(strings.Split(c.Producers, ","), producer)
+}
+
+// consumes tells whether consumer reads the records back (-consume and -consumers).
+func (c *config) consumes(consumer string) bool {
+	return c.Consume && slices.Contains(strings.Split(c.Consumers, ","), consumer)
 }
 
 // warmupRecords resolves -warmup -1.

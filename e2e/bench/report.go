@@ -17,15 +17,25 @@ const (
 	targetFerry = "ferry"
 	targetKafka = "kafka"
 	targetFluss = "fluss"
+	// targetBridge is the reference Kafka broker plus Bridge.java appending into Fluss.
+	targetBridge = "kafka+bridge"
+	// targetFerryPK and targetFlussPK write primary-key tables: Ferry (upserts from Kafka
+	// records) and the Fluss UpsertWriter.
+	targetFerryPK = "ferry-pk"
+	targetFlussPK = "fluss-pk"
 
 	producerPerfTest = "perf-test"
 	producerFranz    = "franz-go"
 	producerJava     = "java-writer"
+	// producerJavaUpsert is the Fluss UpsertWriter (UpsertBench.java).
+	producerJavaUpsert = "java-upsert"
 
 	// consumerFranz is the franz-go group-less consumer; consumerScanner the Fluss Java
 	// LogScanner (ScanBench.java).
 	consumerFranz   = "franz-go"
 	consumerScanner = "log-scanner"
+	// consumerPerf is kafka-consumer-perf-test (consumeperf.go).
+	consumerPerf = "perf-test"
 )
 
 // Phases of a result: what the run measured.
@@ -52,6 +62,9 @@ type result struct {
 	// WirePerRecord is the bytes of Fetch answers the consumer read per record (consume runs
 	// of franz-go only; 0 elsewhere): what crossed the wire, as the server compressed it.
 	WirePerRecord float64
+	// JobsPerRequest is the jobs per Fluss ProduceLog request appendsvc sent during a Ferry
+	// produce run into a log table (ferry_append_request_jobs; 0 where not measured).
+	JobsPerRequest float64
 	// P50 and P99 are per-record latencies from send to acknowledgement; HasLatency is false
 	// where the producer measures none (the Java writer times the whole run only).
 	P50, P99   time.Duration
@@ -149,34 +162,42 @@ func ratio(a, b float64) string {
 }
 
 // writeTable prints every result and, for Ferry rows, how they compare with Kafka (same
-// producer) and with the Fluss Java writer (rows/s).
+// producer), with the Kafka+bridge pipeline and with the Fluss Java writer (rows/s); Ferry's
+// primary-key rows compare with the Java UpsertWriter instead.
 func writeTable(w io.Writer, rs []result) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	multi := slices.ContainsFunc(rs, func(r result) bool { return r.Rounds > 1 })
-	header := "target\tproducer\trecords\trecords/s\tMB/s\tp50 ms\tp99 ms\tFerry/Kafka\tFerry/Fluss-Java\t"
+	header := "target\tproducer\trecords\trecords/s\tMB/s\tp50 ms\tp99 ms\tFerry/Kafka\tFerry/Kafka+bridge\tFerry/Fluss-Java\t"
 	if multi {
 		header += "rounds\tmin..max records/s\t"
 	}
 	fmt.Fprintln(tw, header)
 	java, haveJava := find(rs, targetFluss, producerJava)
+	upsert, haveUpsert := find(rs, targetFlussPK, producerJavaUpsert)
+	bridge, haveBridge := find(rs, targetBridge, producerFranz)
 	for _, r := range rs {
 		p50, p99 := "-", "-"
 		if r.HasLatency {
 			p50, p99 = millis(r.P50), millis(r.P99)
 		}
-		vsKafka, vsJava := "", ""
-		if r.Target == targetFerry {
-			vsKafka = "-"
+		vsKafka, vsBridge, vsJava := "", "", ""
+		if r.Target == targetFerry || r.Target == targetFerryPK {
+			vsKafka, vsBridge, vsJava = "-", "-", "-"
 			if k, ok := find(rs, targetKafka, r.Producer); ok {
 				vsKafka = ratio(r.RecPerSec, k.RecPerSec)
 			}
-			vsJava = "-"
-			if haveJava {
+			if haveBridge {
+				vsBridge = ratio(r.RecPerSec, bridge.RecPerSec)
+			}
+			switch {
+			case r.Target == targetFerryPK && haveUpsert:
+				vsJava = ratio(r.RecPerSec, upsert.RecPerSec)
+			case r.Target == targetFerry && haveJava:
 				vsJava = ratio(r.RecPerSec, java.RecPerSec)
 			}
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%.2f\t%s\t%s\t%s\t%s\t", r.Target, r.Producer, r.Records,
-			groupThousands(int64(r.RecPerSec+0.5)), r.MBPerSec, p50, p99, vsKafka, vsJava)
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%.2f\t%s\t%s\t%s\t%s\t%s\t", r.Target, r.Producer, r.Records,
+			groupThousands(int64(r.RecPerSec+0.5)), r.MBPerSec, p50, p99, vsKafka, vsBridge, vsJava)
 		if multi {
 			fmt.Fprintf(tw, "%d\t%s..%s\t", max(r.Rounds, 1), groupThousands(int64(r.MinRecPerSec+0.5)), groupThousands(int64(r.MaxRecPerSec+0.5)))
 		}
@@ -329,6 +350,105 @@ func writeUsage(w io.Writer, rs []result) error {
 			}
 		}
 		fmt.Fprintln(tw)
+	}
+	return tw.Flush()
+}
+
+// isClient tells the Kafka clients' processes (the producer or consumer that drives a run) from
+// what a deployment runs: servers, Ferry's services, the bridge and the Java writers.
+func isClient(name string) bool {
+	return name == "franz-go" || name == "producer" || name == "consumer"
+}
+
+// cpuPerM is r's CPU seconds per million handled records: Ferry's services, and everything but
+// the client (the pipeline: servers, bridge or Java writer, and Ferry's services in Ferry's rows
+// only, as they idle in the others); ok is false without usage.
+func (r result) cpuPerM() (ferry, pipeline float64, ok bool) {
+	if r.Handled <= 0 || len(r.Procs) == 0 {
+		return 0, 0, false
+	}
+	var f, all time.Duration
+	ferryRow := r.Target == targetFerry || r.Target == targetFerryPK
+	for _, u := range r.Procs {
+		if isFerry(u.Name) {
+			f += u.CPU
+		}
+		if !isClient(u.Name) && (ferryRow || !isFerry(u.Name)) {
+			all += u.CPU
+		}
+	}
+	m := float64(r.Handled) / 1e6
+	return f.Seconds() / m, all.Seconds() / m, true
+}
+
+// procCPUPerM is one process's CPU seconds per million handled records in r (0 if absent).
+func (r result) procCPUPerM(name string) float64 {
+	for _, u := range r.Procs {
+		if u.Name == name && r.Handled > 0 {
+			return u.CPU.Seconds() / (float64(r.Handled) / 1e6)
+		}
+	}
+	return 0
+}
+
+// writeSummary prints, per produce row, what issue #29's table states: records/s and latency,
+// CPU per million records (Ferry's services; the whole pipeline without the client), and the
+// ratios to Kafka (same producer), to Kafka+bridge and to the Fluss Java writer (the
+// UpsertWriter for primary-key rows), in records/s and in CPU: Ferry's services ÷ the broker,
+// the pipeline ÷ the bridge's pipeline (broker, bridge and Fluss servers).
+func writeSummary(w io.Writer, rs []result) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "target\tproducer\trecords/s\tp50 ms\tp99 ms\tferry s/M\tpipeline s/M\t"+
+		"rec/s ÷Kafka\trec/s ÷bridge\trec/s ÷Java\tferry CPU ÷broker\tpipeline CPU ÷bridge\tjobs/Fluss request\t")
+	java, haveJava := find(rs, targetFluss, producerJava)
+	upsert, haveUpsert := find(rs, targetFlussPK, producerJavaUpsert)
+	bridge, haveBridge := find(rs, targetBridge, producerFranz)
+	_, bridgeCPU, bridgeUsage := bridge.cpuPerM()
+	cpuRatio := func(a, b float64) string {
+		if a <= 0 || b <= 0 {
+			return "-"
+		}
+		return fmt.Sprintf("%.2fx", a/b)
+	}
+	for _, r := range rs {
+		p50, p99 := "-", "-"
+		if r.HasLatency {
+			p50, p99 = millis(r.P50), millis(r.P99)
+		}
+		ferryCPU, pipeCPU, ok := r.cpuPerM()
+		ferryCell, pipeCell := "-", "-"
+		if ok {
+			pipeCell = fmt.Sprintf("%.2f", pipeCPU)
+			if ferryCPU > 0 {
+				ferryCell = fmt.Sprintf("%.2f", ferryCPU)
+			}
+		}
+		vsKafka, vsBridge, vsJava, vsBroker, vsBridgeCPU := "", "", "", "", ""
+		if r.Target == targetFerry || r.Target == targetFerryPK {
+			vsKafka, vsBridge, vsJava, vsBroker, vsBridgeCPU = "-", "-", "-", "-", "-"
+			if k, ok := find(rs, targetKafka, r.Producer); ok {
+				vsKafka = ratio(r.RecPerSec, k.RecPerSec)
+				vsBroker = cpuRatio(ferryCPU, k.procCPUPerM("kafka-broker"))
+			}
+			if haveBridge {
+				vsBridge = ratio(r.RecPerSec, bridge.RecPerSec)
+				if bridgeUsage {
+					vsBridgeCPU = cpuRatio(pipeCPU, bridgeCPU)
+				}
+			}
+			switch {
+			case r.Target == targetFerryPK && haveUpsert:
+				vsJava = ratio(r.RecPerSec, upsert.RecPerSec)
+			case r.Target == targetFerry && haveJava:
+				vsJava = ratio(r.RecPerSec, java.RecPerSec)
+			}
+		}
+		jobs := ""
+		if r.JobsPerRequest > 0 {
+			jobs = fmt.Sprintf("%.2f", r.JobsPerRequest)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", r.Target, r.Producer,
+			groupThousands(int64(r.RecPerSec+0.5)), p50, p99, ferryCell, pipeCell, vsKafka, vsBridge, vsJava, vsBroker, vsBridgeCPU, jobs)
 	}
 	return tw.Flush()
 }

@@ -90,6 +90,28 @@ func appendDecimal2(b []byte, unscaled int64) []byte {
 type payloads struct {
 	recs  [][]byte
 	bytes int64 // sum of the record sizes
+	// keys, when set, are the records' Kafka keys (withKeys).
+	keys [][]byte
+}
+
+// withKeys is p with Kafka keys: record i's key is its primary key as JSON, {"id":i}, the
+// key a producer sends to a primary-key table (docs/mapping.md §4.4).
+func (p payloads) withKeys() payloads {
+	buf := make([]byte, 0, len(p.recs)*16)
+	ends := make([]int, len(p.recs))
+	for i := range p.recs {
+		buf = append(buf, `{"id":`...)
+		buf = strconv.AppendInt(buf, int64(i), 10)
+		buf = append(buf, '}')
+		ends[i] = len(buf)
+	}
+	p.keys = make([][]byte, len(p.recs))
+	prev := 0
+	for i, e := range ends {
+		p.keys[i] = buf[prev:e:e]
+		prev = e
+	}
+	return p
 }
 
 func makePayloads(n int64) payloads {

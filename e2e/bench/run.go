@@ -37,13 +37,13 @@ func run(ctx context.Context, cfg *config, log *slog.Logger, out io.Writer) (err
 		fmt.Fprintf(out, "load average %s at end\n", loadAvg())
 		return err
 	}
-	if cfg.runs(targetKafka) || (cfg.runs(targetFerry) && cfg.uses(producerPerfTest)) {
+	if cfg.runs(targetKafka) || cfg.runs(targetBridge) || (cfg.runs(targetFerry) && (cfg.uses(producerPerfTest) || cfg.consumes(consumerPerf))) {
 		if err := installJars(ctx, root, log); err != nil {
 			return err
 		}
 	}
-	if cfg.runs(targetKafka) && !clients.BrokerInstalled() {
-		return fmt.Errorf("-targets kafka: %w", clients.ErrBrokerNotInstalled)
+	if (cfg.runs(targetKafka) || cfg.runs(targetBridge)) && !clients.BrokerInstalled() {
+		return fmt.Errorf("-targets kafka or kafka+bridge: %w", clients.ErrBrokerNotInstalled)
 	}
 	runRoot := filepath.Join(root, ".cache", "bench")
 	if err := os.MkdirAll(runRoot, 0o755); err != nil {
@@ -79,7 +79,7 @@ func run(ctx context.Context, cfg *config, log *slog.Logger, out io.Writer) (err
 		}
 		results = append(results, rs...)
 	}
-	if cfg.runs(targetFerry) || cfg.runs(targetFluss) {
+	if cfg.runs(targetFerry) || cfg.runs(targetFluss) || cfg.runs(targetBridge) {
 		rs, err := flussPhase(ctx, cfg, root, dir, pt, p, log)
 		if err != nil {
 			return err
@@ -101,7 +101,8 @@ func run(ctx context.Context, cfg *config, log *slog.Logger, out io.Writer) (err
 	}
 	if rs := byPhase(results, phaseConsume); len(rs) > 0 {
 		fmt.Fprintf(out, "\nconsume: the first %d records of the %s topic/table read back from offset 0 of every partition/bucket "+
-			"(after %d warm-up records read the same way by another client), timed from the first poll to the last record; median round:\n\n",
+			"(after %d warm-up records read the same way by another client), timed from the first poll to the last record; "+
+			"perf-test (kafka-consumer-perf-test): -records records in a fresh group, its fetch time, no warm-up; median round:\n\n",
 			cfg.Records, consumedProducer(cfg), cfg.warmupRecords())
 		if err := writeConsumeTable(out, rs); err != nil {
 			return err
@@ -119,6 +120,11 @@ func run(ctx context.Context, cfg *config, log *slog.Logger, out io.Writer) (err
 	fmt.Fprintf(out, "\nCPU seconds per million records handled (measured and warm-up) and peak RSS, per process, median round:\n\n")
 	ordered := slices.Concat(byPhase(results, phaseProduce), byPhase(results, phaseConsume), byPhase(results, phaseTail))
 	if err := writeUsage(out, ordered); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "\nsummary of the produce rows: CPU seconds per million records handled, Ferry's services and the pipeline "+
+		"(every measured process but the Kafka client: servers, services, bridge, Java writer); ratios of records/s and of CPU, median round:\n\n")
+	if err := writeSummary(out, byPhase(results, phaseProduce)); err != nil {
 		return err
 	}
 	if cfg.runs(targetFluss) {
@@ -186,12 +192,19 @@ func kafkaPhase(ctx context.Context, cfg *config, root, dir string, pt perfTest,
 			}
 			rounds.keep(round, prod, r)
 		}
-		if cfg.Consume {
+		if cfg.consumes(consumerFranz) {
 			r, err := consume(ctx, cfg, targetKafka, b.addr, topicOf(consumedProducer(cfg)), p, round, b.watch(), log)
 			if err != nil {
 				return nil, err
 			}
 			rounds.keep(round, phaseConsume, r)
+		}
+		if cfg.consumes(consumerPerf) {
+			r, err := consumePerf(ctx, cfg, pt, targetKafka, b.addr, topicOf(consumedProducer(cfg)), round, b.watch(), log)
+			if err != nil {
+				return nil, err
+			}
+			rounds.keep(round, keyConsumePerf, r)
 		}
 		if cfg.TailDuration > 0 && round >= 1 {
 			r, err := tail(ctx, cfg, targetKafka, b.addr, tailTopic, round, b.watch(), log)
@@ -202,8 +215,10 @@ func kafkaPhase(ctx context.Context, cfg *config, root, dir string, pt perfTest,
 		}
 	}
 	var results []result
-	if rs := rounds[phaseConsume]; len(rs) > 0 {
-		results = append(results, summarize(rs))
+	for _, key := range []string{phaseConsume, keyConsumePerf} {
+		if rs := rounds[key]; len(rs) > 0 {
+			results = append(results, summarize(rs))
+		}
 	}
 	if rs := rounds[phaseTail]; len(rs) > 0 {
 		results = append(results, summarizeTail(rs))
@@ -307,6 +322,22 @@ func consume(ctx context.Context, cfg *config, target, bootstrap, topic string, 
 		func(ctx context.Context) (result, error) {
 			return runFranzConsume(ctx, cfg, target, bootstrap, topic, p)
 		})
+}
+
+// keyConsumePerf keys kafka-consumer-perf-test's rounds (no producer's or table's name starts
+// with "#").
+const keyConsumePerf = "#consume-perf-test"
+
+// consumePerf reads the first -records records of topic with kafka-consumer-perf-test in a fresh
+// group, bounded by -run-timeout, and records what the watched processes and the tool's JVM
+// spent on it. The tool has no warm-up of its own: its JVM starts cold every run.
+func consumePerf(ctx context.Context, cfg *config, pt perfTest, target, bootstrap, topic string, round int,
+	watch []watched, log *slog.Logger) (result, error) {
+	log.Info("consuming", "consumer", "kafka-consumer-perf-test", "target", target, "topic", topic, "records", cfg.Records, "round", round)
+	cp := consumerPerfTest{java: pt.java, lib: pt.lib}
+	return measured(ctx, cfg, watch, cfg.Records, log, func(ctx context.Context) (result, error) {
+		return cp.run(ctx, target, bootstrap, topic, cfg.Records)
+	})
 }
 
 // tail measures produce→consume latency on topic (runTail), bounded by -run-timeout, and
@@ -453,12 +484,39 @@ func flussPhase(ctx context.Context, cfg *config, root, dir string, pt perfTest,
 	if err != nil {
 		return nil, err
 	}
+	// The kafka+bridge baseline: a reference broker beside the Fluss cluster, for Bridge.java.
+	var br *bridge
+	var broker *refBroker
+	const bridgeTopic = "bench_bridge"
+	if cfg.runs(targetBridge) {
+		if br, err = compileBridge(ctx, root, jdir, cfg.Java, log); err != nil {
+			return nil, err
+		}
+		broker = &refBroker{script: filepath.Join(root, "e2e", "kafkabroker", "kafka-broker.sh"),
+			dir: filepath.Join(dir, "kafka-bridge"), addr: "127.0.0.1:" + strconv.Itoa(cfg.KafkaPort)}
+		log.Info("starting the reference Kafka broker for the bridge", "addr", broker.addr)
+		if err := broker.start(ctx, cfg); err != nil {
+			return nil, err
+		}
+		defer func() {
+			if serr := broker.stop(); serr != nil {
+				err = errors.Join(err, serr)
+			}
+		}()
+		if err := clients.CreateTopic(ctx, broker.addr, bridgeTopic, int32(cfg.Partitions)); err != nil {
+			return nil, fmt.Errorf("create topic %s on the reference broker: %w", bridgeTopic, err)
+		}
+	}
 
 	type table struct {
 		name, producer string
 		kafka          bool
 		// tail is the table of the tail runs (no producer run of its own).
 		tail bool
+		// bridge is the table Bridge.java appends to.
+		bridge bool
+		// pk tables have PRIMARY KEY (id): upserts, a changelog instead of rows (pkChangelog).
+		pk   bool
 		rows int64
 	}
 	var tables []table
@@ -468,6 +526,20 @@ func flussPhase(ctx context.Context, cfg *config, root, dir string, pt perfTest,
 			tables = append(tables, table{name: strings.ReplaceAll(prod, "-", "_"), producer: prod, kafka: true,
 				rows: cfg.Records + cfg.warmupRecords()})
 		}
+	}
+	if cfg.PK && cfg.runs(targetFerry) {
+		for _, prod := range strings.Split(cfg.Producers, ",") {
+			tables = append(tables, table{name: strings.ReplaceAll(prod, "-", "_") + "_pk", producer: prod, kafka: true, pk: true})
+		}
+	}
+	if cfg.PK && cfg.runs(targetFluss) {
+		tables = append(tables, table{name: "java_upsert", producer: producerJavaUpsert, pk: true})
+		if cfg.warmupRecords() > 0 {
+			tables = append(tables, table{name: "java_upsert_warmup", pk: true})
+		}
+	}
+	if cfg.runs(targetBridge) {
+		tables = append(tables, table{name: "bridge", producer: producerFranz, bridge: true, rows: cfg.Records + cfg.warmupRecords()})
 	}
 	if cfg.runs(targetFerry) && cfg.TailDuration > 0 {
 		total, _ := tailRecords(cfg)
@@ -490,6 +562,9 @@ func flussPhase(ctx context.Context, cfg *config, root, dir string, pt perfTest,
 	for _, t := range tables {
 		spec := testenv.TableSpec{Database: db, Table: t.name, Columns: benchColumns(), BucketCount: cfg.Partitions,
 			Properties: tableProperties(cfg), Comment: "ferry e2e/bench"}
+		if t.pk {
+			spec.PrimaryKey = []string{"id"}
+		}
 		if t.kafka {
 			// JSON is the default value format (docs/mapping.md); opting in is all it takes.
 			spec.CustomProperties = map[string]string{"kafka.enabled": "true"}
@@ -526,22 +601,47 @@ func flussPhase(ctx context.Context, cfg *config, root, dir string, pt perfTest,
 			switch {
 			case t.tail:
 				continue
+			case t.bridge:
+				log.Info("bridging", "producer", producerFranz, "target", targetBridge, "records", cfg.Records, "round", round)
+				watch := slices.Concat(stackWatch(st), broker.watch(), []watched{self()})
+				r, err = measured(ctx, cfg, watch, cfg.Records+cfg.warmupRecords(), log, func(ctx context.Context) (result, error) {
+					return br.run(ctx, cfg, broker.addr, bridgeTopic, sc.FlussBootstrap(), db, t.name, p)
+				})
+			case t.kafka && t.pk:
+				// franz-go sends each record's primary key as its Kafka key; perf-test has no
+				// keys to send, and Ferry takes the key from the value (docs/mapping.md §4.4).
+				r, err = produce(ctx, cfg, t.producer, targetFerryPK, sc.KafkaAddr(), db+"."+t.name, pt, p.withKeys(), round, stackWatch(st), log)
 			case t.kafka:
+				before, serr := scrapeRequestJobs(ctx, cfg.appendMetricsPort())
+				if errors.Is(serr, errNoRequestJobs) {
+					serr = nil // no request yet: every count is 0
+				}
 				r, err = produce(ctx, cfg, t.producer, targetFerry, sc.KafkaAddr(), db+"."+t.name, pt, p, round, stackWatch(st), log)
-			case t.producer == producerJava:
+				if err == nil && serr == nil {
+					var after requestJobs
+					if after, serr = scrapeRequestJobs(ctx, cfg.appendMetricsPort()); serr == nil {
+						r.JobsPerRequest = after.perRequest(before)
+						log.Info("appendsvc coalescing", "producer", t.producer, "jobs", after.jobs-before.jobs,
+							"fluss_requests", after.requests-before.requests, "jobs_per_request", fmt.Sprintf("%.3f", r.JobsPerRequest))
+					}
+				}
+				if serr != nil {
+					log.Warn("appendsvc's request_jobs not read", "err", serr)
+				}
+			case t.producer == producerJava || t.producer == producerJavaUpsert:
 				rctx, cancel := context.WithTimeout(ctx, cfg.RunTimeout)
-				log.Info("appending", "producer", producerJava, "rows", cfg.Records, "warmup", cfg.warmupRecords(), "round", round)
+				log.Info("appending", "producer", t.producer, "rows", cfg.Records, "warmup", cfg.warmupRecords(), "round", round)
 				w, werr := startWindow(stackWatch(st))
 				if werr != nil {
 					log.Warn("per-process usage incomplete", "err", werr)
 				}
-				r, err = jw.run(rctx, sc.FlussBootstrap(), db, t.name, cfg.Records, p.bytes, "java_writer_warmup", cfg.warmupRecords())
+				r, err = jw.run(rctx, t.producer, sc.FlussBootstrap(), db, t.name, cfg.Records, p.bytes, t.name+"_warmup", cfg.warmupRecords())
 				cancel()
 				if err == nil {
 					err = r.addUsage(w, cfg)
 				}
 				if err == nil {
-					log.Info("done", "producer", producerJava, "target", targetFluss, "rows/s", int64(r.RecPerSec))
+					log.Info("done", "producer", t.producer, "target", r.Target, "rows/s", int64(r.RecPerSec))
 				}
 			default:
 				continue // the warm-up table
@@ -551,12 +651,19 @@ func flussPhase(ctx context.Context, cfg *config, root, dir string, pt perfTest,
 			}
 			rounds.keep(round, t.name, r)
 		}
-		if cfg.Consume && cfg.runs(targetFerry) {
+		if cfg.consumes(consumerFranz) && cfg.runs(targetFerry) {
 			r, err := consume(ctx, cfg, targetFerry, sc.KafkaAddr(), db+"."+scanTable, p, round, stackWatch(st), log)
 			if err != nil {
 				return nil, err
 			}
 			rounds.keep(round, keyFerryConsume, r)
+		}
+		if cfg.consumes(consumerPerf) && cfg.runs(targetFerry) {
+			r, err := consumePerf(ctx, cfg, pt, targetFerry, sc.KafkaAddr(), db+"."+scanTable, round, stackWatch(st), log)
+			if err != nil {
+				return nil, err
+			}
+			rounds.keep(round, keyConsumePerf, r)
 		}
 		if cfg.Consume && cfg.runs(targetFluss) {
 			log.Info("scanning", "consumer", consumerScanner, "table", db+"."+scanTable, "rows", cfg.Records,
@@ -579,7 +686,7 @@ func flussPhase(ctx context.Context, cfg *config, root, dir string, pt perfTest,
 		}
 	}
 	var results []result
-	for _, key := range []string{keyFerryConsume, keyScanner} {
+	for _, key := range []string{keyFerryConsume, keyConsumePerf, keyScanner} {
 		if rs := rounds[key]; len(rs) > 0 {
 			results = append(results, summarize(rs))
 		}
@@ -599,6 +706,14 @@ func flussPhase(ctx context.Context, cfg *config, root, dir string, pt perfTest,
 	}
 	for _, t := range tables {
 		n := counts[t.name]
+		if t.pk {
+			lo, hi := pkChangelog(cfg, t.producer)
+			if n < lo || n > hi {
+				return nil, fmt.Errorf("primary-key table %s.%s holds %d changelog entries, want %d..%d", db, t.name, n, lo, hi)
+			}
+			log.Info("verified", "table", db+"."+t.name, "changelog", n)
+			continue
+		}
 		want := cfg.producedRounds() * t.rows
 		if t.tail {
 			want = int64(cfg.Rounds) * t.rows
@@ -609,6 +724,45 @@ func flussPhase(ctx context.Context, cfg *config, root, dir string, pt perfTest,
 		log.Info("verified", "table", db+"."+t.name, "rows", n)
 	}
 	return results, nil
+}
+
+// pkChangelog bounds the changelog entries (Fluss end offsets summed over buckets) a
+// primary-key table holds after every round's upserts of producer ("" for the Java upsert
+// warm-up table): a new key adds +I, a known one -U and +U (Fluss's default merge engine). The
+// count is exact where the order of the keys is known: franz-go sends the warm-up's rows i mod
+// -records, then rows 0..N-1, every round; UpsertBench rows 0..N-1 (its warm-up table
+// 0..W-1). perf-test picks random lines of the payload file, so of its T upserts some d ≤ N
+// keys are new: 2T-d entries, between 2T-min(N, T) and 2T-1.
+func pkChangelog(cfg *config, producer string) (lo, hi int64) {
+	n, w, rounds := cfg.Records, cfg.warmupRecords(), cfg.producedRounds()
+	if producer == producerPerfTest {
+		t := rounds * (n + w)
+		return 2*t - min(n, t), 2*t - 1
+	}
+	seen := make([]bool, max(n, w))
+	var entries int64
+	upsert := func(count, mod int64) {
+		for i := range count {
+			if id := i % mod; seen[id] {
+				entries += 2
+			} else {
+				seen[id] = true
+				entries++
+			}
+		}
+	}
+	for range rounds {
+		switch producer {
+		case producerFranz:
+			upsert(w, n)
+			upsert(n, n)
+		case producerJavaUpsert:
+			upsert(n, n)
+		default:
+			upsert(w, w)
+		}
+	}
+	return entries, entries
 }
 
 // tableProperties are the Fluss options of every bench table.
@@ -651,8 +805,12 @@ func startBenchStack(ctx context.Context, cfg *config, root string, flussOnly bo
 	base := cfg.ServicePortBase
 	sc.CatalogPort, sc.TranscodePorts, sc.AppendPort, sc.FrontdoorPort, sc.FetchPort = base+1, []int{base + 2, base + 12}, base+3, base+4, base+5
 	sc.KafkaPort = cfg.FerryKafkaPort
-	// No metrics endpoints: the defaults would collide with a developer's stack.
-	sc.CatalogMetricsPort, sc.TranscodeMetricsPorts, sc.AppendMetricsPort, sc.FrontdoorMetricsPort, sc.FetchMetricsPort = 0, nil, 0, 0, 0
+	// No metrics endpoints on the defaults, which would collide with a developer's stack; only
+	// appendsvc's (the single process's), on the bench's own port, for its request_jobs.
+	sc.CatalogMetricsPort, sc.TranscodeMetricsPorts, sc.AppendMetricsPort, sc.FrontdoorMetricsPort, sc.FetchMetricsPort = 0, nil, cfg.appendMetricsPort(), 0, 0
+	if cfg.Single {
+		sc.AppendMetricsPort, sc.FrontdoorMetricsPort = 0, cfg.appendMetricsPort()
+	}
 	sc.LogLevel, sc.Java, sc.ServerHeap, sc.Keep = cfg.LogLevel, cfg.Java, cfg.ServerHeap, cfg.Keep
 	sc.PprofPortOffset = cfg.PprofPortOffset
 	sc.ServiceGOMAXPROCS = cfg.ServiceProcs

@@ -405,6 +405,7 @@ func (s *Service) produceOnce(ctx context.Context, group []*job, bb []fluss.Buck
 		trace.WithAttributes(attribute.Int("ferry.attempt", attempt), attribute.Int("ferry.jobs", len(group)), attribute.Int("fluss.bytes", len(bb[0].Records))))
 	defer span.End()
 	timeout := max(remaining.Truncate(time.Millisecond), time.Millisecond)
+	s.requestJobs.Record(ctx, int64(len(group)))
 	res, err := s.fluss.ProduceLog(spanCtx, group[0].table, group[0].acks, timeout, bb)
 	if err == nil {
 		if len(res) != 1 {

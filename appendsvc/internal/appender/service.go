@@ -39,6 +39,9 @@ type Service struct {
 	jobs     metric.Int64Counter
 	records  metric.Int64Counter
 	duration metric.Float64Histogram
+	// requestJobs is the jobs each ProduceLog request carries: how much coalescing finds to
+	// put together (the tablet server's cost is mostly per request).
+	requestJobs metric.Int64Histogram
 }
 
 // New returns the service. tp and prop carry the per-message trace context
@@ -69,6 +72,11 @@ func New(cfg Config, f Fluss, log *slog.Logger, tp trace.TracerProvider, mp metr
 	}
 	if s.duration, err = meter.Float64Histogram("ferry.append.duration", metric.WithUnit("s"),
 		metric.WithDescription("Time from receiving a job to answering it")); err != nil {
+		return nil, err
+	}
+	if s.requestJobs, err = meter.Int64Histogram("ferry.append.request_jobs", metric.WithUnit("{job}"),
+		metric.WithDescription("Jobs (Kafka batches) per Fluss ProduceLog request sent, each attempt counted"),
+		metric.WithExplicitBucketBoundaries(1, 2, 4, 8, 16, 32, 64)); err != nil {
 		return nil, err
 	}
 	return s, nil

@@ -616,6 +616,22 @@ func TestAppendCoalescesQueuedJobs(t *testing.T) {
 	if n != 4 || it.Err() != nil {
 		t.Fatalf("%d batches in the coalesced call (err %v)", n, it.Err())
 	}
+	// Two requests, carrying 1 and 4 jobs.
+	var rm metricdata.ResourceMetrics
+	if err := h.metrics.Collect(context.Background(), &rm); err != nil {
+		t.Fatal(err)
+	}
+	var hist *metricdata.HistogramDataPoint[int64]
+	for _, sm := range rm.ScopeMetrics {
+		for _, m := range sm.Metrics {
+			if m.Name == "ferry.append.request_jobs" {
+				hist = &m.Data.(metricdata.Histogram[int64]).DataPoints[0]
+			}
+		}
+	}
+	if hist == nil || hist.Count != 2 || hist.Sum != 5 {
+		t.Fatalf("ferry.append.request_jobs %+v, want 2 requests with 5 jobs", hist)
+	}
 }
 
 func TestAppendTracesPerMessage(t *testing.T) {
