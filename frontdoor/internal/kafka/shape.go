@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"maps"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -24,9 +25,9 @@ import (
 // requestShape is what the scan found.
 type requestShape struct {
 	// elems counts array elements and tagged fields at every level.
-	elems int
+	Elems int
 	// produceEntries counts Produce partition entries (also in elems).
-	produceEntries int
+	ProduceEntries int
 }
 
 var errShapeTruncated = errors.New("request shape: truncated")
@@ -35,270 +36,90 @@ var errShapeTruncated = errors.New("request shape: truncated")
 type fieldKind uint8
 
 const (
-	kInt8 fieldKind = iota
-	kInt16
-	kInt32
-	kInt64
-	kUUID
-	kString // also nullable strings
-	kBytes  // also nullable bytes
-	kArray  // of elem; also nullable arrays
+	KInt8 fieldKind = iota
+	KInt16
+	KInt32
+	KInt64
+	KUUID
+	KString // also nullable strings
+	KBytes  // also nullable bytes
+	KArray  // of elem; also nullable arrays
 	kTags   // a tagged field section; only in flexible versions
-	kStruct // a nullable struct of elem: int8 -1 for null, else its fields
+	KStruct // a nullable struct of elem: int8 -1 for null, else its fields
 )
 
 // field is one field of a request body, present in versions minV..maxV.
-type field struct {
-	kind       fieldKind
-	minV, maxV int16
-	elem       []field // kArray and kStruct only
-	produce    bool    // a kArray of Produce partition entries
+type Field struct {
+	Kind       fieldKind
+	MinV, MaxV int16
+	Elem       []Field // kArray and kStruct only
+	Produce    bool    // a kArray of Produce partition entries
 }
 
-const anyV = 1<<15 - 1
+const AnyV = 1<<15 - 1
 
-func fieldOf(kind fieldKind, minV, maxV int16) field {
-	return field{kind: kind, minV: minV, maxV: maxV}
+func FieldOf(kind fieldKind, minV, maxV int16) Field {
+	return Field{Kind: kind, MinV: minV, MaxV: maxV}
 }
 
-func arr(minV, maxV int16, elem ...field) field {
-	return field{kind: kArray, minV: minV, maxV: maxV, elem: elem}
+func Arr(minV, maxV int16, elem ...Field) Field {
+	return Field{Kind: KArray, MinV: minV, MaxV: maxV, Elem: elem}
 }
 
 // tags is the tagged field section, which flexible versions end every
 // structure with; the scanner skips it in non-flexible versions.
-var tags = fieldOf(kTags, 0, anyV)
+var Tags = FieldOf(kTags, 0, AnyV)
 
 // requestSchema is a request body's layout and its first flexible version.
-type requestSchema struct {
-	flexibleFrom int16
-	fields       []field
+type RequestSchema struct {
+	FlexibleFrom int16
+	Fields       []Field
 }
 
 // requestSchemas are the bodies of the APIs frontdoor decodes, from
 // Kafka's message definitions (clients/src/main/resources/common/message),
-// limited to the versions frontdoor serves.
-var requestSchemas = map[int16]requestSchema{
-	produceKey: {flexibleFrom: 9, fields: []field{
-		fieldOf(kString, 3, anyV), // transactional_id
-		fieldOf(kInt16, 0, anyV),  // acks
-		fieldOf(kInt32, 0, anyV),  // timeout_ms
-		arr(0, anyV, // topic_data
-			fieldOf(kString, 0, 12), // name
-			fieldOf(kUUID, 13, anyV),
-			field{kind: kArray, minV: 0, maxV: anyV, produce: true, elem: []field{ // partition_data
-				fieldOf(kInt32, 0, anyV), // index
-				fieldOf(kBytes, 0, anyV), // records
-				tags,
-			}},
-			tags),
-		tags,
+// limited to the versions frontdoor serves. The transport's own APIs are
+// here; each concern package adds its APIs' layouts (addRequestSchemas).
+var RequestSchemas = map[int16]RequestSchema{
+	MetadataKey: {FlexibleFrom: 9, Fields: []Field{
+		Arr(0, AnyV, // topics
+			FieldOf(KUUID, 10, AnyV),
+			FieldOf(KString, 0, AnyV), // name
+			Tags),
+		FieldOf(KInt8, 4, AnyV), // allow_auto_topic_creation
+		FieldOf(KInt8, 8, 10),   // include_cluster_authorized_operations
+		FieldOf(KInt8, 8, AnyV), // include_topic_authorized_operations
+		Tags,
 	}},
-	metadataKey: {flexibleFrom: 9, fields: []field{
-		arr(0, anyV, // topics
-			fieldOf(kUUID, 10, anyV),
-			fieldOf(kString, 0, anyV), // name
-			tags),
-		fieldOf(kInt8, 4, anyV), // allow_auto_topic_creation
-		fieldOf(kInt8, 8, 10),   // include_cluster_authorized_operations
-		fieldOf(kInt8, 8, anyV), // include_topic_authorized_operations
-		tags,
+	ApiVersionsKey: {FlexibleFrom: 3, Fields: []Field{
+		FieldOf(KString, 3, AnyV), // client_software_name
+		FieldOf(KString, 3, AnyV), // client_software_version
+		Tags,
 	}},
-	apiVersionsKey: {flexibleFrom: 3, fields: []field{
-		fieldOf(kString, 3, anyV), // client_software_name
-		fieldOf(kString, 3, anyV), // client_software_version
-		tags,
+	SASLHandshakeKey: {FlexibleFrom: AnyV, Fields: []Field{
+		FieldOf(KString, 0, AnyV), // mechanism
 	}},
-	initProducerIDKey: {flexibleFrom: 2, fields: []field{
-		fieldOf(kString, 0, anyV), // transactional_id
-		fieldOf(kInt32, 0, anyV),  // transaction_timeout_ms
-		fieldOf(kInt64, 3, anyV),  // producer_id
-		fieldOf(kInt16, 3, anyV),  // producer_epoch
-		fieldOf(kInt8, 6, anyV),   // enable_2pc
-		fieldOf(kInt8, 6, anyV),   // keep_prepared_txn
-		tags,
-	}},
-	saslHandshakeKey: {flexibleFrom: anyV, fields: []field{
-		fieldOf(kString, 0, anyV), // mechanism
-	}},
-	saslAuthenticateKey: {flexibleFrom: 2, fields: []field{
-		fieldOf(kBytes, 0, anyV), // auth_bytes
-		tags,
-	}},
-	fetchKey: {flexibleFrom: 12, fields: []field{
-		fieldOf(kInt32, 0, anyV), // replica_id
-		fieldOf(kInt32, 0, anyV), // max_wait_ms
-		fieldOf(kInt32, 0, anyV), // min_bytes
-		fieldOf(kInt32, 3, anyV), // max_bytes
-		fieldOf(kInt8, 4, anyV),  // isolation_level
-		fieldOf(kInt32, 7, anyV), // session_id
-		fieldOf(kInt32, 7, anyV), // session_epoch
-		arr(0, anyV, // topics
-			fieldOf(kString, 0, 12),
-			arr(0, anyV, // partitions
-				fieldOf(kInt32, 0, anyV),  // partition
-				fieldOf(kInt32, 9, anyV),  // current_leader_epoch
-				fieldOf(kInt64, 0, anyV),  // fetch_offset
-				fieldOf(kInt32, 12, anyV), // last_fetched_epoch
-				fieldOf(kInt64, 5, anyV),  // log_start_offset
-				fieldOf(kInt32, 0, anyV),  // partition_max_bytes
-				tags),
-			tags),
-		arr(7, anyV, // forgotten_topics_data
-			fieldOf(kString, 0, 12),
-			arr(0, anyV, fieldOf(kInt32, 0, anyV)),
-			tags),
-		fieldOf(kString, 11, anyV), // rack_id
-		tags,
-	}},
-	listOffsetsKey: {flexibleFrom: 6, fields: []field{
-		fieldOf(kInt32, 0, anyV), // replica_id
-		fieldOf(kInt8, 2, anyV),  // isolation_level
-		arr(0, anyV, // topics
-			fieldOf(kString, 0, anyV), // name
-			arr(0, anyV, // partitions
-				fieldOf(kInt32, 0, anyV), // partition_index
-				fieldOf(kInt32, 4, anyV), // current_leader_epoch
-				fieldOf(kInt64, 0, anyV), // timestamp
-				fieldOf(kInt32, 0, 0),    // max_num_offsets
-				tags),
-			tags),
-		fieldOf(kInt32, 10, anyV), // timeout_ms
-		tags,
-	}},
-	offsetForLeaderEpochKey: {flexibleFrom: 4, fields: []field{
-		fieldOf(kInt32, 3, anyV), // replica_id
-		arr(0, anyV, // topics
-			fieldOf(kString, 0, anyV), // topic
-			arr(0, anyV, // partitions
-				fieldOf(kInt32, 0, anyV), // partition
-				fieldOf(kInt32, 2, anyV), // current_leader_epoch
-				fieldOf(kInt32, 0, anyV), // leader_epoch
-				tags),
-			tags),
-		tags,
-	}},
-	joinGroupKey: {flexibleFrom: 6, fields: []field{
-		fieldOf(kString, 0, anyV), // group_id
-		fieldOf(kInt32, 0, anyV),  // session_timeout_ms
-		fieldOf(kInt32, 1, anyV),  // rebalance_timeout_ms
-		fieldOf(kString, 0, anyV), // member_id
-		fieldOf(kString, 5, anyV), // group_instance_id
-		fieldOf(kString, 0, anyV), // protocol_type
-		arr(0, anyV, // protocols
-			fieldOf(kString, 0, anyV), // name
-			fieldOf(kBytes, 0, anyV),  // metadata
-			tags),
-		fieldOf(kString, 8, anyV), // reason
-		tags,
-	}},
-	syncGroupKey: {flexibleFrom: 4, fields: []field{
-		fieldOf(kString, 0, anyV), // group_id
-		fieldOf(kInt32, 0, anyV),  // generation_id
-		fieldOf(kString, 0, anyV), // member_id
-		fieldOf(kString, 3, anyV), // group_instance_id
-		fieldOf(kString, 5, anyV), // protocol_type
-		fieldOf(kString, 5, anyV), // protocol_name
-		arr(0, anyV, // assignments
-			fieldOf(kString, 0, anyV), // member_id
-			fieldOf(kBytes, 0, anyV),  // assignment
-			tags),
-		tags,
-	}},
-	heartbeatKey: {flexibleFrom: 4, fields: []field{
-		fieldOf(kString, 0, anyV), // group_id
-		fieldOf(kInt32, 0, anyV),  // generation_id
-		fieldOf(kString, 0, anyV), // member_id
-		fieldOf(kString, 3, anyV), // group_instance_id
-		tags,
-	}},
-	leaveGroupKey: {flexibleFrom: 4, fields: []field{
-		fieldOf(kString, 0, anyV), // group_id
-		fieldOf(kString, 0, 2),    // member_id
-		arr(3, anyV, // members
-			fieldOf(kString, 0, anyV), // member_id
-			fieldOf(kString, 0, anyV), // group_instance_id
-			fieldOf(kString, 5, anyV), // reason
-			tags),
-		tags,
-	}},
-	offsetCommitKey: {flexibleFrom: 8, fields: []field{
-		fieldOf(kString, 0, anyV), // group_id
-		fieldOf(kInt32, 1, anyV),  // generation_id_or_member_epoch
-		fieldOf(kString, 1, anyV), // member_id
-		fieldOf(kString, 7, anyV), // group_instance_id
-		fieldOf(kInt64, 2, 4),     // retention_time_ms
-		arr(0, anyV, // topics
-			fieldOf(kString, 0, 9), // name
-			arr(0, anyV, // partitions
-				fieldOf(kInt32, 0, anyV),  // partition_index
-				fieldOf(kInt64, 0, anyV),  // committed_offset
-				fieldOf(kInt64, 1, 1),     // commit_timestamp
-				fieldOf(kInt32, 6, anyV),  // committed_leader_epoch
-				fieldOf(kString, 0, anyV), // committed_metadata
-				tags),
-			tags),
-		tags,
-	}},
-	offsetFetchKey: {flexibleFrom: 6, fields: []field{
-		fieldOf(kString, 0, 7), // group_id
-		arr(0, 7, // topics
-			fieldOf(kString, 0, anyV),              // name
-			arr(0, anyV, fieldOf(kInt32, 0, anyV)), // partition_indexes
-			tags),
-		arr(8, anyV, // groups
-			fieldOf(kString, 8, anyV), // group_id
-			fieldOf(kString, 9, anyV), // member_id
-			fieldOf(kInt32, 9, anyV),  // member_epoch
-			arr(8, anyV, // topics
-				fieldOf(kString, 8, anyV),              // name
-				arr(8, anyV, fieldOf(kInt32, 8, anyV)), // partition_indexes
-				tags),
-			tags),
-		fieldOf(kInt8, 7, anyV), // require_stable
-		tags,
-	}},
-	listGroupsKey: {flexibleFrom: 3, fields: []field{
-		arr(4, anyV, fieldOf(kString, 4, anyV)), // states_filter
-		arr(5, anyV, fieldOf(kString, 5, anyV)), // types_filter
-		tags,
-	}},
-	describeGroupsKey: {flexibleFrom: 5, fields: []field{
-		arr(0, anyV, fieldOf(kString, 0, anyV)), // groups
-		fieldOf(kInt8, 3, anyV),                 // include_authorized_operations
-		tags,
-	}},
-	deleteGroupsKey: {flexibleFrom: 2, fields: []field{
-		arr(0, anyV, fieldOf(kString, 0, anyV)), // groups_names
-		tags,
-	}},
-	offsetDeleteKey: {flexibleFrom: anyV, fields: []field{
-		fieldOf(kString, 0, anyV), // group_id
-		arr(0, anyV, // topics
-			fieldOf(kString, 0, anyV),              // name
-			arr(0, anyV, fieldOf(kInt32, 0, anyV)), // partitions: partition_index
-			tags),
-		tags,
-	}},
-	findCoordinatorKey: {flexibleFrom: 3, fields: []field{
-		fieldOf(kString, 0, 3), // key
-		fieldOf(kInt8, 1, anyV),
-		arr(4, anyV, fieldOf(kString, 0, anyV)), // coordinator_keys
-		tags,
+	SASLAuthenticateKey: {FlexibleFrom: 2, Fields: []Field{
+		FieldOf(KBytes, 0, AnyV), // auth_bytes
+		Tags,
 	}},
 }
+
+// addRequestSchemas adds the layouts of a concern's APIs, from its
+// package's init.
+func AddRequestSchemas(m map[int16]RequestSchema) { maps.Copy(RequestSchemas, m) }
 
 // shapeOf scans a request body of API key at version. Every API frontdoor
 // registers needs a schema here: a request of an API without one is
 // refused, so that a new API cannot bypass the work budget unnoticed.
-func shapeOf(key, version int16, body []byte) (requestShape, error) {
+func ShapeOf(key, version int16, body []byte) (requestShape, error) {
 	var sh requestShape
-	s, ok := requestSchemas[key]
+	s, ok := RequestSchemas[key]
 	if !ok {
 		return sh, fmt.Errorf("request shape: no schema for %s", kmsg.NameForKey(key))
 	}
-	sc := shapeScanner{b: body, version: version, flexible: version >= s.flexibleFrom, shape: &sh}
-	if err := sc.fields(s.fields); err != nil {
+	sc := shapeScanner{b: body, version: version, flexible: version >= s.FlexibleFrom, shape: &sh}
+	if err := sc.fields(s.Fields); err != nil {
 		return sh, fmt.Errorf("%s v%d: %w", kmsg.NameForKey(key), version, err)
 	}
 	return sh, nil
@@ -311,10 +132,10 @@ type shapeScanner struct {
 	shape    *requestShape
 }
 
-func (s *shapeScanner) fields(fs []field) error {
+func (s *shapeScanner) fields(fs []Field) error {
 	for i := range fs {
 		fd := &fs[i]
-		if s.version < fd.minV || s.version > fd.maxV {
+		if s.version < fd.MinV || s.version > fd.MaxV {
 			continue
 		}
 		if err := s.field(fd); err != nil {
@@ -324,26 +145,26 @@ func (s *shapeScanner) fields(fs []field) error {
 	return nil
 }
 
-func (s *shapeScanner) field(fd *field) error {
-	switch fd.kind {
-	case kInt8:
+func (s *shapeScanner) field(fd *Field) error {
+	switch fd.Kind {
+	case KInt8:
 		return s.skip(1)
-	case kInt16:
+	case KInt16:
 		return s.skip(2)
-	case kInt32:
+	case KInt32:
 		return s.skip(4)
-	case kInt64:
+	case KInt64:
 		return s.skip(8)
-	case kUUID:
+	case KUUID:
 		return s.skip(16)
-	case kString, kBytes:
-		n, err := s.length(fd.kind)
+	case KString, KBytes:
+		n, err := s.length(fd.Kind)
 		if err != nil {
 			return err
 		}
 		return s.skip(n)
-	case kArray:
-		n, err := s.length(kArray)
+	case KArray:
+		n, err := s.length(KArray)
 		if err != nil {
 			return err
 		}
@@ -352,17 +173,17 @@ func (s *shapeScanner) field(fd *field) error {
 		if n > len(s.b) {
 			return errShapeTruncated
 		}
-		s.shape.elems += n
-		if fd.produce {
-			s.shape.produceEntries += n
+		s.shape.Elems += n
+		if fd.Produce {
+			s.shape.ProduceEntries += n
 		}
 		for range n {
-			if err := s.fields(fd.elem); err != nil {
+			if err := s.fields(fd.Elem); err != nil {
 				return err
 			}
 		}
 		return nil
-	case kStruct:
+	case KStruct:
 		if len(s.b) < 1 {
 			return errShapeTruncated
 		}
@@ -371,7 +192,7 @@ func (s *shapeScanner) field(fd *field) error {
 		if !present {
 			return nil
 		}
-		return s.fields(fd.elem)
+		return s.fields(fd.Elem)
 	case kTags:
 		if !s.flexible {
 			return nil
@@ -383,7 +204,7 @@ func (s *shapeScanner) field(fd *field) error {
 		if n > uint64(len(s.b)) { // every tagged field takes at least two bytes
 			return errShapeTruncated
 		}
-		s.shape.elems += int(n)
+		s.shape.Elems += int(n)
 		for range n {
 			if _, err := s.uvarint(); err != nil { // tag
 				return err
@@ -399,7 +220,7 @@ func (s *shapeScanner) field(fd *field) error {
 		}
 		return nil
 	}
-	return fmt.Errorf("request shape: unknown field kind %d", fd.kind)
+	return fmt.Errorf("request shape: unknown field kind %d", fd.Kind)
 }
 
 // length reads the length of a string, bytes or array field; null is 0.
@@ -416,7 +237,7 @@ func (s *shapeScanner) length(kind fieldKind) (int, error) {
 			return 0, errShapeTruncated
 		}
 		n := int64(v) - 1
-		if kind == kArray {
+		if kind == KArray {
 			n = int64(int32(uint32(v))) - 1
 		}
 		if n > int64(len(s.b)) {
@@ -424,7 +245,7 @@ func (s *shapeScanner) length(kind fieldKind) (int, error) {
 		}
 		return int(max(n, 0)), nil
 	}
-	if kind == kString {
+	if kind == KString {
 		if len(s.b) < 2 {
 			return 0, errShapeTruncated
 		}
@@ -469,11 +290,11 @@ const (
 	// or map entry, the response element answering it, that element
 	// encoded, and (Produce) its work item, sequencer ticket and index
 	// entry for duplicate detection.
-	elemCost = 2 << 10
+	ElemCost = 2 << 10
 	// produceWorkers bounds the goroutines serving one Produce request's
 	// partitions; workerCost is one of them (its stack while it calls
 	// transcodesvc and appendsvc).
-	produceWorkers = 64
+	ProduceWorkers = 64
 	workerCost     = 16 << 10
 )
 
@@ -484,13 +305,13 @@ const minWorkBudget = 4 << 20
 
 // workBudgetSize is the work budget that goes with a byte budget of n:
 // the same size, at least minWorkBudget.
-func workBudgetSize(n int64) int64 { return max(n, minWorkBudget) }
+func WorkBudgetSize(n int64) int64 { return max(n, minWorkBudget) }
 
 // cost is the work budget a request of this shape is charged.
 func (sh requestShape) cost() int64 {
-	return requestBaseCost + sh.elemsCost() + int64(min(sh.produceEntries, produceWorkers))*workerCost
+	return requestBaseCost + sh.elemsCost() + int64(min(sh.ProduceEntries, ProduceWorkers))*workerCost
 }
 
 // elemsCost is the part of cost that grows with the request's elements;
 // a request is refused when it alone exceeds the connection's budget.
-func (sh requestShape) elemsCost() int64 { return int64(sh.elems) * elemCost }
+func (sh requestShape) elemsCost() int64 { return int64(sh.Elems) * ElemCost }
