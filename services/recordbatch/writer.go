@@ -1,4 +1,4 @@
-package rebuild
+package recordbatch
 
 import (
 	"encoding/binary"
@@ -8,16 +8,21 @@ import (
 	"math"
 )
 
-var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+// Record is one record to write. Nil Key or Value is a null one.
+type Record struct {
+	Key, Value []byte
+	// Timestamp is in epoch milliseconds.
+	Timestamp int64
+	Headers   []RecordHeader
+	// OffsetDelta is the record's offset less its batch's base offset.
+	OffsetDelta int32
+}
 
-// Offsets of the record batch v2 header fields (services/recordbatch has
-// the same layout for reading).
-const (
-	offBatchLength = 8
-	offMagic       = 16
-	offCRC         = 17
-	offAttributes  = 21
-)
+// RecordHeader is one record header; a nil Value is a null one.
+type RecordHeader struct {
+	Key   string
+	Value []byte
+}
 
 // AppendBatch appends to dst one uncompressed Kafka record batch (magic 2)
 // spanning offsets baseOffset to baseOffset+lastOffsetDelta and holding
@@ -28,12 +33,12 @@ const (
 // without records only moves a consumer past its offsets.
 func AppendBatch(dst []byte, baseOffset int64, lastOffsetDelta int32, recs []Record) ([]byte, error) {
 	if lastOffsetDelta < 0 || len(recs) > int(lastOffsetDelta)+1 {
-		return dst, fmt.Errorf("rebuild: %d records cannot span %d offsets", len(recs), int64(lastOffsetDelta)+1)
+		return dst, fmt.Errorf("recordbatch: %d records cannot span %d offsets", len(recs), int64(lastOffsetDelta)+1)
 	}
 	prev := int32(-1)
 	for i := range recs {
 		if d := recs[i].OffsetDelta; d <= prev || d > lastOffsetDelta {
-			return dst, fmt.Errorf("rebuild: record %d has offset delta %d after %d (last %d)", i, d, prev, lastOffsetDelta)
+			return dst, fmt.Errorf("recordbatch: record %d has offset delta %d after %d (last %d)", i, d, prev, lastOffsetDelta)
 		}
 		prev = recs[i].OffsetDelta
 	}
@@ -64,13 +69,24 @@ func AppendBatch(dst []byte, baseOffset int64, lastOffsetDelta int32, recs []Rec
 		dst = binary.AppendVarint(dst, int64(recordBodySize(&recs[i], base)))
 		dst = appendRecordBody(dst, &recs[i], base)
 	}
-	b := dst[start:]
-	if len(b) > math.MaxInt32 {
-		return dst[:start], errors.New("rebuild: record batch too large")
+	if err := Seal(dst[start:]); err != nil {
+		return dst[:start], err
 	}
-	binary.BigEndian.PutUint32(b[offBatchLength:], uint32(len(b)-offBatchLength-4))
-	binary.BigEndian.PutUint32(b[offCRC:], crc32.Checksum(b[offAttributes:], castagnoli))
 	return dst, nil
+}
+
+// Seal sets the batch length and CRC-32C of b, one whole batch, after its
+// writer filled in the rest (or changed its records or attributes).
+func Seal(b []byte) error {
+	if len(b) < HeaderSize {
+		return fmt.Errorf("recordbatch: %d bytes are not a batch", len(b))
+	}
+	if len(b) > math.MaxInt32 {
+		return errors.New("recordbatch: record batch too large")
+	}
+	binary.BigEndian.PutUint32(b[OffsetBatchLength:], uint32(len(b)-OffsetLeaderEpoch))
+	binary.BigEndian.PutUint32(b[OffsetCRC:], crc32.Checksum(b[OffsetAttributes:], castagnoli))
+	return nil
 }
 
 // appendRecordBody is one record after its length: attributes, timestamp
