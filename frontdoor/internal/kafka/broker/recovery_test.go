@@ -196,7 +196,7 @@ func TestJavaIdempotentRestartRecovers(t *testing.T) {
 // broker is down.) Skipped where the runner's venv is not installed (failed
 // under FERRY_TEST_REQUIRE_CLIENTS=1).
 func TestLibrdkafkaIdempotentRestartRecovers(t *testing.T) {
-	runner, err := filepath.Abs(filepath.Join("..", "..", "..", "e2e", "clients", "bin", "confluent-kafka"))
+	runner, err := filepath.Abs(filepath.Join("..", "..", "..", "..", "e2e", "clients", "bin", "confluent-kafka"))
 	if err != nil {
 		t.Fatal(err)
 	}
