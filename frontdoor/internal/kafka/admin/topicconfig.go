@@ -52,7 +52,7 @@ func topicConfigs(m *catalogv1.TopicMapping, maxMessageBytes int) []configEntry 
 	retention := configEntry{name: "retention.ms", typ: kmsg.ConfigTypeLong, doc: "the Fluss table's " + flussLogTTL}
 	if v, ok := props[flussLogTTL]; ok {
 		retention.source, retention.from, retention.fromValue = kmsg.ConfigSourceDynamicTopicConfig, flussLogTTL, v
-		if d, err := ParseFlussDuration(v); err == nil {
+		if d, err := parseFlussDuration(v); err == nil {
 			retention.value = strconv.FormatInt(d.Milliseconds(), 10)
 		} else {
 			// Fluss accepted it, so the value is worth showing as it is.
@@ -91,10 +91,10 @@ func topicConfigs(m *catalogv1.TopicMapping, maxMessageBytes int) []configEntry 
 	return out
 }
 
-// ParseFlussDuration reads a Fluss duration option: a number and an
+// parseFlussDuration reads a Fluss duration option: a number and an
 // optional unit, with or without a space ("7 days", "2h", "500 ms"); no
 // unit means milliseconds.
-func ParseFlussDuration(s string) (time.Duration, error) {
+func parseFlussDuration(s string) (time.Duration, error) {
 	s = strings.TrimSpace(s)
 	i := 0
 	for i < len(s) && s[i] >= '0' && s[i] <= '9' {

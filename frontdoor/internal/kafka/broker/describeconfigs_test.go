@@ -3,7 +3,6 @@ package broker
 import (
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/ferrygw/ferry/frontdoor/internal/kafka"
 	"github.com/ferrygw/ferry/frontdoor/internal/kafka/admin"
@@ -180,21 +179,5 @@ func TestDescribeConfigsBroker(t *testing.T) {
 	}
 	if got[2].ErrorCode != kerr.InvalidRequest.Code || got[3].ErrorCode != kerr.InvalidRequest.Code {
 		t.Errorf("other broker %d, broker logger %d; want INVALID_REQUEST", got[2].ErrorCode, got[3].ErrorCode)
-	}
-}
-
-func TestParseFlussDuration(t *testing.T) {
-	for in, want := range map[string]time.Duration{
-		"7 days": 7 * 24 * time.Hour, "2h": 2 * time.Hour, "30 min": 30 * time.Minute, "500": 500 * time.Millisecond,
-		"1 s": time.Second, "10ms": 10 * time.Millisecond, " 3 d ": 72 * time.Hour,
-	} {
-		if got, err := admin.ParseFlussDuration(in); err != nil || got != want {
-			t.Errorf("%q: %v %v, want %v", in, got, err, want)
-		}
-	}
-	for _, bad := range []string{"", "days", "7 weeks", "99999999999999999999 d", "9999999999999 d"} {
-		if got, err := admin.ParseFlussDuration(bad); err == nil {
-			t.Errorf("%q: %v, want an error", bad, got)
-		}
 	}
 }

@@ -25,7 +25,7 @@ type Ticket struct {
 	seq  *Sequencer
 	key  partitionKey
 	prev chan struct{} // closed when the predecessor was submitted; nil if none
-	Done chan struct{}
+	done chan struct{}
 	once sync.Once
 }
 
@@ -36,10 +36,10 @@ func NewSequencer() *Sequencer { return &Sequencer{tails: map[partitionKey]*Tick
 // (the connection read loop does).
 func (s *Sequencer) Take(topic string, partition int32) *Ticket {
 	k := partitionKey{topic, partition}
-	t := &Ticket{seq: s, key: k, Done: make(chan struct{})}
+	t := &Ticket{seq: s, key: k, done: make(chan struct{})}
 	s.mu.Lock()
 	if tail := s.tails[k]; tail != nil {
-		t.prev = tail.Done
+		t.prev = tail.done
 	}
 	s.tails[k] = t
 	s.mu.Unlock()
@@ -66,7 +66,7 @@ func (t *Ticket) Wait(ctx context.Context) error {
 func (t *Ticket) Release() {
 	t.once.Do(func() {
 		finish := func() {
-			close(t.Done)
+			close(t.done)
 			t.seq.mu.Lock()
 			if t.seq.tails[t.key] == t {
 				delete(t.seq.tails, t.key)

@@ -1,16 +1,14 @@
-package broker
+package produce
 
 import (
 	"context"
 	"testing"
 	"time"
-
-	"github.com/ferrygw/ferry/frontdoor/internal/kafka/produce"
 )
 
-func released(t *produce.Ticket) bool {
+func released(t *Ticket) bool {
 	select {
-	case <-t.Done:
+	case <-t.done:
 		return true
 	default:
 		return false
@@ -18,7 +16,7 @@ func released(t *produce.Ticket) bool {
 }
 
 func TestSequencerOrder(t *testing.T) {
-	s := produce.NewSequencer()
+	s := NewSequencer()
 	a1, a2, a3 := s.Take("a", 0), s.Take("a", 0), s.Take("a", 0)
 	other := s.Take("a", 1)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
@@ -46,5 +44,9 @@ func TestSequencerOrder(t *testing.T) {
 	a4.Release()
 	a4.Release() // idempotent
 	other.Release()
-	waitFor(t, func() bool { return s.Len() == 0 })
+	for deadline := time.Now().Add(10 * time.Second); s.Len() != 0; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("tickets still held after 10s")
+		}
+	}
 }
