@@ -41,8 +41,8 @@ func serveAlterConfigs(ctx context.Context, s *kafka.Session, req kafka.Request)
 // to one resource (AlterConfigs and IncrementalAlterConfigs).
 func refuseConfigChange(ctx context.Context, s *kafka.Session, may func(string) bool, api string, typ kmsg.ConfigResourceType, name string) (int16, *string) {
 	if typ == kmsg.ConfigResourceTypeTopic {
-		code := kafka.RefuseTopic(ctx, s, may, api, name)
-		return code, kafka.MsgIf(code, kafka.DdlRefusal("change topic configs (they are Fluss table properties)"))
+		code := refuseTopic(ctx, s, may, api, name)
+		return code, msgIf(code, ddlRefusal("change topic configs (they are Fluss table properties)"))
 	}
 	s.Log.Info("refused a config change; frontdoor's settings are its configuration", "api", api, "resource_type", typ.String(), "resource", name)
 	msg := "Ferry does not change " + typ.String() + " configs at run time: set them in frontdoor's configuration (see docs/configuration.md)"

@@ -29,8 +29,8 @@ func serveCreatePartitions(ctx context.Context, s *kafka.Session, req kafka.Requ
 	for _, t := range r.Topics {
 		rt := kmsg.NewCreatePartitionsResponseTopic()
 		rt.Topic = t.Topic
-		rt.ErrorCode = kafka.RefuseTopic(ctx, s, may, "CreatePartitions", t.Topic)
-		rt.ErrorMessage = kafka.MsgIf(rt.ErrorCode, kafka.DdlRefusal("add partitions (they are the Fluss table's buckets)"))
+		rt.ErrorCode = refuseTopic(ctx, s, may, "CreatePartitions", t.Topic)
+		rt.ErrorMessage = msgIf(rt.ErrorCode, ddlRefusal("add partitions (they are the Fluss table's buckets)"))
 		resp.Topics = append(resp.Topics, rt)
 	}
 	return kafka.Ready(resp), nil

@@ -29,8 +29,8 @@ func serveCreateTopics(ctx context.Context, s *kafka.Session, req kafka.Request)
 	for _, t := range r.Topics {
 		rt := kmsg.NewCreateTopicsResponseTopic()
 		rt.Topic = t.Topic
-		rt.ErrorCode = kafka.RefuseTopic(ctx, s, may, "CreateTopics", t.Topic)
-		rt.ErrorMessage = kafka.MsgIf(rt.ErrorCode, kafka.DdlRefusal("create topics"))
+		rt.ErrorCode = refuseTopic(ctx, s, may, "CreateTopics", t.Topic)
+		rt.ErrorMessage = msgIf(rt.ErrorCode, ddlRefusal("create topics"))
 		resp.Topics = append(resp.Topics, rt)
 	}
 	return kafka.Ready(resp), nil

@@ -30,7 +30,7 @@ func serveDeleteRecords(ctx context.Context, s *kafka.Session, req kafka.Request
 	for _, t := range r.Topics {
 		rt := kmsg.NewDeleteRecordsResponseTopic()
 		rt.Topic = t.Topic
-		code := kafka.RefuseTopic(ctx, s, may, "DeleteRecords", t.Topic)
+		code := refuseTopic(ctx, s, may, "DeleteRecords", t.Topic)
 		for _, p := range t.Partitions {
 			rp := kmsg.NewDeleteRecordsResponseTopicPartition()
 			rp.Partition, rp.LowWatermark, rp.ErrorCode = p.Partition, -1, code

@@ -28,17 +28,17 @@ func serveDeleteTopics(ctx context.Context, s *kafka.Session, req kafka.Request)
 	r := req.Body.(*kmsg.DeleteTopicsRequest)
 	resp := r.ResponseKind().(*kmsg.DeleteTopicsResponse)
 	may := s.MayDo(acl.Describe)
-	msg := kafka.DdlRefusal("delete topics")
+	msg := ddlRefusal("delete topics")
 	answer := func(name *string, id [16]byte) {
 		rt := kmsg.NewDeleteTopicsResponseTopic()
 		rt.Topic, rt.TopicID = name, id
 		if name != nil {
-			rt.ErrorCode = kafka.RefuseTopic(ctx, s, may, "DeleteTopics", *name)
+			rt.ErrorCode = refuseTopic(ctx, s, may, "DeleteTopics", *name)
 		} else {
 			s.Log.Info("refused a topic change; topics are changed with Fluss DDL", "api", "DeleteTopics")
 			rt.ErrorCode = kerr.PolicyViolation.Code
 		}
-		rt.ErrorMessage = kafka.MsgIf(rt.ErrorCode, msg)
+		rt.ErrorMessage = msgIf(rt.ErrorCode, msg)
 		resp.Topics = append(resp.Topics, rt)
 	}
 	if r.Version < 6 {

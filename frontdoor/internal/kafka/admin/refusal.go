@@ -1,4 +1,4 @@
-package kafka
+package admin
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/ferrygw/ferry/frontdoor/internal/acl"
+	"github.com/ferrygw/ferry/frontdoor/internal/kafka"
 )
 
 // Topics are Fluss tables and their settings are table properties, so the
@@ -18,15 +19,15 @@ import (
 // refusalDocs is the page that explains how topics relate to Fluss tables.
 const refusalDocs = "docs/mapping.md"
 
-// DdlRefusal is the message of a refused change: what to do instead.
-func DdlRefusal(what string) string {
+// ddlRefusal is the message of a refused change: what to do instead.
+func ddlRefusal(what string) string {
 	return "Ferry does not " + what + ": Kafka topics are Fluss tables, change them with Fluss DDL (see " + refusalDocs + ")"
 }
 
-// RefuseTopic is the error of a refused change to topic: the policy
+// refuseTopic is the error of a refused change to topic: the policy
 // refusal, or TOPIC_AUTHORIZATION_FAILED for a topic the principal may not
 // see, so that a refusal never tells it what exists.
-func RefuseTopic(ctx context.Context, s *Session, mayDescribe func(string) bool, api, topic string) int16 {
+func refuseTopic(ctx context.Context, s *kafka.Session, mayDescribe func(string) bool, api, topic string) int16 {
 	if !mayDescribe(topic) {
 		s.Refused(ctx, acl.Describe, topic)
 		return kerr.TopicAuthorizationFailed.Code
@@ -35,9 +36,9 @@ func RefuseTopic(ctx context.Context, s *Session, mayDescribe func(string) bool,
 	return kerr.PolicyViolation.Code
 }
 
-// MsgIf returns msg for a policy refusal and nil for other codes, as a
+// msgIf returns msg for a policy refusal and nil for other codes, as a
 // broker sends no message for an authorization failure.
-func MsgIf(code int16, msg string) *string {
+func msgIf(code int16, msg string) *string {
 	if code != kerr.PolicyViolation.Code {
 		return nil
 	}
