@@ -36,78 +36,78 @@ var errShapeTruncated = errors.New("request shape: truncated")
 type fieldKind uint8
 
 const (
-	KInt8 fieldKind = iota
-	KInt16
-	KInt32
-	KInt64
-	KUUID
-	KString // also nullable strings
-	KBytes  // also nullable bytes
-	KArray  // of elem; also nullable arrays
+	kInt8 fieldKind = iota
+	kInt16
+	kInt32
+	kInt64
+	kUUID
+	kString // also nullable strings
+	kBytes  // also nullable bytes
+	kArray  // of elem; also nullable arrays
 	kTags   // a tagged field section; only in flexible versions
-	KStruct // a nullable struct of elem: int8 -1 for null, else its fields
+	kStruct // a nullable struct of elem: int8 -1 for null, else its fields
 )
 
 // field is one field of a request body, present in versions minV..maxV.
-type Field struct {
-	Kind       fieldKind
-	MinV, MaxV int16
-	Elem       []Field // kArray and kStruct only
-	Produce    bool    // a kArray of Produce partition entries
+type field struct {
+	kind       fieldKind
+	minV, maxV int16
+	elem       []field // kArray and kStruct only
+	produce    bool    // a kArray of Produce partition entries
 }
 
-const AnyV = 1<<15 - 1
+const anyV = 1<<15 - 1
 
-func FieldOf(kind fieldKind, minV, maxV int16) Field {
-	return Field{Kind: kind, MinV: minV, MaxV: maxV}
+func fieldOf(kind fieldKind, minV, maxV int16) field {
+	return field{kind: kind, minV: minV, maxV: maxV}
 }
 
-func Arr(minV, maxV int16, elem ...Field) Field {
-	return Field{Kind: KArray, MinV: minV, MaxV: maxV, Elem: elem}
+func arr(minV, maxV int16, elem ...field) field {
+	return field{kind: kArray, minV: minV, maxV: maxV, elem: elem}
 }
 
 // tags is the tagged field section, which flexible versions end every
 // structure with; the scanner skips it in non-flexible versions.
-var Tags = FieldOf(kTags, 0, AnyV)
+var tags = fieldOf(kTags, 0, anyV)
 
 // requestSchema is a request body's layout and its first flexible version.
-type RequestSchema struct {
+type requestSchema struct {
 	FlexibleFrom int16
-	Fields       []Field
+	Fields       []field
 }
 
 // requestSchemas are the bodies of the APIs frontdoor decodes, from
 // Kafka's message definitions (clients/src/main/resources/common/message),
 // limited to the versions frontdoor serves. The transport's own APIs are
-// here; each concern package adds its APIs' layouts (addRequestSchemas).
-var RequestSchemas = map[int16]RequestSchema{
-	MetadataKey: {FlexibleFrom: 9, Fields: []Field{
-		Arr(0, AnyV, // topics
-			FieldOf(KUUID, 10, AnyV),
-			FieldOf(KString, 0, AnyV), // name
-			Tags),
-		FieldOf(KInt8, 4, AnyV), // allow_auto_topic_creation
-		FieldOf(KInt8, 8, 10),   // include_cluster_authorized_operations
-		FieldOf(KInt8, 8, AnyV), // include_topic_authorized_operations
-		Tags,
+// here; each concern package adds its APIs' layouts (AddRequestSchemas).
+var RequestSchemas = map[int16]requestSchema{
+	MetadataKey: {FlexibleFrom: 9, Fields: []field{
+		arr(0, anyV, // topics
+			fieldOf(kUUID, 10, anyV),
+			fieldOf(kString, 0, anyV), // name
+			tags),
+		fieldOf(kInt8, 4, anyV), // allow_auto_topic_creation
+		fieldOf(kInt8, 8, 10),   // include_cluster_authorized_operations
+		fieldOf(kInt8, 8, anyV), // include_topic_authorized_operations
+		tags,
 	}},
-	ApiVersionsKey: {FlexibleFrom: 3, Fields: []Field{
-		FieldOf(KString, 3, AnyV), // client_software_name
-		FieldOf(KString, 3, AnyV), // client_software_version
-		Tags,
+	ApiVersionsKey: {FlexibleFrom: 3, Fields: []field{
+		fieldOf(kString, 3, anyV), // client_software_name
+		fieldOf(kString, 3, anyV), // client_software_version
+		tags,
 	}},
-	SASLHandshakeKey: {FlexibleFrom: AnyV, Fields: []Field{
-		FieldOf(KString, 0, AnyV), // mechanism
+	SASLHandshakeKey: {FlexibleFrom: anyV, Fields: []field{
+		fieldOf(kString, 0, anyV), // mechanism
 	}},
-	SASLAuthenticateKey: {FlexibleFrom: 2, Fields: []Field{
-		FieldOf(KBytes, 0, AnyV), // auth_bytes
-		Tags,
+	SASLAuthenticateKey: {FlexibleFrom: 2, Fields: []field{
+		fieldOf(kBytes, 0, anyV), // auth_bytes
+		tags,
 	}},
 }
 
-// addRequestSchemas adds the layouts of a concern's APIs, from its
+// AddRequestSchemas adds the layouts of a concern's APIs, from its
 // package's init.
-func AddRequestSchemas(m map[int16]RequestSchema) { maps.Copy(RequestSchemas, m) }
+func AddRequestSchemas(m map[int16]requestSchema) { maps.Copy(RequestSchemas, m) }
 
 // shapeOf scans a request body of API key at version. Every API frontdoor
 // registers needs a schema here: a request of an API without one is
@@ -132,10 +132,10 @@ type shapeScanner struct {
 	shape    *requestShape
 }
 
-func (s *shapeScanner) fields(fs []Field) error {
+func (s *shapeScanner) fields(fs []field) error {
 	for i := range fs {
 		fd := &fs[i]
-		if s.version < fd.MinV || s.version > fd.MaxV {
+		if s.version < fd.minV || s.version > fd.maxV {
 			continue
 		}
 		if err := s.field(fd); err != nil {
@@ -145,26 +145,26 @@ func (s *shapeScanner) fields(fs []Field) error {
 	return nil
 }
 
-func (s *shapeScanner) field(fd *Field) error {
-	switch fd.Kind {
-	case KInt8:
+func (s *shapeScanner) field(fd *field) error {
+	switch fd.kind {
+	case kInt8:
 		return s.skip(1)
-	case KInt16:
+	case kInt16:
 		return s.skip(2)
-	case KInt32:
+	case kInt32:
 		return s.skip(4)
-	case KInt64:
+	case kInt64:
 		return s.skip(8)
-	case KUUID:
+	case kUUID:
 		return s.skip(16)
-	case KString, KBytes:
-		n, err := s.length(fd.Kind)
+	case kString, kBytes:
+		n, err := s.length(fd.kind)
 		if err != nil {
 			return err
 		}
 		return s.skip(n)
-	case KArray:
-		n, err := s.length(KArray)
+	case kArray:
+		n, err := s.length(kArray)
 		if err != nil {
 			return err
 		}
@@ -174,16 +174,16 @@ func (s *shapeScanner) field(fd *Field) error {
 			return errShapeTruncated
 		}
 		s.shape.Elems += n
-		if fd.Produce {
+		if fd.produce {
 			s.shape.ProduceEntries += n
 		}
 		for range n {
-			if err := s.fields(fd.Elem); err != nil {
+			if err := s.fields(fd.elem); err != nil {
 				return err
 			}
 		}
 		return nil
-	case KStruct:
+	case kStruct:
 		if len(s.b) < 1 {
 			return errShapeTruncated
 		}
@@ -192,7 +192,7 @@ func (s *shapeScanner) field(fd *Field) error {
 		if !present {
 			return nil
 		}
-		return s.fields(fd.Elem)
+		return s.fields(fd.elem)
 	case kTags:
 		if !s.flexible {
 			return nil
@@ -220,7 +220,7 @@ func (s *shapeScanner) field(fd *Field) error {
 		}
 		return nil
 	}
-	return fmt.Errorf("request shape: unknown field kind %d", fd.Kind)
+	return fmt.Errorf("request shape: unknown field kind %d", fd.kind)
 }
 
 // length reads the length of a string, bytes or array field; null is 0.
@@ -237,7 +237,7 @@ func (s *shapeScanner) length(kind fieldKind) (int, error) {
 			return 0, errShapeTruncated
 		}
 		n := int64(v) - 1
-		if kind == KArray {
+		if kind == kArray {
 			n = int64(int32(uint32(v))) - 1
 		}
 		if n > int64(len(s.b)) {
@@ -245,7 +245,7 @@ func (s *shapeScanner) length(kind fieldKind) (int, error) {
 		}
 		return int(max(n, 0)), nil
 	}
-	if kind == KString {
+	if kind == kString {
 		if len(s.b) < 2 {
 			return 0, errShapeTruncated
 		}

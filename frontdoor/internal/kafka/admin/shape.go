@@ -14,13 +14,13 @@ const (
 	kInt64  = kafka.KInt64
 	kUUID   = kafka.KUUID
 	kString = kafka.KString
-	kStruct = kafka.KStruct
 )
 
 var (
-	fieldOf = kafka.FieldOf
-	arr     = kafka.Arr
-	tags    = kafka.Tags
+	fieldOf  = kafka.FieldOf
+	arr      = kafka.Arr
+	structOf = kafka.Struct
+	tags     = kafka.Tags
 )
 
 // adminRequestSchemas are the layouts of the admin APIs (refusals and
@@ -120,11 +120,11 @@ var adminRequestSchemas = map[int16]kafka.RequestSchema{
 	DescribeTopicPartitionsKey: {FlexibleFrom: 0, Fields: []field{
 		arr(0, anyV, fieldOf(kString, 0, anyV), tags), // topics
 		fieldOf(kInt32, 0, anyV),                      // response_partition_limit
-		{Kind: kStruct, MinV: 0, MaxV: anyV, Elem: []field{ // cursor
+		structOf(0, anyV, // cursor
 			fieldOf(kString, 0, anyV), // topic_name
 			fieldOf(kInt32, 0, anyV),  // partition_index
 			tags,
-		}},
+		),
 		tags,
 	}},
 	DescribeACLsKey: {FlexibleFrom: 2, Fields: []field{

@@ -15,13 +15,13 @@ const (
 	kUUID   = kafka.KUUID
 	kString = kafka.KString
 	kBytes  = kafka.KBytes
-	kArray  = kafka.KArray
 )
 
 var (
-	fieldOf = kafka.FieldOf
-	arr     = kafka.Arr
-	tags    = kafka.Tags
+	fieldOf    = kafka.FieldOf
+	arr        = kafka.Arr
+	produceArr = kafka.ProduceArr
+	tags       = kafka.Tags
 )
 
 // produceRequestSchemas are the request layouts of Produce and
@@ -34,11 +34,11 @@ var produceRequestSchemas = map[int16]kafka.RequestSchema{
 		arr(0, anyV, // topic_data
 			fieldOf(kString, 0, 12), // name
 			fieldOf(kUUID, 13, anyV),
-			field{Kind: kArray, MinV: 0, MaxV: anyV, Produce: true, Elem: []field{ // partition_data
+			produceArr(0, anyV, // partition_data
 				fieldOf(kInt32, 0, anyV), // index
 				fieldOf(kBytes, 0, anyV), // records
 				tags,
-			}},
+			),
 			tags),
 		tags,
 	}},
