@@ -290,9 +290,9 @@ while read -r dir target; do
   (cd "$dir" && go test -json -run '^$' -fuzz "^$target\$" -fuzztime "$fuzz_time" . |
     "$testreport" stream -save "$events_dir/fuzz.jsonl") || fail "fuzz target $target in $dir"
 done <<'TARGETS'
-frontdoor/internal/kafka FuzzReadRequest
-frontdoor/internal/kafka FuzzShapeMatchesKmsg
-frontdoor/internal/kafka FuzzDedupeProduce
+frontdoor/internal/kafka/broker FuzzReadRequest
+frontdoor/internal/kafka/broker FuzzShapeMatchesKmsg
+frontdoor/internal/kafka/broker FuzzDedupeProduce
 transcodesvc/internal/kafkabatch FuzzDecodeBatch
 transcodesvc/internal/kafkabatch FuzzLZ4Frames
 transcodesvc/internal/convert FuzzConvertJSON

@@ -4,7 +4,6 @@ go 1.26.0
 
 require (
 	github.com/apache/arrow-go/v18 v18.9.0
-	github.com/ferrygw/ferry/fetchsvc v0.0.0
 	github.com/ferrygw/ferry/services/api v0.0.0
 	github.com/ferrygw/ferry/services/fluss v0.0.0
 	github.com/ferrygw/ferry/services/recordbatch v0.0.0
@@ -35,6 +34,7 @@ require (
 	github.com/grpc-ecosystem/grpc-gateway/v2 v2.30.0 // indirect
 	github.com/klauspost/cpuid/v2 v2.4.2 // indirect
 	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
+	github.com/planetscale/vtprotobuf v0.6.1-0.20240319094008-0393e58bdf10 // indirect
 	github.com/prometheus/client_golang v1.25.0 // indirect
 	github.com/prometheus/client_model v0.6.3 // indirect
 	github.com/prometheus/common v0.72.0 // indirect
@@ -59,7 +59,6 @@ require (
 )
 
 replace (
-	github.com/ferrygw/ferry/fetchsvc => ../fetchsvc
 	github.com/ferrygw/ferry/services/api => ../services/api
 	github.com/ferrygw/ferry/services/fluss => ../services/fluss
 	github.com/ferrygw/ferry/services/recordbatch => ../services/recordbatch

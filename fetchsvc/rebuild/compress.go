@@ -3,14 +3,13 @@ package rebuild
 import (
 	"bytes"
 	"encoding/binary"
-	"errors"
 	"fmt"
-	"hash/crc32"
-	"math"
 
 	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/zstd"
 	"github.com/pierrec/lz4/v4"
+
+	"github.com/ferrygw/ferry/services/recordbatch"
 )
 
 // Codec is a Kafka record batch compression codec (attribute bits 0-2).
@@ -40,9 +39,6 @@ func (c Codec) String() string {
 	return fmt.Sprintf("codec(%d)", int16(c))
 }
 
-// recordsStart is where a batch's records begin: the v2 header's length.
-const recordsStart = 61
-
 // Compressor writes compressed record batches with one codec. It keeps the
 // codec's state and a scratch buffer between batches, so it is not safe for
 // concurrent use; pool it.
@@ -56,7 +52,7 @@ type Compressor struct {
 }
 
 // NewCompressor makes a compressor for codec. CodecNone is allowed: its
-// batches are AppendBatch's.
+// batches are recordbatch.AppendBatch's.
 func NewCompressor(codec Codec) (*Compressor, error) {
 	c := &Compressor{codec: codec}
 	switch codec {
@@ -93,33 +89,31 @@ func NewCompressor(codec Codec) (*Compressor, error) {
 // Codec is the compressor's codec.
 func (c *Compressor) Codec() Codec { return c.codec }
 
-// AppendBatch is the package's AppendBatch with the records section
+// AppendBatch is recordbatch.AppendBatch with the records section
 // compressed by c's codec (attribute bits set, CRC over the compressed
 // form, as Kafka's own writers produce it).
 func (c *Compressor) AppendBatch(dst []byte, baseOffset int64, lastOffsetDelta int32, recs []Record) ([]byte, error) {
 	// A batch without records stays uncompressed, as Kafka leaves its own
 	// empty batches: librdkafka 2.0 aborts on an lz4 frame of nothing.
 	if c.codec == CodecNone || len(recs) == 0 {
-		return AppendBatch(dst, baseOffset, lastOffsetDelta, recs)
+		return recordbatch.AppendBatch(dst, baseOffset, lastOffsetDelta, recs)
 	}
-	raw, err := AppendBatch(c.scratch[:0], baseOffset, lastOffsetDelta, recs)
+	raw, err := recordbatch.AppendBatch(c.scratch[:0], baseOffset, lastOffsetDelta, recs)
 	if err != nil {
 		return dst, err
 	}
 	c.scratch = raw
 	start := len(dst)
-	dst = append(dst, raw[:recordsStart]...)
-	if dst, err = c.compress(dst, raw[recordsStart:]); err != nil {
+	dst = append(dst, raw[:recordbatch.HeaderSize]...)
+	if dst, err = c.compress(dst, raw[recordbatch.HeaderSize:]); err != nil {
 		return dst[:start], fmt.Errorf("rebuild: %v: %w", c.codec, err)
 	}
 	b := dst[start:]
-	if len(b) > math.MaxInt32 {
-		return dst[:start], errors.New("rebuild: record batch too large")
+	attrs := binary.BigEndian.Uint16(b[recordbatch.OffsetAttributes:])
+	binary.BigEndian.PutUint16(b[recordbatch.OffsetAttributes:], attrs|uint16(c.codec))
+	if err := recordbatch.Seal(b); err != nil {
+		return dst[:start], err
 	}
-	attrs := binary.BigEndian.Uint16(b[offAttributes:])
-	binary.BigEndian.PutUint16(b[offAttributes:], attrs|uint16(c.codec))
-	binary.BigEndian.PutUint32(b[offBatchLength:], uint32(len(b)-offBatchLength-4))
-	binary.BigEndian.PutUint32(b[offCRC:], crc32.Checksum(b[offAttributes:], castagnoli))
 	return dst, nil
 }
 

@@ -9,6 +9,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/ferrygw/ferry/services/recordbatch"
 )
 
 // TestCompressorBatches: every codec's batch carries the uncompressed
@@ -21,7 +23,7 @@ func TestCompressorBatches(t *testing.T) {
 		recs[i] = Record{Key: []byte(fmt.Sprintf("key-%d", i)), Value: []byte(fmt.Sprintf(`{"id":%d,"name":"name-of-the-row"}`, i)),
 			Timestamp: 1000 + int64(i), OffsetDelta: int32(i), Headers: []Header{{Key: "h", Value: []byte("v")}}}
 	}
-	plain, err := AppendBatch(nil, 500, 49, recs)
+	plain, err := recordbatch.AppendBatch(nil, 500, 49, recs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +52,7 @@ func TestCompressorBatches(t *testing.T) {
 				if Codec(h.Attributes&7) != codec || h.FirstOffset != 500 || h.NumRecords != 50 || h.LastOffsetDelta != 49 {
 					t.Fatalf("batch %d: header %+v", n, h)
 				}
-				if got := crc32.Checksum(b[offAttributes:], castagnoli); got != binary.BigEndian.Uint32(b[offCRC:]) {
+				if got := crc32.Checksum(b[recordbatch.OffsetAttributes:], crc32.MakeTable(crc32.Castagnoli)); got != binary.BigEndian.Uint32(b[recordbatch.OffsetCRC:]) {
 					t.Fatalf("batch %d: CRC mismatch", n)
 				}
 				if len(b) >= len(plain) {
@@ -60,10 +62,10 @@ func TestCompressorBatches(t *testing.T) {
 				if err != nil {
 					t.Fatalf("batch %d: %v", n, err)
 				}
-				if !bytes.Equal(records, plain[recordsStart:]) {
+				if !bytes.Equal(records, plain[recordbatch.HeaderSize:]) {
 					t.Fatalf("batch %d: records differ after decompression", n)
 				}
-				if !bytes.Equal(b[:offBatchLength], plain[:offBatchLength]) || !bytes.Equal(b[offAttributes+2:recordsStart], plain[offAttributes+2:recordsStart]) {
+				if !bytes.Equal(b[:recordbatch.OffsetBatchLength], plain[:recordbatch.OffsetBatchLength]) || !bytes.Equal(b[recordbatch.OffsetAttributes+2:recordbatch.HeaderSize], plain[recordbatch.OffsetAttributes+2:recordbatch.HeaderSize]) {
 					t.Fatalf("batch %d: header fields differ from the plain batch", n)
 				}
 			}
@@ -78,7 +80,7 @@ func TestCompressorNoneAndUnknown(t *testing.T) {
 	}
 	recs := []Record{{Value: []byte("x")}}
 	got, err := c.AppendBatch(nil, 3, 0, recs)
-	want, _ := AppendBatch(nil, 3, 0, recs)
+	want, _ := recordbatch.AppendBatch(nil, 3, 0, recs)
 	if err != nil || !bytes.Equal(got, want) {
 		t.Fatalf("none: %v, differs %v", err, !bytes.Equal(got, want))
 	}
@@ -116,7 +118,7 @@ func BenchmarkCompressor(b *testing.B) {
 // codec, as Kafka writes its own; librdkafka 2.0 aborts decompressing an
 // lz4 frame of nothing.
 func TestCompressorLeavesEmptyBatchesPlain(t *testing.T) {
-	plain, err := AppendBatch(nil, 7, 2, nil)
+	plain, err := recordbatch.AppendBatch(nil, 7, 2, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

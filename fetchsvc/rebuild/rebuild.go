@@ -18,24 +18,15 @@ import (
 
 	catalogv1 "github.com/ferrygw/ferry/services/api/gen/ferry/catalog/v1"
 	"github.com/ferrygw/ferry/services/fluss/types"
+	"github.com/ferrygw/ferry/services/recordbatch"
 )
 
-// Record is one rebuilt Kafka record. Nil Key or Value is a null one.
-type Record struct {
-	Key, Value []byte
-	// Timestamp is in epoch milliseconds.
-	Timestamp int64
-	Headers   []Header
-	// OffsetDelta is the record's offset less its batch's base offset
-	// (AppendBatch); Rebuild leaves it alone.
-	OffsetDelta int32
-}
+// Record is one rebuilt Kafka record, as services/recordbatch writes it;
+// Rebuild leaves its OffsetDelta alone.
+type Record = recordbatch.Record
 
 // Header is one record header; a nil Value is a null one.
-type Header struct {
-	Key   string
-	Value []byte
-}
+type Header = recordbatch.RecordHeader
 
 // Plan is a topic mapping compiled for rebuilding. It is immutable.
 type Plan struct {

@@ -20,6 +20,8 @@ import (
 	"github.com/ferrygw/ferry/frontdoor/internal/fetchsession"
 	"github.com/ferrygw/ferry/frontdoor/internal/idempotence"
 	"github.com/ferrygw/ferry/frontdoor/internal/kafka"
+	"github.com/ferrygw/ferry/frontdoor/internal/kafka/broker"
+	"github.com/ferrygw/ferry/frontdoor/internal/kafka/produce"
 	"github.com/ferrygw/ferry/frontdoor/internal/oauthbearer"
 	"github.com/ferrygw/ferry/frontdoor/internal/reload"
 	"github.com/ferrygw/ferry/frontdoor/internal/saslplain"
@@ -116,7 +118,7 @@ type Config struct {
 func Declare(s *runtime.Settings) *Config {
 	c := &Config{}
 	kd := kafka.DefaultConfig()
-	pd := kafka.DefaultProduceConfig()
+	pd := produce.DefaultProduceConfig()
 	s.StringVar(&c.KafkaListen, runtime.Spec[string]{Flag: FlagKafkaListen, Env: EnvKafkaListen,
 		Default: ":9092", Usage: "Kafka protocol listen address host:port", Validate: runtime.ListenAddr})
 	s.StringVar(&c.AdvertisedAddr, runtime.Spec[string]{Flag: "advertised-addr", Env: EnvAdvertisedAddr,
@@ -438,9 +440,9 @@ func setup(ctx context.Context, app *runtime.App, c *Config, inProcess *Peers) e
 	kcfg.MaxConnections = c.MaxConnections
 	kcfg.ConnInFlightBytes = int64(c.ConnInFlightBytes)
 	kcfg.ServerInFlightBytes = int64(c.ServerInFlightBytes)
-	pcfg := kafka.DefaultProduceConfig()
+	pcfg := produce.DefaultProduceConfig()
 	pcfg.MaxMessageBytes = c.MaxMessageBytes
-	deps := kafka.Deps{
+	deps := broker.Deps{
 		Catalog: catalog, Transcoder: tc, Appender: ap, Fetcher: fetcher, Produce: pcfg,
 		TracerProvider: app.Telemetry.TracerProvider, MeterProvider: app.Telemetry.MeterProvider, Logger: log, Listener: ln,
 		Idempotence:        idempotence.Config{ProducerIdleExpiry: c.ProducerIdleExpiry, MaxProducers: c.MaxProducers},
@@ -475,7 +477,7 @@ func setup(ctx context.Context, app *runtime.App, c *Config, inProcess *Peers) e
 			return err
 		}
 	}
-	srv, err := kafka.NewFrontdoor(kcfg, deps)
+	srv, err := broker.NewFrontdoor(kcfg, deps)
 	if err != nil {
 		return err
 	}

@@ -2,4 +2,7 @@ module github.com/ferrygw/ferry/services/recordbatch
 
 go 1.26.0
 
-require github.com/twmb/franz-go v1.22.3
+require (
+	github.com/twmb/franz-go v1.22.3
+	github.com/twmb/franz-go/pkg/kmsg v1.15.1
+)

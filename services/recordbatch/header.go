@@ -1,7 +1,9 @@
-// Package recordbatch checks the header of one Kafka record batch (magic 2)
-// as a producer sends it in a Produce v3+ request, and answers a refusal
-// with the Kafka error code a broker would give. frontdoor and transcodesvc
-// both check batches with it, so a batch gets the same code from either.
+// Package recordbatch owns the layout of a Kafka record batch (magic 2). It
+// checks the header of one batch as a producer sends it in a Produce v3+
+// request, answering a refusal with the Kafka error code a broker would
+// give (frontdoor and transcodesvc both check batches with it, so a batch
+// gets the same code from either), and writes the batches fetchsvc answers
+// a Fetch with (writer.go).
 package recordbatch
 
 import (

@@ -10,17 +10,17 @@ import (
 // ApiVersions v0-v4. v5 (KIP-1242, cluster id checks on reconnect) is left
 // out: a client asking with v5 gets UNSUPPORTED_VERSION and retries with v4.
 const (
-	apiVersionsMin = 0
-	apiVersionsMax = 4
+	ApiVersionsMin = 0
+	ApiVersionsMax = 4
 )
 
-// apiVersionsAPI answers from the registry it is part of, so the ranges
+// ApiVersionsAPI answers from the registry it is part of, so the ranges
 // advertised are exactly the ranges served.
-func apiVersionsAPI(reg func() *Registry) API {
+func ApiVersionsAPI(reg func() *Registry) API {
 	return API{
-		Key:        apiVersionsKey,
-		MinVersion: apiVersionsMin,
-		MaxVersion: apiVersionsMax,
+		Key:        ApiVersionsKey,
+		MinVersion: ApiVersionsMin,
+		MaxVersion: ApiVersionsMax,
 		PreAuth:    true,
 		Serve: func(_ context.Context, s *Session, req Request) (Reply, error) {
 			resp := kmsg.NewPtrApiVersionsResponse()
@@ -32,7 +32,7 @@ func apiVersionsAPI(reg func() *Registry) API {
 				resp.Version = 0
 				resp.ErrorCode = kerr.UnsupportedVersion.Code
 				s.Log.Debug("ApiVersions version unsupported; answered with v0", "version", req.Header.Version)
-				return ready(resp), nil
+				return Ready(resp), nil
 			}
 			resp.Version = req.Header.Version
 			r := req.Body.(*kmsg.ApiVersionsRequest)
@@ -42,7 +42,7 @@ func apiVersionsAPI(reg func() *Registry) API {
 				s.Log.Info("ApiVersions with invalid client software name or version",
 					"software_name", r.ClientSoftwareName, "software_version", r.ClientSoftwareVersion)
 			}
-			return ready(resp), nil
+			return Ready(resp), nil
 		},
 	}
 }

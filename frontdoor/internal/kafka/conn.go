@@ -36,8 +36,8 @@ type Session struct {
 	// topic list of the SASL/PLAIN users file).
 	allowTopic func(topic string) bool
 	// authz, when set, is the server's ACLs; denied counts refusals.
-	authz  Authorizer
-	denied func(ctx context.Context, op acl.Operation)
+	Authz  Authorizer
+	Denied func(ctx context.Context, op acl.Operation)
 	// SASL progress: the mechanism chosen by SaslHandshake and whether
 	// the next frame is a raw token (handshake v0).
 	mechanism   string
@@ -51,36 +51,36 @@ type Session struct {
 	scram ScramExchange
 }
 
-// mayDo returns whether the session's principal may do op to a topic,
+// MayDo returns whether the session's principal may do op to a topic,
 // under the users file's topic list and the ACLs. It reads the session once,
 // so handlers that finish off the read loop can keep it.
-func (s *Session) mayDo(op acl.Operation) func(topic string) bool {
-	allowTopic, authz, principal := s.allowTopic, s.authz, acl.Principal(s.User)
+func (s *Session) MayDo(op acl.Operation) func(topic string) bool {
+	allowTopic, authz, principal := s.allowTopic, s.Authz, acl.Principal(s.User)
 	return func(topic string) bool {
 		return (allowTopic == nil || allowTopic(topic)) && (authz == nil || authz.Allowed(principal, op, topic))
 	}
 }
 
-// mayDoGroup is mayDo for consumer groups: only the ACLs decide (the users
+// MayDoGroup is mayDo for consumer groups: only the ACLs decide (the users
 // file's allow-list names topics).
-func (s *Session) mayDoGroup(op acl.Operation) func(group string) bool {
-	authz, principal := s.authz, acl.Principal(s.User)
+func (s *Session) MayDoGroup(op acl.Operation) func(group string) bool {
+	authz, principal := s.Authz, acl.Principal(s.User)
 	return func(group string) bool { return authz == nil || authz.AllowedGroup(principal, op, group) }
 }
 
-// refused logs and counts a topic refused to the session's principal.
-func (s *Session) refused(ctx context.Context, op acl.Operation, topic string) {
+// Refused logs and counts a topic refused to the session's principal.
+func (s *Session) Refused(ctx context.Context, op acl.Operation, topic string) {
 	s.Log.Warn("not authorized", "principal", acl.Principal(s.User), "operation", op.String(), "topic", topic)
-	if s.denied != nil {
-		s.denied(ctx, op)
+	if s.Denied != nil {
+		s.Denied(ctx, op)
 	}
 }
 
-// authorizeTopics sorts the topics a request names (name gives each
+// AuthorizeTopics sorts the topics a request names (name gives each
 // entry's) into those the session may do op to and those it may not,
 // logging and counting each refused topic once.
-func authorizeTopics[T any](ctx context.Context, s *Session, op acl.Operation, topics []T, name func(T) string) (allowed []string, denied map[string]bool) {
-	may := s.mayDo(op)
+func AuthorizeTopics[T any](ctx context.Context, s *Session, op acl.Operation, topics []T, name func(T) string) (allowed []string, denied map[string]bool) {
+	may := s.MayDo(op)
 	denied = map[string]bool{}
 	allowed = make([]string, 0, len(topics))
 	for _, t := range topics {
@@ -89,7 +89,7 @@ func authorizeTopics[T any](ctx context.Context, s *Session, op acl.Operation, t
 			continue
 		}
 		if !may(n) {
-			s.refused(ctx, op, n)
+			s.Refused(ctx, op, n)
 			denied[n] = true
 			continue
 		}
@@ -98,12 +98,12 @@ func authorizeTopics[T any](ctx context.Context, s *Session, op acl.Operation, t
 	return allowed, denied
 }
 
-// refusedGroup logs and counts a consumer group refused to the session's
+// RefusedGroup logs and counts a consumer group refused to the session's
 // principal.
-func (s *Session) refusedGroup(ctx context.Context, op acl.Operation, group string) {
+func (s *Session) RefusedGroup(ctx context.Context, op acl.Operation, group string) {
 	s.Log.Warn("not authorized", "principal", acl.Principal(s.User), "operation", op.String(), "group", group)
-	if s.denied != nil {
-		s.denied(ctx, op)
+	if s.Denied != nil {
+		s.Denied(ctx, op)
 	}
 }
 
@@ -152,13 +152,13 @@ func newConn(s *Server, nc net.Conn) *conn {
 		nc:  nc,
 		log: log,
 		sess: &Session{Remote: remote, Log: log, authenticated: !s.authRequired,
-			authz: s.authz, denied: s.metrics.authorizationDenied},
+			Authz: s.authz, Denied: s.metrics.authorizationDenied},
 		ctx:    ctx,
 		cancel: cancel,
 		queue:  make(chan *pending, s.cfg.MaxInFlightRequests),
 		budget: semaphore.NewWeighted(s.cfg.ConnInFlightBytes),
 		// Work and bytes are budgeted alike (see requestShape).
-		workBudget: semaphore.NewWeighted(workBudgetSize(s.cfg.ConnInFlightBytes)),
+		workBudget: semaphore.NewWeighted(WorkBudgetSize(s.cfg.ConnInFlightBytes)),
 	}
 }
 
@@ -356,7 +356,7 @@ func (c *conn) dispatch(frame []byte, release func()) bool {
 		}
 		c.clientID.Store(h.ClientID)
 	}
-	api := c.srv.reg.Lookup(h.Key)
+	api := c.srv.Reg.Lookup(h.Key)
 	if !c.sess.authenticated && !api.PreAuth {
 		// As Kafka does: anything but the SASL exchange before
 		// authentication ends the connection.
@@ -442,10 +442,10 @@ func (c *conn) dispatch(frame []byte, release func()) bool {
 // connection's budget is refused without being decoded. The release it
 // returns gives back the bytes and the work.
 func (c *conn) admit(frame []byte, releaseBytes func()) (Request, func(), bool) {
-	r, req, body, err := readHeader(frame, c.srv.reg)
+	r, req, body, err := readHeader(frame, c.srv.Reg)
 	var shape requestShape
 	if err == nil && body != nil {
-		shape, err = shapeOf(r.Header.Key, r.Header.Version, body)
+		shape, err = ShapeOf(r.Header.Key, r.Header.Version, body)
 	}
 	if err != nil {
 		releaseBytes()
@@ -453,14 +453,14 @@ func (c *conn) admit(frame []byte, releaseBytes func()) (Request, func(), bool) 
 			"correlation_id", r.Header.CorrelationID)
 		return r, nil, false
 	}
-	cost, limit := shape.cost(), workBudgetSize(c.srv.cfg.ConnInFlightBytes)
+	cost, limit := shape.cost(), WorkBudgetSize(c.srv.cfg.ConnInFlightBytes)
 	if shape.elemsCost() > limit {
 		// Kafka closes a connection whose request exceeds
 		// socket.request.max.bytes; this is the same limit on what the
 		// request expands to.
 		releaseBytes()
 		c.closeAt(slog.LevelWarn, "request refused: serving it would exceed the connection's in-flight budget",
-			"api", kmsg.NameForKey(r.Header.Key), "size", len(frame), "elements", shape.elems,
+			"api", kmsg.NameForKey(r.Header.Key), "size", len(frame), "elements", shape.Elems,
 			"cost", shape.elemsCost(), "work_budget", limit, "correlation_id", r.Header.CorrelationID)
 		return r, nil, false
 	}
@@ -534,7 +534,7 @@ func (c *conn) writeLoop() {
 			buf = binary.BigEndian.AppendUint32(buf, uint32(len(p.raw)))
 			buf = append(buf, p.raw...)
 		case p.resp != nil:
-			buf = appendResponse(buf, p.corr, p.resp)
+			buf = AppendResponse(buf, p.corr, p.resp)
 		default:
 			c.closeWith("handler returned no response", "api", kmsg.NameForKey(p.key))
 			continue

@@ -1,8 +1,10 @@
-// Package kafka is frontdoor's Kafka protocol server: it frames and decodes
-// requests from unmodified Kafka clients, dispatches them to one handler per
-// API (apiversions.go, metadata.go, produce.go, findcoordinator.go,
-// initproducerid.go, sasl.go; fetch.go is listed for librdkafka but never
-// served) and writes the responses back in request order. admin.go lists the
-// admin APIs Kafka's tools call: describes (describeconfigs.go and the other
-// describe*.go files) and refusals of topic and config changes (refusal.go).
+// Package kafka is frontdoor's Kafka protocol transport: it frames and
+// decodes requests from unmodified Kafka clients, sizes them before decoding
+// (shape.go), dispatches them through the API registry (registry.go) to one
+// handler per API and writes the responses back in request order. It serves
+// the APIs of the connection itself (apiversions.go, sasl.go) and Metadata
+// (metadata.go); the other APIs live in packages by concern (produce,
+// consume, groupapi, admin), each of which lists its APIs (APIs in apis.go)
+// and adds its request layouts (shape.go) here. Package broker registers
+// them all and builds the server.
 package kafka

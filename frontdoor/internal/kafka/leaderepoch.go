@@ -2,7 +2,7 @@ package kafka
 
 import "github.com/twmb/franz-go/pkg/kerr"
 
-// leaderEpoch is every partition's Kafka leader epoch, in Metadata, in the
+// LeaderEpoch is every partition's Kafka leader epoch, in Metadata, in the
 // record batches fetchsvc builds, in ListOffsets and in
 // OffsetForLeaderEpoch. An epoch fences readers of a log that a new leader
 // may have cut short. Consumers see only what is below Fluss's high
@@ -11,16 +11,16 @@ import "github.com/twmb/franz-go/pkg/kerr"
 // same Fluss bucket, so there is one epoch for a partition's whole life.
 // Clients still validate their position against it when the leading
 // frontdoor changes (KIP-320).
-const leaderEpoch int32 = 0
+const LeaderEpoch int32 = 0
 
-// checkLeaderEpoch is the error for a request that says it knows leader
+// CheckLeaderEpoch is the error for a request that says it knows leader
 // epoch current (-1: it does not say), as a broker answers it: a client
 // behind the broker is fenced, a client ahead must refresh its metadata.
-func checkLeaderEpoch(current int32) int16 {
+func CheckLeaderEpoch(current int32) int16 {
 	switch {
-	case current < 0 || current == leaderEpoch:
+	case current < 0 || current == LeaderEpoch:
 		return 0
-	case current < leaderEpoch:
+	case current < LeaderEpoch:
 		return kerr.FencedLeaderEpoch.Code
 	default:
 		return kerr.UnknownLeaderEpoch.Code

@@ -13,8 +13,8 @@ import (
 // Metadata v0-v13, the range Kafka 4.x brokers serve. v10+ carry topic
 // ids, v13 a top-level error code (KIP-1102) that we leave at 0.
 const (
-	metadataMin = 0
-	metadataMax = 13
+	MetadataMin = 0
+	MetadataMax = 13
 )
 
 type metadataHandler struct {
@@ -22,7 +22,7 @@ type metadataHandler struct {
 }
 
 func (h *metadataHandler) api() API {
-	return API{Key: metadataKey, MinVersion: metadataMin, MaxVersion: metadataMax, Serve: h.serve}
+	return API{Key: MetadataKey, MinVersion: MetadataMin, MaxVersion: MetadataMax, Serve: h.serve}
 }
 
 func (h *metadataHandler) serve(ctx context.Context, s *Session, req Request) (Reply, error) {
@@ -51,10 +51,10 @@ func (h *metadataHandler) serve(ctx context.Context, s *Session, req Request) (R
 	// AllowAutoTopicCreation is ignored on purpose: Ferry never creates
 	// topics; tables are created in Fluss first.
 	// Later runs off the read loop: take what it needs from the session now.
-	log, allowed := s.Log, s.mayDo(acl.Describe)
+	log, allowed := s.Log, s.MayDo(acl.Describe)
 	for _, n := range names {
 		if !allowed(n) {
-			s.refused(ctx, acl.Describe, n)
+			s.Refused(ctx, acl.Describe, n)
 		}
 	}
 	return Reply{Later: func(ctx context.Context) (kmsg.Response, error) {
@@ -72,10 +72,10 @@ func (h *metadataHandler) serve(ctx context.Context, s *Session, req Request) (R
 	}}, nil
 }
 
-// metadataTopicsPerCall bounds the topic names in one catalogsvc call, so a
+// MetadataTopicsPerCall bounds the topic names in one catalogsvc call, so a
 // request naming hundreds of thousands of topics becomes calls of bounded
 // size (each well under the gRPC message limit) instead of one huge one.
-const metadataTopicsPerCall = 1000
+const MetadataTopicsPerCall = 1000
 
 // metadata asks catalogsvc about names (every topic when all), in calls of
 // at most metadataTopicsPerCall names, and merges the answers.
@@ -84,8 +84,8 @@ func (h *metadataHandler) metadata(ctx context.Context, names []string, all bool
 		return h.catalog.Metadata(ctx, nil, true)
 	}
 	var md *catalogv1.MetadataResponse
-	for start := 0; start == 0 || start < len(names); start += metadataTopicsPerCall {
-		part, err := h.catalog.Metadata(ctx, names[start:min(start+metadataTopicsPerCall, len(names))], false)
+	for start := 0; start == 0 || start < len(names); start += MetadataTopicsPerCall {
+		part, err := h.catalog.Metadata(ctx, names[start:min(start+MetadataTopicsPerCall, len(names))], false)
 		if err != nil {
 			return nil, err
 		}
@@ -169,7 +169,7 @@ func topicOf(t *catalogv1.TopicMetadata) kmsg.MetadataResponseTopic {
 		op := kmsg.NewMetadataResponseTopicPartition()
 		op.Partition = p.GetPartition()
 		op.Leader = p.GetLeaderId()
-		op.LeaderEpoch = leaderEpoch
+		op.LeaderEpoch = LeaderEpoch
 		op.Replicas = append([]int32{}, p.GetReplicaIds()...)
 		op.ISR = append([]int32{}, p.GetReplicaIds()...)
 		op.OfflineReplicas = []int32{}

@@ -36,9 +36,9 @@ var errNotAuthenticated = errors.New("request before SASL authentication")
 // errSessionExpired closes a connection whose SASL session ran out.
 var errSessionExpired = errors.New("sasl session expired")
 
-// serverMetrics are the frontdoor's instruments. A nil *serverMetrics
+// ServerMetrics are the frontdoor's instruments. A nil *ServerMetrics
 // records nothing, so handlers built without a server stay usable.
-type serverMetrics struct {
+type ServerMetrics struct {
 	requests        metric.Int64Counter
 	duration        metric.Float64Histogram
 	records         metric.Int64Counter
@@ -54,11 +54,11 @@ type serverMetrics struct {
 	meter           metric.Meter
 }
 
-func newServerMetrics(mp metric.MeterProvider) (*serverMetrics, error) {
+func NewServerMetrics(mp metric.MeterProvider) (*ServerMetrics, error) {
 	if mp == nil {
 		mp = noop.NewMeterProvider()
 	}
-	m := &serverMetrics{meter: mp.Meter(meterName)}
+	m := &ServerMetrics{meter: mp.Meter(meterName)}
 	var errs [12]error
 	m.requests, errs[0] = m.meter.Int64Counter("ferry.frontdoor.requests", metric.WithUnit("{request}"),
 		metric.WithDescription("Kafka requests answered, by API and result (ok, the top-level Kafka error, or closed)"))
@@ -93,13 +93,17 @@ func newServerMetrics(mp metric.MeterProvider) (*serverMetrics, error) {
 	return m, nil
 }
 
-// rebalanced counts a new generation of group.
-func (m *serverMetrics) rebalanced(group string) {
+// Meter is where the instruments come from; the concern packages add
+// their own gauges to it.
+func (m *ServerMetrics) Meter() metric.Meter { return m.meter }
+
+// Rebalanced counts a new generation of group.
+func (m *ServerMetrics) Rebalanced(group string) {
 	m.rebalances.Add(context.Background(), 1, metric.WithAttributes(attribute.String("group", group)))
 }
 
 // observe registers the gauges that read the server's state.
-func (m *serverMetrics) observe(budget *byteBudget, producers *idempotence.States) (metric.Registration, error) {
+func (m *ServerMetrics) observe(budget *byteBudget, producers *idempotence.States) (metric.Registration, error) {
 	return m.meter.RegisterCallback(func(_ context.Context, o metric.Observer) error {
 		o.ObserveInt64(m.inflightBytes, budget.held())
 		if producers != nil {
@@ -111,7 +115,7 @@ func (m *serverMetrics) observe(budget *byteBudget, producers *idempotence.State
 
 // requestDone records one request's result and duration. resp is nil
 // when the request had no answer (acks=0); err when it failed.
-func (m *serverMetrics) requestDone(ctx context.Context, key int16, start time.Time, resp kmsg.Response, err error) {
+func (m *ServerMetrics) requestDone(ctx context.Context, key int16, start time.Time, resp kmsg.Response, err error) {
 	if m == nil {
 		return
 	}
@@ -133,42 +137,42 @@ func (m *serverMetrics) requestDone(ctx context.Context, key int16, start time.T
 }
 
 // authorizationDenied counts a topic refused to a principal.
-func (m *serverMetrics) authorizationDenied(ctx context.Context, op acl.Operation) {
+func (m *ServerMetrics) authorizationDenied(ctx context.Context, op acl.Operation) {
 	if m != nil {
 		m.denied.Add(ctx, 1, metric.WithAttributes(attribute.String("operation", op.String())))
 	}
 }
 
 // tlsFailed counts a connection whose TLS handshake failed.
-func (m *serverMetrics) tlsFailed(ctx context.Context) {
+func (m *ServerMetrics) tlsFailed(ctx context.Context) {
 	if m != nil {
 		m.tlsFailures.Add(ctx, 1)
 	}
 }
 
 // saslFailed counts a failed handshake-v0 token, which is no request.
-func (m *serverMetrics) saslFailed(ctx context.Context) {
+func (m *ServerMetrics) saslFailed(ctx context.Context) {
 	if m != nil {
 		m.saslFailures.Add(ctx, 1)
 	}
 }
 
-func (m *serverMetrics) connOpened() {
+func (m *ServerMetrics) connOpened() {
 	if m != nil {
 		m.connections.Add(context.Background(), 1)
 	}
 }
 
-func (m *serverMetrics) connClosed() {
+func (m *ServerMetrics) connClosed() {
 	if m != nil {
 		m.connections.Add(context.Background(), -1)
 	}
 }
 
-// produced counts what a produce request did per partition: records and
+// Produced counts what a produce request did per partition: records and
 // bytes of the partitions that succeeded, error names of the others. resp
 // mirrors req's topics and partitions index by index (see producer.serve).
-func (m *serverMetrics) produced(ctx context.Context, req *kmsg.ProduceRequest, resp *kmsg.ProduceResponse) {
+func (m *ServerMetrics) Produced(ctx context.Context, req *kmsg.ProduceRequest, resp *kmsg.ProduceResponse) {
 	if m == nil {
 		return
 	}

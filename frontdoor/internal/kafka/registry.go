@@ -9,11 +9,11 @@ import (
 )
 
 const (
-	produceKey          int16 = 0
-	metadataKey         int16 = 3
-	saslHandshakeKey    int16 = 17
-	apiVersionsKey      int16 = 18
-	saslAuthenticateKey int16 = 36
+	ProduceKey          int16 = 0
+	MetadataKey         int16 = 3
+	SASLHandshakeKey    int16 = 17
+	ApiVersionsKey      int16 = 18
+	SASLAuthenticateKey int16 = 36
 )
 
 // Reply is what a handler's Serve returns. Serve runs on the connection's
@@ -41,8 +41,8 @@ type Reply struct {
 	CloseAfter bool
 }
 
-// ready wraps a response that is known now.
-func ready(resp kmsg.Response) Reply { return Reply{Resp: resp} }
+// Ready wraps a response that is known now.
+func Ready(resp kmsg.Response) Reply { return Reply{Resp: resp} }
 
 // API is one Kafka API the server speaks: its key, the versions it serves
 // and its handler.
@@ -92,7 +92,7 @@ func NewRegistry(apis ...API) (*Registry, error) {
 		if _, dup := r.byKey[a.Key]; dup {
 			return nil, fmt.Errorf("kafka registry: %s registered twice", kmsg.NameForKey(a.Key))
 		}
-		a.spanName = "kafka." + snakeName(kmsg.NameForKey(a.Key))
+		a.spanName = "kafka." + SnakeName(kmsg.NameForKey(a.Key))
 		r.byKey[a.Key] = &a
 		adv := a.MinVersion
 		if a.AdvertisedMin != nil {
@@ -115,9 +115,9 @@ func (r *Registry) Ranges() []kmsg.ApiVersionsResponseApiKey {
 	return append([]kmsg.ApiVersionsResponseApiKey(nil), r.keys...)
 }
 
-// snakeName turns kmsg's API names (Produce, ApiVersions, SASLHandshake)
+// SnakeName turns kmsg's API names (Produce, ApiVersions, SASLHandshake)
 // into span name suffixes (produce, api_versions, sasl_handshake).
-func snakeName(name string) string {
+func SnakeName(name string) string {
 	out := make([]byte, 0, len(name)+4)
 	for i := 0; i < len(name); i++ {
 		c := name[i]

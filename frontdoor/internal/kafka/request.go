@@ -39,10 +39,10 @@ type Request struct {
 	Size int
 }
 
-// readRequest decodes one frame (without its 4-byte length) against the
+// ReadRequest decodes one frame (without its 4-byte length) against the
 // registry. A version outside the registered range is an error except for
 // ApiVersions, whose handler must answer it (KIP-511).
-func readRequest(frame []byte, reg *Registry) (Request, error) {
+func ReadRequest(frame []byte, reg *Registry) (Request, error) {
 	r, req, body, err := readHeader(frame, reg)
 	if err != nil || body == nil {
 		return r, err
@@ -100,7 +100,7 @@ func readHeader(frame []byte, reg *Registry) (r Request, req kmsg.Request, body 
 		}
 	}
 	if h.Version < api.MinVersion || h.Version > api.MaxVersion {
-		if h.Key == apiVersionsKey {
+		if h.Key == ApiVersionsKey {
 			// The body of an unknown version cannot be parsed; the
 			// handler answers with the ranges encoded as v0.
 			return r, nil, nil, nil
@@ -146,15 +146,15 @@ func skipTaggedFields(b []byte) ([]byte, error) {
 	return b, nil
 }
 
-// appendResponse frames resp for correlation id corr: size, header
+// AppendResponse frames resp for correlation id corr: size, header
 // (v1 with an empty tag section for flexible versions, except ApiVersions
 // whose response header is always v0 so clients can read it before they
 // know our versions) and body.
-func appendResponse(dst []byte, corr int32, resp kmsg.Response) []byte {
+func AppendResponse(dst []byte, corr int32, resp kmsg.Response) []byte {
 	start := len(dst)
 	dst = append(dst, 0, 0, 0, 0)
 	dst = binary.BigEndian.AppendUint32(dst, uint32(corr))
-	if resp.IsFlexible() && resp.Key() != apiVersionsKey {
+	if resp.IsFlexible() && resp.Key() != ApiVersionsKey {
 		dst = append(dst, 0)
 	}
 	dst = resp.AppendTo(dst)

@@ -16,10 +16,10 @@ import (
 // (before KIP-152); some clients still in use (Sarama up to 1.40,
 // kafka-python 2.0) send it, for PLAIN only here.
 const (
-	saslHandshakeMin    = 0
-	saslHandshakeMax    = 1
-	saslAuthenticateMin = 0
-	saslAuthenticateMax = 2
+	SASLHandshakeMin    = 0
+	SASLHandshakeMax    = 1
+	SASLAuthenticateMin = 0
+	SASLAuthenticateMax = 2
 	mechanismPlain      = "PLAIN"
 	// mechanismOAuthBearer is SASL/OAUTHBEARER (KIP-255).
 	mechanismOAuthBearer = "OAUTHBEARER"
@@ -73,8 +73,8 @@ func (h *saslHandler) mechanisms() []string {
 
 func (h *saslHandler) apis() []API {
 	return []API{
-		{Key: saslHandshakeKey, MinVersion: saslHandshakeMin, MaxVersion: saslHandshakeMax, PreAuth: true, Serve: h.handshake},
-		{Key: saslAuthenticateKey, MinVersion: saslAuthenticateMin, MaxVersion: saslAuthenticateMax, PreAuth: true, Serve: h.authenticate},
+		{Key: SASLHandshakeKey, MinVersion: SASLHandshakeMin, MaxVersion: SASLHandshakeMax, PreAuth: true, Serve: h.handshake},
+		{Key: SASLAuthenticateKey, MinVersion: SASLAuthenticateMin, MaxVersion: SASLAuthenticateMax, PreAuth: true, Serve: h.authenticate},
 	}
 }
 
@@ -95,19 +95,19 @@ func (h *saslHandler) handshake(_ context.Context, s *Session, req Request) (Rep
 	case !slices.Contains(resp.SupportedMechanisms, r.Mechanism):
 		resp.ErrorCode = kerr.UnsupportedSaslMechanism.Code
 		s.Log.Info("sasl mechanism refused", "mechanism", r.Mechanism)
-		return ready(resp), nil
+		return Ready(resp), nil
 	case r.Version == 0 && r.Mechanism != mechanismPlain:
 		// A bare-token conversation is PLAIN's: clients that speak SCRAM
 		// or OAUTHBEARER all send SaslAuthenticate (handshake v1).
 		resp.ErrorCode = kerr.UnsupportedSaslMechanism.Code
 		s.Log.Info("sasl mechanism refused after handshake v0: it needs SaslAuthenticate", "mechanism", r.Mechanism)
-		return ready(resp), nil
+		return Ready(resp), nil
 	}
 	s.mechanism, s.pending = r.Mechanism, true
 	if r.Version == 0 {
 		s.rawSASLNext = true
 	}
-	return ready(resp), nil
+	return Ready(resp), nil
 }
 
 func (h *saslHandler) authenticate(_ context.Context, s *Session, req Request) (Reply, error) {
@@ -150,7 +150,7 @@ func (h *saslHandler) authenticate(_ context.Context, s *Session, req Request) (
 		// KIP-368: the client re-authenticates before this runs out.
 		resp.SessionLifetimeMillis = max(time.Until(s.expires).Milliseconds(), 1)
 	}
-	return ready(resp), nil
+	return Ready(resp), nil
 }
 
 // identity is what a finished SASL exchange established.

@@ -91,7 +91,7 @@ func (c Config) Validate() error {
 // closes them.
 type Server struct {
 	cfg    Config
-	reg    *Registry
+	Reg    *Registry
 	log    *slog.Logger
 	tracer trace.Tracer
 	// authRequired: only PreAuth APIs are served until SASL succeeds.
@@ -106,11 +106,11 @@ type Server struct {
 	// work is the server-wide budget of decoded request cost (see
 	// requestShape), sized like inflight.
 	work *byteBudget
-	// producers is the idempotent producer state (NewFrontdoor), nil when
+	// Producers is the idempotent producer state (NewFrontdoor), nil when
 	// idempotence is disabled; kept here for ProducerCount and its gauge.
-	producers *idempotence.States
+	Producers *idempotence.States
 	meters    metric.MeterProvider
-	metrics   *serverMetrics
+	metrics   *ServerMetrics
 	gauges    metric.Registration
 	// hardStop ends handlers still running when the shutdown deadline
 	// passes; until then they outlive their connection (see conn.dispatch).
@@ -120,7 +120,7 @@ type Server struct {
 	mu       sync.Mutex
 	ln       net.Listener
 	conns    map[*conn]struct{}
-	draining atomic.Bool
+	Draining atomic.Bool
 	connWG   sync.WaitGroup
 	acceptWG sync.WaitGroup
 }
@@ -144,12 +144,12 @@ func WithTracerProvider(tp trace.TracerProvider) Option {
 // WithMeterProvider sets where the frontdoor's metrics go (default: no-op).
 func WithMeterProvider(mp metric.MeterProvider) Option { return func(s *Server) { s.meters = mp } }
 
-// withProducerStates hands the server the idempotent producer state for
+// WithProducerStates hands the server the idempotent producer state for
 // ProducerCount and the producers gauge.
-func withProducerStates(ps *idempotence.States) Option { return func(s *Server) { s.producers = ps } }
+func WithProducerStates(ps *idempotence.States) Option { return func(s *Server) { s.Producers = ps } }
 
-// withMetrics shares instruments already built for the handlers.
-func withMetrics(m *serverMetrics) Option { return func(s *Server) { s.metrics = m } }
+// WithMetrics shares instruments already built for the handlers.
+func WithMetrics(m *ServerMetrics) Option { return func(s *Server) { s.metrics = m } }
 
 // WithSASLPlain makes every connection authenticate with SASL/PLAIN
 // against auth before any API other than ApiVersions, SaslHandshake and
@@ -180,9 +180,9 @@ func WithClientCertPrincipal(name func(*x509.Certificate) (string, error)) Optio
 	return func(s *Server) { s.certPrincipal = name }
 }
 
-// requireSASL makes every connection authenticate before anything but the
+// RequireSASL makes every connection authenticate before anything but the
 // SASL APIs is served (SCRAM, OAUTHBEARER; WithSASLPlain does it for PLAIN).
-func requireSASL() Option { return func(s *Server) { s.authRequired = true } }
+func RequireSASL() Option { return func(s *Server) { s.authRequired = true } }
 
 // NewServer validates cfg and builds a server for reg's APIs.
 func NewServer(cfg Config, reg *Registry, opts ...Option) (*Server, error) {
@@ -191,11 +191,11 @@ func NewServer(cfg Config, reg *Registry, opts ...Option) (*Server, error) {
 	}
 	s := &Server{
 		cfg:      cfg,
-		reg:      reg,
+		Reg:      reg,
 		log:      slog.New(slog.DiscardHandler),
 		tracer:   noop.NewTracerProvider().Tracer(""),
 		inflight: newByteBudget(cfg.ServerInFlightBytes),
-		work:     newByteBudget(workBudgetSize(cfg.ServerInFlightBytes)),
+		work:     newByteBudget(WorkBudgetSize(cfg.ServerInFlightBytes)),
 		conns:    map[*conn]struct{}{},
 	}
 	s.hardStop, s.hardStopNow = context.WithCancel(context.Background())
@@ -204,12 +204,12 @@ func NewServer(cfg Config, reg *Registry, opts ...Option) (*Server, error) {
 	}
 	if s.metrics == nil {
 		var err error
-		if s.metrics, err = newServerMetrics(s.meters); err != nil {
+		if s.metrics, err = NewServerMetrics(s.meters); err != nil {
 			return nil, err
 		}
 	}
 	var err error
-	if s.gauges, err = s.metrics.observe(s.inflight, s.producers); err != nil {
+	if s.gauges, err = s.metrics.observe(s.inflight, s.Producers); err != nil {
 		return nil, err
 	}
 	if s.ln != nil && cfg.TLS != nil {
@@ -272,7 +272,7 @@ func (s *Server) acceptLoop(ln net.Listener, fatal func(error)) {
 	for {
 		nc, err := ln.Accept()
 		if err != nil {
-			if s.draining.Load() || errors.Is(err, net.ErrClosed) {
+			if s.Draining.Load() || errors.Is(err, net.ErrClosed) {
 				return
 			}
 			var ne net.Error
@@ -292,7 +292,7 @@ func (s *Server) acceptLoop(ln net.Listener, fatal func(error)) {
 		}
 		delay = 0
 		s.mu.Lock()
-		if s.draining.Load() {
+		if s.Draining.Load() {
 			s.mu.Unlock()
 			_ = nc.Close()
 			return
@@ -334,7 +334,7 @@ func (s *Server) NumConns() int {
 func (s *Server) Shutdown(ctx context.Context) error {
 	defer func() { _ = s.gauges.Unregister() }()
 	s.mu.Lock()
-	s.draining.Store(true)
+	s.Draining.Store(true)
 	ln := s.ln
 	conns := make([]*conn, 0, len(s.conns))
 	for c := range s.conns {
@@ -372,17 +372,17 @@ func (s *Server) Shutdown(ctx context.Context) error {
 // stopProducers writes the idempotence anchors that moved and closes their
 // store, once no handler can admit batches any more.
 func (s *Server) stopProducers() error {
-	if s.producers == nil {
+	if s.Producers == nil {
 		return nil
 	}
-	return s.producers.StopPersisting()
+	return s.Producers.StopPersisting()
 }
 
 // ProducerCount reports the idempotent producers with state (0 when
 // idempotence is disabled).
 func (s *Server) ProducerCount() int {
-	if s.producers == nil {
+	if s.Producers == nil {
 		return 0
 	}
-	return s.producers.Len()
+	return s.Producers.Len()
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"maps"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -24,9 +25,9 @@ import (
 // requestShape is what the scan found.
 type requestShape struct {
 	// elems counts array elements and tagged fields at every level.
-	elems int
+	Elems int
 	// produceEntries counts Produce partition entries (also in elems).
-	produceEntries int
+	ProduceEntries int
 }
 
 var errShapeTruncated = errors.New("request shape: truncated")
@@ -71,30 +72,16 @@ var tags = fieldOf(kTags, 0, anyV)
 
 // requestSchema is a request body's layout and its first flexible version.
 type requestSchema struct {
-	flexibleFrom int16
-	fields       []field
+	FlexibleFrom int16
+	Fields       []field
 }
 
 // requestSchemas are the bodies of the APIs frontdoor decodes, from
 // Kafka's message definitions (clients/src/main/resources/common/message),
-// limited to the versions frontdoor serves.
-var requestSchemas = map[int16]requestSchema{
-	produceKey: {flexibleFrom: 9, fields: []field{
-		fieldOf(kString, 3, anyV), // transactional_id
-		fieldOf(kInt16, 0, anyV),  // acks
-		fieldOf(kInt32, 0, anyV),  // timeout_ms
-		arr(0, anyV, // topic_data
-			fieldOf(kString, 0, 12), // name
-			fieldOf(kUUID, 13, anyV),
-			field{kind: kArray, minV: 0, maxV: anyV, produce: true, elem: []field{ // partition_data
-				fieldOf(kInt32, 0, anyV), // index
-				fieldOf(kBytes, 0, anyV), // records
-				tags,
-			}},
-			tags),
-		tags,
-	}},
-	metadataKey: {flexibleFrom: 9, fields: []field{
+// limited to the versions frontdoor serves. The transport's own APIs are
+// here; each concern package adds its APIs' layouts (AddRequestSchemas).
+var RequestSchemas = map[int16]requestSchema{
+	MetadataKey: {FlexibleFrom: 9, Fields: []field{
 		arr(0, anyV, // topics
 			fieldOf(kUUID, 10, anyV),
 			fieldOf(kString, 0, anyV), // name
@@ -104,201 +91,35 @@ var requestSchemas = map[int16]requestSchema{
 		fieldOf(kInt8, 8, anyV), // include_topic_authorized_operations
 		tags,
 	}},
-	apiVersionsKey: {flexibleFrom: 3, fields: []field{
+	ApiVersionsKey: {FlexibleFrom: 3, Fields: []field{
 		fieldOf(kString, 3, anyV), // client_software_name
 		fieldOf(kString, 3, anyV), // client_software_version
 		tags,
 	}},
-	initProducerIDKey: {flexibleFrom: 2, fields: []field{
-		fieldOf(kString, 0, anyV), // transactional_id
-		fieldOf(kInt32, 0, anyV),  // transaction_timeout_ms
-		fieldOf(kInt64, 3, anyV),  // producer_id
-		fieldOf(kInt16, 3, anyV),  // producer_epoch
-		fieldOf(kInt8, 6, anyV),   // enable_2pc
-		fieldOf(kInt8, 6, anyV),   // keep_prepared_txn
-		tags,
-	}},
-	saslHandshakeKey: {flexibleFrom: anyV, fields: []field{
+	SASLHandshakeKey: {FlexibleFrom: anyV, Fields: []field{
 		fieldOf(kString, 0, anyV), // mechanism
 	}},
-	saslAuthenticateKey: {flexibleFrom: 2, fields: []field{
+	SASLAuthenticateKey: {FlexibleFrom: 2, Fields: []field{
 		fieldOf(kBytes, 0, anyV), // auth_bytes
-		tags,
-	}},
-	fetchKey: {flexibleFrom: 12, fields: []field{
-		fieldOf(kInt32, 0, anyV), // replica_id
-		fieldOf(kInt32, 0, anyV), // max_wait_ms
-		fieldOf(kInt32, 0, anyV), // min_bytes
-		fieldOf(kInt32, 3, anyV), // max_bytes
-		fieldOf(kInt8, 4, anyV),  // isolation_level
-		fieldOf(kInt32, 7, anyV), // session_id
-		fieldOf(kInt32, 7, anyV), // session_epoch
-		arr(0, anyV, // topics
-			fieldOf(kString, 0, 12),
-			arr(0, anyV, // partitions
-				fieldOf(kInt32, 0, anyV),  // partition
-				fieldOf(kInt32, 9, anyV),  // current_leader_epoch
-				fieldOf(kInt64, 0, anyV),  // fetch_offset
-				fieldOf(kInt32, 12, anyV), // last_fetched_epoch
-				fieldOf(kInt64, 5, anyV),  // log_start_offset
-				fieldOf(kInt32, 0, anyV),  // partition_max_bytes
-				tags),
-			tags),
-		arr(7, anyV, // forgotten_topics_data
-			fieldOf(kString, 0, 12),
-			arr(0, anyV, fieldOf(kInt32, 0, anyV)),
-			tags),
-		fieldOf(kString, 11, anyV), // rack_id
-		tags,
-	}},
-	listOffsetsKey: {flexibleFrom: 6, fields: []field{
-		fieldOf(kInt32, 0, anyV), // replica_id
-		fieldOf(kInt8, 2, anyV),  // isolation_level
-		arr(0, anyV, // topics
-			fieldOf(kString, 0, anyV), // name
-			arr(0, anyV, // partitions
-				fieldOf(kInt32, 0, anyV), // partition_index
-				fieldOf(kInt32, 4, anyV), // current_leader_epoch
-				fieldOf(kInt64, 0, anyV), // timestamp
-				fieldOf(kInt32, 0, 0),    // max_num_offsets
-				tags),
-			tags),
-		fieldOf(kInt32, 10, anyV), // timeout_ms
-		tags,
-	}},
-	offsetForLeaderEpochKey: {flexibleFrom: 4, fields: []field{
-		fieldOf(kInt32, 3, anyV), // replica_id
-		arr(0, anyV, // topics
-			fieldOf(kString, 0, anyV), // topic
-			arr(0, anyV, // partitions
-				fieldOf(kInt32, 0, anyV), // partition
-				fieldOf(kInt32, 2, anyV), // current_leader_epoch
-				fieldOf(kInt32, 0, anyV), // leader_epoch
-				tags),
-			tags),
-		tags,
-	}},
-	joinGroupKey: {flexibleFrom: 6, fields: []field{
-		fieldOf(kString, 0, anyV), // group_id
-		fieldOf(kInt32, 0, anyV),  // session_timeout_ms
-		fieldOf(kInt32, 1, anyV),  // rebalance_timeout_ms
-		fieldOf(kString, 0, anyV), // member_id
-		fieldOf(kString, 5, anyV), // group_instance_id
-		fieldOf(kString, 0, anyV), // protocol_type
-		arr(0, anyV, // protocols
-			fieldOf(kString, 0, anyV), // name
-			fieldOf(kBytes, 0, anyV),  // metadata
-			tags),
-		fieldOf(kString, 8, anyV), // reason
-		tags,
-	}},
-	syncGroupKey: {flexibleFrom: 4, fields: []field{
-		fieldOf(kString, 0, anyV), // group_id
-		fieldOf(kInt32, 0, anyV),  // generation_id
-		fieldOf(kString, 0, anyV), // member_id
-		fieldOf(kString, 3, anyV), // group_instance_id
-		fieldOf(kString, 5, anyV), // protocol_type
-		fieldOf(kString, 5, anyV), // protocol_name
-		arr(0, anyV, // assignments
-			fieldOf(kString, 0, anyV), // member_id
-			fieldOf(kBytes, 0, anyV),  // assignment
-			tags),
-		tags,
-	}},
-	heartbeatKey: {flexibleFrom: 4, fields: []field{
-		fieldOf(kString, 0, anyV), // group_id
-		fieldOf(kInt32, 0, anyV),  // generation_id
-		fieldOf(kString, 0, anyV), // member_id
-		fieldOf(kString, 3, anyV), // group_instance_id
-		tags,
-	}},
-	leaveGroupKey: {flexibleFrom: 4, fields: []field{
-		fieldOf(kString, 0, anyV), // group_id
-		fieldOf(kString, 0, 2),    // member_id
-		arr(3, anyV, // members
-			fieldOf(kString, 0, anyV), // member_id
-			fieldOf(kString, 0, anyV), // group_instance_id
-			fieldOf(kString, 5, anyV), // reason
-			tags),
-		tags,
-	}},
-	offsetCommitKey: {flexibleFrom: 8, fields: []field{
-		fieldOf(kString, 0, anyV), // group_id
-		fieldOf(kInt32, 1, anyV),  // generation_id_or_member_epoch
-		fieldOf(kString, 1, anyV), // member_id
-		fieldOf(kString, 7, anyV), // group_instance_id
-		fieldOf(kInt64, 2, 4),     // retention_time_ms
-		arr(0, anyV, // topics
-			fieldOf(kString, 0, 9), // name
-			arr(0, anyV, // partitions
-				fieldOf(kInt32, 0, anyV),  // partition_index
-				fieldOf(kInt64, 0, anyV),  // committed_offset
-				fieldOf(kInt64, 1, 1),     // commit_timestamp
-				fieldOf(kInt32, 6, anyV),  // committed_leader_epoch
-				fieldOf(kString, 0, anyV), // committed_metadata
-				tags),
-			tags),
-		tags,
-	}},
-	offsetFetchKey: {flexibleFrom: 6, fields: []field{
-		fieldOf(kString, 0, 7), // group_id
-		arr(0, 7, // topics
-			fieldOf(kString, 0, anyV),              // name
-			arr(0, anyV, fieldOf(kInt32, 0, anyV)), // partition_indexes
-			tags),
-		arr(8, anyV, // groups
-			fieldOf(kString, 8, anyV), // group_id
-			fieldOf(kString, 9, anyV), // member_id
-			fieldOf(kInt32, 9, anyV),  // member_epoch
-			arr(8, anyV, // topics
-				fieldOf(kString, 8, anyV),              // name
-				arr(8, anyV, fieldOf(kInt32, 8, anyV)), // partition_indexes
-				tags),
-			tags),
-		fieldOf(kInt8, 7, anyV), // require_stable
-		tags,
-	}},
-	listGroupsKey: {flexibleFrom: 3, fields: []field{
-		arr(4, anyV, fieldOf(kString, 4, anyV)), // states_filter
-		arr(5, anyV, fieldOf(kString, 5, anyV)), // types_filter
-		tags,
-	}},
-	describeGroupsKey: {flexibleFrom: 5, fields: []field{
-		arr(0, anyV, fieldOf(kString, 0, anyV)), // groups
-		fieldOf(kInt8, 3, anyV),                 // include_authorized_operations
-		tags,
-	}},
-	deleteGroupsKey: {flexibleFrom: 2, fields: []field{
-		arr(0, anyV, fieldOf(kString, 0, anyV)), // groups_names
-		tags,
-	}},
-	offsetDeleteKey: {flexibleFrom: anyV, fields: []field{
-		fieldOf(kString, 0, anyV), // group_id
-		arr(0, anyV, // topics
-			fieldOf(kString, 0, anyV),              // name
-			arr(0, anyV, fieldOf(kInt32, 0, anyV)), // partitions: partition_index
-			tags),
-		tags,
-	}},
-	findCoordinatorKey: {flexibleFrom: 3, fields: []field{
-		fieldOf(kString, 0, 3), // key
-		fieldOf(kInt8, 1, anyV),
-		arr(4, anyV, fieldOf(kString, 0, anyV)), // coordinator_keys
 		tags,
 	}},
 }
 
+// AddRequestSchemas adds the layouts of a concern's APIs, from its
+// package's init.
+func AddRequestSchemas(m map[int16]requestSchema) { maps.Copy(RequestSchemas, m) }
+
 // shapeOf scans a request body of API key at version. Every API frontdoor
 // registers needs a schema here: a request of an API without one is
 // refused, so that a new API cannot bypass the work budget unnoticed.
-func shapeOf(key, version int16, body []byte) (requestShape, error) {
+func ShapeOf(key, version int16, body []byte) (requestShape, error) {
 	var sh requestShape
-	s, ok := requestSchemas[key]
+	s, ok := RequestSchemas[key]
 	if !ok {
 		return sh, fmt.Errorf("request shape: no schema for %s", kmsg.NameForKey(key))
 	}
-	sc := shapeScanner{b: body, version: version, flexible: version >= s.flexibleFrom, shape: &sh}
-	if err := sc.fields(s.fields); err != nil {
+	sc := shapeScanner{b: body, version: version, flexible: version >= s.FlexibleFrom, shape: &sh}
+	if err := sc.fields(s.Fields); err != nil {
 		return sh, fmt.Errorf("%s v%d: %w", kmsg.NameForKey(key), version, err)
 	}
 	return sh, nil
@@ -352,9 +173,9 @@ func (s *shapeScanner) field(fd *field) error {
 		if n > len(s.b) {
 			return errShapeTruncated
 		}
-		s.shape.elems += n
+		s.shape.Elems += n
 		if fd.produce {
-			s.shape.produceEntries += n
+			s.shape.ProduceEntries += n
 		}
 		for range n {
 			if err := s.fields(fd.elem); err != nil {
@@ -383,7 +204,7 @@ func (s *shapeScanner) field(fd *field) error {
 		if n > uint64(len(s.b)) { // every tagged field takes at least two bytes
 			return errShapeTruncated
 		}
-		s.shape.elems += int(n)
+		s.shape.Elems += int(n)
 		for range n {
 			if _, err := s.uvarint(); err != nil { // tag
 				return err
@@ -469,11 +290,11 @@ const (
 	// or map entry, the response element answering it, that element
 	// encoded, and (Produce) its work item, sequencer ticket and index
 	// entry for duplicate detection.
-	elemCost = 2 << 10
+	ElemCost = 2 << 10
 	// produceWorkers bounds the goroutines serving one Produce request's
 	// partitions; workerCost is one of them (its stack while it calls
 	// transcodesvc and appendsvc).
-	produceWorkers = 64
+	ProduceWorkers = 64
 	workerCost     = 16 << 10
 )
 
@@ -484,13 +305,13 @@ const minWorkBudget = 4 << 20
 
 // workBudgetSize is the work budget that goes with a byte budget of n:
 // the same size, at least minWorkBudget.
-func workBudgetSize(n int64) int64 { return max(n, minWorkBudget) }
+func WorkBudgetSize(n int64) int64 { return max(n, minWorkBudget) }
 
 // cost is the work budget a request of this shape is charged.
 func (sh requestShape) cost() int64 {
-	return requestBaseCost + sh.elemsCost() + int64(min(sh.produceEntries, produceWorkers))*workerCost
+	return requestBaseCost + sh.elemsCost() + int64(min(sh.ProduceEntries, ProduceWorkers))*workerCost
 }
 
 // elemsCost is the part of cost that grows with the request's elements;
 // a request is refused when it alone exceeds the connection's budget.
-func (sh requestShape) elemsCost() int64 { return int64(sh.elems) * elemCost }
+func (sh requestShape) elemsCost() int64 { return int64(sh.Elems) * ElemCost }
