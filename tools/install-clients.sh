@@ -12,6 +12,7 @@
 #   kafkajs + codecs      e2e/clients/node/package-lock.json -> e2e/clients/node/node_modules (npm ci)
 #   confluent-kafka       e2e/clients/python/requirements.txt -> .cache/clients/venv (pip)
 #   kafka-python          e2e/clients/kafkapython/requirements.txt -> .cache/clients/kafka-python-venv (pip)
+#   Kafka Viewer (web console)  e2e/clients/kafkaviewer/requirements.txt -> .cache/clients/kafka-viewer-venv (pip)
 #   franz-go, sarama, kafka-go   e2e/clients/go.mod   -> .cache/clients/bin/gorunner-<hash> (go build)
 # The versions in use are written to .cache/clients/versions.txt.
 set -euo pipefail
@@ -90,6 +91,17 @@ if [ ! -x "$venv/bin/python" ] || ! stamp_ok "$venv/.ferry.sha256" "$want"; then
   echo "$want" > "$venv/.ferry.sha256"
 fi
 
+# Kafka Viewer, the web console TestWebConsole drives (Streamlit): a venv of its own.
+want=$(sha "$clients/kafkaviewer/requirements.txt")
+venv="$cache/clients/kafka-viewer-venv"
+if [ ! -x "$venv/bin/python" ] || ! stamp_ok "$venv/.ferry.sha256" "$want"; then
+  echo "install-clients: venv + pip install -r e2e/clients/kafkaviewer/requirements.txt"
+  rm -rf "$venv"
+  python3 -m venv "$venv"
+  "$venv/bin/pip" install -q --disable-pip-version-check -r "$clients/kafkaviewer/requirements.txt"
+  echo "$want" > "$venv/.ferry.sha256"
+fi
+
 # Go clients: one binary (bin/_gorunner rebuilds it when sources change).
 need go "Go"
 "$clients/bin/franz" check >/dev/null
@@ -99,6 +111,8 @@ need go "Go"
   for c in java kcat kafkajs confluent-kafka franz sarama kafka-go kafka-python; do
     printf '%-16s %s\n' "$c" "$("$clients/bin/$c" check 2>&1 | tr '\n' ' ')"
   done
+  printf '%-16s %s\n' "kafka-viewer" "$("$cache/clients/kafka-viewer-venv/bin/pip" list --disable-pip-version-check 2>/dev/null |
+    awk '$1 == "kafka-viewer" || $1 == "streamlit" {printf "%s %s ", $1, $2}')"
   printf '%-16s %s\n' "kafka-broker" "$(ls "$cache/kafkabroker/lib" | grep -E '^kafka_2\.13-.*\.jar$')"
   printf '%-16s %s\n' "librdkafka(deb)" "$(dpkg-query -W -f='${Version}' librdkafka1 2>/dev/null || echo unknown)"
 } > "$cache/clients/versions.txt"
