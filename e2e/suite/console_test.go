@@ -5,12 +5,17 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"reflect"
 	"slices"
 	"strconv"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -29,23 +34,90 @@ type viewerPage struct {
 	Values     []string          `json:"values"`
 }
 
-// kafkaViewer returns the Python of Kafka Viewer's venv (tools/install-clients.sh) and the
-// script that drives its UI. A missing venv fails the test when every client must be there,
-// and skips it otherwise.
-func kafkaViewer(t *testing.T) (python, script string) {
+// viewerInstall is where tools/install-clients.sh put Kafka Viewer and the browser that shows it.
+type viewerInstall struct {
+	venv     string // Kafka Viewer's venv
+	dir      string // e2e/clients/kafkaviewer: view.py, screenshot.mjs and its node_modules
+	chromium string // Debian's chromium
+	shots    string // where screenshots go: .cache/run/console
+}
+
+// kafkaViewer finds Kafka Viewer's install. A missing part fails the test when every client must
+// be there, and skips it otherwise.
+func kafkaViewer(t *testing.T) viewerInstall {
 	t.Helper()
 	root, err := stack.FindRoot(".")
 	if err != nil {
 		t.Fatal(err)
 	}
-	python = filepath.Join(root, ".cache", "clients", "kafka-viewer-venv", "bin", "python")
-	if _, err := os.Stat(python); err != nil {
-		if os.Getenv("FERRY_TEST_REQUIRE_CLIENTS") == "1" {
-			t.Fatalf("Kafka Viewer not installed (tools/install-clients.sh): %v", err)
+	v := viewerInstall{venv: filepath.Join(root, ".cache", "clients", "kafka-viewer-venv"),
+		dir: filepath.Join(root, "e2e", "clients", "kafkaviewer"), chromium: "/usr/bin/chromium",
+		shots: filepath.Join(root, ".cache", "run", "console")}
+	for _, p := range []string{filepath.Join(v.venv, "bin", "kafka-viewer"), filepath.Join(v.dir, "node_modules", "playwright-core"), v.chromium} {
+		if _, err := os.Stat(p); err != nil {
+			if os.Getenv("FERRY_TEST_REQUIRE_CLIENTS") == "1" {
+				t.Fatalf("Kafka Viewer or its browser not installed (tools/install-clients.sh): %v", err)
+			}
+			t.Skipf("Kafka Viewer or its browser not installed: %v", err)
 		}
-		t.Skipf("Kafka Viewer not installed: %v", err)
 	}
-	return python, filepath.Join(root, "e2e", "clients", "kafkaviewer", "view.py")
+	return v
+}
+
+// serveViewer starts Kafka Viewer as a user does (kafka-viewer --config FILE, which runs
+// `streamlit run`) on a free loopback port against bootstrap, waits until it serves, and stops it
+// (and the streamlit process it started) when the test ends. It returns the page's URL.
+func serveViewer(t *testing.T, v viewerInstall, bootstrap string) string {
+	t.Helper()
+	props := filepath.Join(t.TempDir(), "kafka-viewer.properties")
+	if err := os.WriteFile(props, []byte("kafka.bootstrap.servers="+bootstrap+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
+	ln.Close()
+	cmd := exec.Command(filepath.Join(v.venv, "bin", "kafka-viewer"), "--config", props)
+	cmd.Env = append(os.Environ(), "STREAMLIT_SERVER_PORT="+port, "STREAMLIT_SERVER_ADDRESS=127.0.0.1",
+		"STREAMLIT_SERVER_HEADLESS=true", "STREAMLIT_BROWSER_GATHER_USAGE_STATS=false")
+	var logs bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &logs, &logs
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
+		done := make(chan struct{})
+		go func() { _ = cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			<-done
+		}
+		if t.Failed() {
+			t.Logf("kafka-viewer output:\n%s", logs.String())
+		}
+	})
+	url := "http://127.0.0.1:" + port + "/"
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		resp, err := http.Get(url + "_stcore/health")
+		if err == nil {
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK && strings.TrimSpace(string(body)) == "ok" {
+				return url
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("kafka-viewer did not serve %s within 60s: %v\n%s", url, err, logs.String())
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
 }
 
 // TestWebConsole points a web console, Kafka Viewer (PyPI), at frontdoor and runs its UI
@@ -54,7 +126,7 @@ func kafkaViewer(t *testing.T) (python, script string) {
 // rows written to the table with Fluss's own Java writer.
 func TestWebConsole(t *testing.T) {
 	e, f := need(t)
-	python, script := kafkaViewer(t)
+	v := kafkaViewer(t)
 	db := dbName(t, f, "console")
 	const buckets, n = 3, 12
 	cols := []testenv.Column{{Name: "id", Type: "BIGINT", Nullable: testenv.NotNull()}, {Name: "item", Type: "STRING"}, {Name: "qty", Type: "INT"}}
@@ -88,7 +160,7 @@ func TestWebConsole(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	start := time.Now()
-	cmd := exec.CommandContext(ctx, python, script, "--bootstrap", e.kafka, "--topic", topic, "--count", strconv.Itoa(2*n))
+	cmd := exec.CommandContext(ctx, filepath.Join(v.venv, "bin", "python"), filepath.Join(v.dir, "view.py"), "--bootstrap", e.kafka, "--topic", topic, "--count", strconv.Itoa(2*n))
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
@@ -144,5 +216,47 @@ func TestWebConsole(t *testing.T) {
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("message %d at partition %d offset %d: Kafka Viewer shows %v, Fluss holds %v", i, p.partition, p.offset, got, want)
 		}
+	}
+
+	// The same page served by streamlit and rendered by chromium: the topic, its first message
+	// opened, a screenshot in .cache/run/console.
+	url := serveViewer(t, v, e.kafka)
+	if err := os.MkdirAll(v.shots, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	shot := filepath.Join(v.shots, "kafka-viewer-topic.png")
+	start = time.Now()
+	browser := exec.CommandContext(ctx, "node", filepath.Join(v.dir, "screenshot.mjs"), url, topic, shot)
+	browser.Env = append(os.Environ(), "CHROMIUM="+v.chromium)
+	stderr.Reset()
+	browser.Stderr = &stderr
+	out, err = browser.Output()
+	if err != nil {
+		t.Fatalf("chromium on Kafka Viewer's page: %v\nstderr:\n%s", err, stderr.String())
+	}
+	var shown struct {
+		Text, Selected, First, Code string
+		Metrics                     map[string]string
+	}
+	if err := json.Unmarshal(out, &shown); err != nil {
+		t.Fatalf("screenshot.mjs output %q: %v", out, err)
+	}
+	t.Logf("Kafka Viewer's topic page in chromium, in %v: screenshot %s", time.Since(start).Round(time.Millisecond), shot)
+	if !strings.Contains(shown.Text, "Status: Connected") || !strings.Contains(shown.Selected, topic) {
+		t.Errorf("the rendered page shows topic %q, want %s with Status: Connected:\n%s", shown.Selected, topic, shown.Text)
+	}
+	for label, want := range map[string]string{"Partitions": strconv.Itoa(buckets), "Total Records": strconv.Itoa(n), "Last 1 Hour": strconv.Itoa(n)} {
+		if got := shown.Metrics[label]; got != want {
+			t.Errorf("the rendered page's statistics: %s = %q, want %q (all: %v)", label, got, want, shown.Metrics)
+		}
+	}
+	var p pos
+	var idx int
+	if _, err := fmt.Sscanf(shown.First, "#%d partition=%d offset=%d", &idx, &p.partition, &p.offset); err != nil || held[p] == nil {
+		t.Fatalf("the rendered page's first message %q is no row Fluss holds (%v)", shown.First, err)
+	}
+	var got map[string]any
+	if err := json.Unmarshal([]byte(shown.Code), &got); err != nil || !reflect.DeepEqual(got, held[p]) {
+		t.Errorf("the rendered page shows %q for partition %d offset %d, Fluss holds %v (%v)", shown.Code, p.partition, p.offset, held[p], err)
 	}
 }
