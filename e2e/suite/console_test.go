@@ -141,7 +141,9 @@ func TestWebConsole(t *testing.T) {
 		offset    int64
 	}
 	held := map[pos]map[string]any{}
+	var latest int64 // the newest row's timestamp in Fluss, ms
 	for _, r := range f.Scan(t, db, "orders", testenv.ScanOptions{Expect: n, Timeout: time.Minute}) {
+		latest = max(latest, r.Timestamp)
 		// As JSON decodes it, to compare with the values the console shows.
 		b, err := json.Marshal(r.Row)
 		if err != nil {
@@ -249,6 +251,10 @@ func TestWebConsole(t *testing.T) {
 		if got := shown.Metrics[label]; got != want {
 			t.Errorf("the rendered page's statistics: %s = %q, want %q (all: %v)", label, got, want, shown.Metrics)
 		}
+	}
+	// The newest record's timestamp, in the page's local time to the second, is the newest row's.
+	if want := time.UnixMilli(latest).Local().Format("02-Jan-2006 15:04:05"); !strings.Contains(shown.Text, "Latest Record Timestamp\n"+want) {
+		t.Errorf("the rendered page does not show the latest record timestamp %s (Fluss's newest row):\n%s", want, shown.Text)
 	}
 	var p pos
 	var idx int
