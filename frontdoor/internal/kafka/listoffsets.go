@@ -88,6 +88,7 @@ func (h *listOffsetsHandler) serve(ctx context.Context, s *Session, req Request)
 					if j < len(ot.Partitions) {
 						op := &ot.Partitions[j]
 						op.ErrorCode, op.Offset, op.Timestamp = int16(a.GetErrorCode()), a.GetOffset(), a.GetTimestamp()
+						forgetGoneTable(h.catalog, rt.Topic, t.Mapping, op.Partition, op.ErrorCode)
 						if code := checkLeaderEpoch(rt.Partitions[j].CurrentLeaderEpoch); code != 0 {
 							op.ErrorCode, op.Offset, op.Timestamp = code, -1, -1
 						}
