@@ -207,7 +207,8 @@ func TestKafkaToolsDescribe(t *testing.T) {
 	// they do once catalogsvc has read the changed table.
 	waitConfigs := func(what string, want map[string]string) {
 		t.Helper()
-		deadline := time.Now().Add(90 * time.Second)
+		start := time.Now()
+		deadline := start.Add(90 * time.Second)
 		for {
 			req := kmsg.NewPtrDescribeConfigsRequest()
 			res := kmsg.NewDescribeConfigsRequestResource()
@@ -226,6 +227,7 @@ func TestKafkaToolsDescribe(t *testing.T) {
 				}
 			}
 			if maps.Equal(got, want) {
+				t.Logf("%s: DescribeConfigs shows %v after %v", what, want, time.Since(start).Round(time.Millisecond))
 				return
 			}
 			if time.Now().After(deadline) {
