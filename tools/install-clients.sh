@@ -12,6 +12,9 @@
 #   kafkajs + codecs      e2e/clients/node/package-lock.json -> e2e/clients/node/node_modules (npm ci)
 #   confluent-kafka       e2e/clients/python/requirements.txt -> .cache/clients/venv (pip)
 #   kafka-python          e2e/clients/kafkapython/requirements.txt -> .cache/clients/kafka-python-venv (pip)
+#   Kafka Viewer (web console)  e2e/clients/kafkaviewer/requirements.txt -> .cache/clients/kafka-viewer-venv (pip)
+#   chromium + playwright-core  Debian package chromium (apt-get); e2e/clients/kafkaviewer/package-lock.json
+#                               -> e2e/clients/kafkaviewer/node_modules (npm ci), for the console's screenshot
 #   franz-go, sarama, kafka-go   e2e/clients/go.mod   -> .cache/clients/bin/gorunner-<hash> (go build)
 # The versions in use are written to .cache/clients/versions.txt.
 set -euo pipefail
@@ -24,17 +27,20 @@ need() { command -v "$1" >/dev/null || { echo "install-clients: $1 is required (
 stamp_ok() { [ "$(cat "$1" 2>/dev/null)" = "$2" ]; }
 sha() { cat "$@" | sha256sum | cut -d' ' -f1; }
 
-# kcat from Debian. apt-get update only when the package index does not know kcat yet.
-if ! command -v kcat >/dev/null; then
-  sudo=""
-  [ "$(id -u)" = 0 ] || sudo="sudo"
-  if ! apt-cache show kcat >/dev/null 2>&1; then
-    echo "install-clients: apt-get update"
-    $sudo apt-get update -qq
+# kcat, and chromium for the web console's screenshot, from Debian. apt-get update only when the
+# package index does not know a missing package yet.
+for pkg in kcat chromium; do
+  if ! command -v "$pkg" >/dev/null; then
+    sudo=""
+    [ "$(id -u)" = 0 ] || sudo="sudo"
+    if ! apt-cache show "$pkg" >/dev/null 2>&1; then
+      echo "install-clients: apt-get update"
+      $sudo apt-get update -qq
+    fi
+    echo "install-clients: apt-get install $pkg"
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "$pkg" >/dev/null
   fi
-  echo "install-clients: apt-get install kcat"
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends kcat >/dev/null
-fi
+done
 
 # Maven jar sets: a stamp with the pom's hash; a failed copy leaves no stamp so the next run retries.
 jars() { # pom dir
@@ -90,6 +96,25 @@ if [ ! -x "$venv/bin/python" ] || ! stamp_ok "$venv/.ferry.sha256" "$want"; then
   echo "$want" > "$venv/.ferry.sha256"
 fi
 
+# Kafka Viewer, the web console TestWebConsole drives (Streamlit): a venv of its own.
+want=$(sha "$clients/kafkaviewer/requirements.txt")
+venv="$cache/clients/kafka-viewer-venv"
+if [ ! -x "$venv/bin/python" ] || ! stamp_ok "$venv/.ferry.sha256" "$want"; then
+  echo "install-clients: venv + pip install -r e2e/clients/kafkaviewer/requirements.txt"
+  rm -rf "$venv"
+  python3 -m venv "$venv"
+  "$venv/bin/pip" install -q --disable-pip-version-check -r "$clients/kafkaviewer/requirements.txt"
+  echo "$want" > "$venv/.ferry.sha256"
+fi
+
+# playwright-core, which drives chromium for the console's screenshot (it downloads no browser).
+want=$(sha "$clients/kafkaviewer/package-lock.json")
+if [ ! -d "$clients/kafkaviewer/node_modules/playwright-core" ] || ! stamp_ok "$clients/kafkaviewer/node_modules/.ferry.sha256" "$want"; then
+  echo "install-clients: npm ci in e2e/clients/kafkaviewer"
+  (cd "$clients/kafkaviewer" && npm ci --no-audit --no-fund --loglevel=error)
+  echo "$want" > "$clients/kafkaviewer/node_modules/.ferry.sha256"
+fi
+
 # Go clients: one binary (bin/_gorunner rebuilds it when sources change).
 need go "Go"
 "$clients/bin/franz" check >/dev/null
@@ -99,6 +124,10 @@ need go "Go"
   for c in java kcat kafkajs confluent-kafka franz sarama kafka-go kafka-python; do
     printf '%-16s %s\n' "$c" "$("$clients/bin/$c" check 2>&1 | tr '\n' ' ')"
   done
+  printf '%-16s %s\n' "kafka-viewer" "$("$cache/clients/kafka-viewer-venv/bin/pip" list --disable-pip-version-check 2>/dev/null |
+    awk '$1 == "kafka-viewer" || $1 == "streamlit" {printf "%s %s ", $1, $2}')"
+  printf '%-16s %s\n' "chromium" "$(chromium --version 2>/dev/null | head -1)"
+  printf '%-16s %s\n' "playwright-core" "$(cd "$clients/kafkaviewer" && node -p 'require("playwright-core/package.json").version' 2>/dev/null)"
   printf '%-16s %s\n' "kafka-broker" "$(ls "$cache/kafkabroker/lib" | grep -E '^kafka_2\.13-.*\.jar$')"
   printf '%-16s %s\n' "librdkafka(deb)" "$(dpkg-query -W -f='${Version}' librdkafka1 2>/dev/null || echo unknown)"
 } > "$cache/clients/versions.txt"

@@ -3,6 +3,7 @@ package suite
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,6 +19,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/ferrygw/ferry/e2e/stack"
+	"github.com/ferrygw/ferry/services/fluss"
 	"github.com/ferrygw/ferry/services/testenv"
 )
 
@@ -102,7 +104,8 @@ func configLines(out string) map[string]string {
 // TestKafkaToolsDescribe: kafka-topics --list/--describe and kafka-configs --describe print what
 // Fluss holds: the tables as topics with their buckets as partitions (leaders and replicas as
 // Metadata has them), configs derived from the tables' kind and properties, frontdoor's settings
-// as broker configs; a table created again with another TTL shows the new retention.ms.
+// as broker configs; properties altered in place in Fluss show their new values, and a table
+// created again with another TTL (Fluss does not alter table.log.ttl) shows the new retention.ms.
 func TestKafkaToolsDescribe(t *testing.T) {
 	e, f := need(t)
 	db := dbName(t, f, "admin")
@@ -200,27 +203,63 @@ func TestKafkaToolsDescribe(t *testing.T) {
 	checkConfigs("broker", describe("brokers", strconv.Itoa(int(e.nodeID)), "--all"), map[string]string{
 		"node.id": strconv.Itoa(int(e.nodeID)), "auto.create.topics.enable": "false", "message.max.bytes": "1048588"})
 
+	// waitConfigs polls DescribeConfigs until the topic's configs have the wanted values, as
+	// they do once catalogsvc has read the changed table.
+	waitConfigs := func(what string, want map[string]string) {
+		t.Helper()
+		start := time.Now()
+		deadline := start.Add(90 * time.Second)
+		for {
+			req := kmsg.NewPtrDescribeConfigsRequest()
+			res := kmsg.NewDescribeConfigsRequestResource()
+			res.ResourceType, res.ResourceName = kmsg.ConfigResourceTypeTopic, events
+			for k := range want {
+				res.ConfigNames = append(res.ConfigNames, k)
+			}
+			req.Resources = append(req.Resources, res)
+			resp, err := req.RequestWith(ctx, cl)
+			got := map[string]string{}
+			if err == nil && len(resp.Resources) == 1 {
+				for _, c := range resp.Resources[0].Configs {
+					if c.Value != nil {
+						got[c.Name] = *c.Value
+					}
+				}
+			}
+			if maps.Equal(got, want) {
+				t.Logf("%s: DescribeConfigs shows %v after %v", what, want, time.Since(start).Round(time.Millisecond))
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: DescribeConfigs says %v (err %v), want %v", what, got, err, want)
+			}
+			time.Sleep(time.Second)
+		}
+	}
+
+	// Properties Fluss alters in place (a custom property, an alterable table option): the
+	// table keeps its id, and DescribeConfigs follows once catalogsvc reads the table again.
+	fc, err := fluss.Dial(ctx, f.Bootstrap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fc.Close()
+	err = fc.AlterTable(ctx, fluss.TablePath{Database: db, Table: "events"},
+		[]fluss.PropertyChange{{Key: "owner", Value: "data"}, {Key: "table.log.tiered.local-segments", Value: "4"}}, false)
+	if err != nil {
+		t.Fatalf("altering %s in Fluss: %v", events, err)
+	}
+	waitConfigs("after ALTER TABLE SET", map[string]string{"owner": "data", "table.log.tiered.local-segments": "4"})
+	checkConfigs(events+" after ALTER TABLE SET", describe("topics", events),
+		map[string]string{"owner": "data", "table.log.tiered.local-segments": "4", "retention.ms": "7200000"})
+
 	// The table is created again with another TTL: retention.ms follows once catalogsvc sees it.
 	if err := f.Helper.DropTable(ctx, db, "events"); err != nil {
 		t.Fatal(err)
 	}
 	f.NewTable(t, testenv.TableSpec{Database: db, Table: "events", Columns: cols, BucketCount: 3,
 		Properties: map[string]string{"table.log.ttl": "3 h"}, CustomProperties: map[string]string{"kafka.enabled": "true"}})
-	deadline := time.Now().Add(90 * time.Second)
-	for {
-		req := kmsg.NewPtrDescribeConfigsRequest()
-		res := kmsg.NewDescribeConfigsRequestResource()
-		res.ResourceType, res.ResourceName, res.ConfigNames = kmsg.ConfigResourceTypeTopic, events, []string{"retention.ms"}
-		req.Resources = append(req.Resources, res)
-		resp, err := req.RequestWith(ctx, cl)
-		if err == nil && len(resp.Resources) == 1 && len(resp.Resources[0].Configs) == 1 && *resp.Resources[0].Configs[0].Value == "10800000" {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("retention.ms after the table changed: %v %+v", err, resp)
-		}
-		time.Sleep(time.Second)
-	}
+	waitConfigs("after the table was created again", map[string]string{"retention.ms": "10800000"})
 	checkConfigs(events+" after the change", describe("topics", events), map[string]string{"retention.ms": "10800000", "table.log.ttl": "3 h"})
 }
 

@@ -171,6 +171,40 @@ func (c *Client) CreateTable(ctx context.Context, path TablePath, d TableDescrip
 	return c.callCoordinator(ctx, APICreateTable, false, req, &flussrpc.CreateTableResponse{})
 }
 
+// PropertyChange is one change of a table property for AlterTable: Value is
+// set, or the property removed when Reset.
+type PropertyChange struct {
+	Key, Value string
+	Reset      bool
+}
+
+// Fluss's AlterConfigOpType values for a property change.
+const (
+	alterOpSet    int32 = 0
+	alterOpDelete int32 = 1
+)
+
+// AlterTable changes table properties in place. Fluss 0.9.1 accepts custom
+// properties and a few table options (table.datalake.*,
+// table.log.tiered.local-segments); others fail with
+// INVALID_ALTER_TABLE_EXCEPTION. Ferry never alters tables itself: this is
+// for tests and tools.
+func (c *Client) AlterTable(ctx context.Context, path TablePath, changes []PropertyChange, ignoreIfNotExists bool) (err error) {
+	ctx, end := c.startSpan(ctx, "AlterTable", attribute.String("fluss.table", path.String()))
+	defer end(&err)
+	req := &flussrpc.AlterTableRequest{TablePath: path.pb(), IgnoreIfNotExists: proto.Bool(ignoreIfNotExists)}
+	for _, ch := range changes {
+		ac := &flussrpc.AlterConfig{ConfigKey: proto.String(ch.Key), OpType: proto.Int32(alterOpSet)}
+		if ch.Reset {
+			ac.OpType = proto.Int32(alterOpDelete)
+		} else {
+			ac.ConfigValue = proto.String(ch.Value)
+		}
+		req.ConfigChanges = append(req.ConfigChanges, ac)
+	}
+	return c.callCoordinator(ctx, APIAlterTable, false, req, &flussrpc.AlterTableResponse{})
+}
+
 // DropTable drops a table. For tests and tools.
 func (c *Client) DropTable(ctx context.Context, path TablePath, ignoreIfNotExists bool) (err error) {
 	ctx, end := c.startSpan(ctx, "DropTable", attribute.String("fluss.table", path.String()))

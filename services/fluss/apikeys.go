@@ -30,6 +30,7 @@ const (
 	APICreatePartition APIKey = 1036
 	APIDropPartition   APIKey = 1037
 	APIAuthenticate    APIKey = 1038
+	APIAlterTable      APIKey = 1044
 )
 
 var apiNames = map[APIKey]string{
@@ -40,7 +41,7 @@ var apiNames = map[APIKey]string{
 	APIProduceLog: "PRODUCE_LOG", APIFetchLog: "FETCH_LOG", APIPutKv: "PUT_KV", APIListOffsets: "LIST_OFFSETS",
 	APIInitWriter: "INIT_WRITER", APIGetDatabaseInfo: "GET_DATABASE_INFO",
 	APIListPartitions: "LIST_PARTITION_INFOS", APICreatePartition: "CREATE_PARTITION", APIDropPartition: "DROP_PARTITION",
-	APIAuthenticate: "AUTHENTICATE",
+	APIAuthenticate: "AUTHENTICATE", APIAlterTable: "ALTER_TABLE",
 }
 
 func (k APIKey) String() string {
@@ -63,7 +64,7 @@ var clientVersions = map[APIKey]versionRange{
 	APIListTables: {0, 0}, APITableExists: {0, 0}, APIGetTableSchema: {0, 0}, APIGetMetadata: {0, 0},
 	APIProduceLog: {0, 0}, APIFetchLog: {0, 0}, APIListOffsets: {0, 0}, APIInitWriter: {0, 0},
 	APIGetDatabaseInfo: {0, 0}, APIListPartitions: {0, 0}, APICreatePartition: {0, 0}, APIDropPartition: {0, 0},
-	APIAuthenticate: {0, 0},
+	APIAuthenticate: {0, 0}, APIAlterTable: {0, 0},
 	// PUT_KV v1 only changes the key encoding of lake tables whose bucket
 	// key differs from the primary key (CompactedKeyEncoder instead of the
 	// lake's); for every other table v0 and v1 carry the same bytes.

@@ -435,3 +435,61 @@ func TestRealRecreatedTable(t *testing.T) {
 		t.Errorf("produce with the dropped table's id: %v, want non-retriable TABLE_NOT_EXIST", res[0].Err)
 	}
 }
+
+// TestRealAlterTable changes a table's properties in place: a custom
+// property and an alterable table option are set, the custom property is
+// reset, and the table keeps its id; an option Fluss does not alter is
+// refused with INVALID_ALTER_TABLE_EXCEPTION and changes nothing.
+func TestRealAlterTable(t *testing.T) {
+	c := dialReal(t)
+	ctx := testCtx(t)
+	db := tempDatabase(t, c)
+	path := TablePath{db, "altered"}
+	d := TableDescriptor{Schema: types.Schema{Columns: []types.Column{col("v", types.DataType{Root: types.BigInt, Nullable: true})}},
+		NumBuckets: 1, Properties: map[string]string{"table.log.ttl": "2 h"}, CustomProperties: map[string]string{"owner": "ops"}}
+	if err := c.CreateTable(ctx, path, d, false); err != nil {
+		t.Fatal(err)
+	}
+	before, err := c.GetTableInfo(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	err = c.AlterTable(ctx, path, []PropertyChange{{Key: "owner", Value: "data"}, {Key: "table.log.tiered.local-segments", Value: "4"}}, false)
+	if err != nil {
+		t.Fatalf("AlterTable: %v", err)
+	}
+	after, err := c.GetTableInfo(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after.TableID != before.TableID {
+		t.Errorf("table id %d after the change, was %d", after.TableID, before.TableID)
+	}
+	if got := after.CustomProperties["owner"]; got != "data" {
+		t.Errorf("owner = %q after the change, want data", got)
+	}
+	if got := after.Properties["table.log.tiered.local-segments"]; got != "4" {
+		t.Errorf("table.log.tiered.local-segments = %q after the change, want 4 (properties %v)", got, after.Properties)
+	}
+
+	if err := c.AlterTable(ctx, path, []PropertyChange{{Key: "owner", Reset: true}}, false); err != nil {
+		t.Fatalf("AlterTable reset: %v", err)
+	}
+	if info, err := c.GetTableInfo(ctx, path); err != nil {
+		t.Fatal(err)
+	} else if v, ok := info.CustomProperties["owner"]; ok {
+		t.Errorf("owner = %q after the reset, want it gone", v)
+	}
+
+	err = c.AlterTable(ctx, path, []PropertyChange{{Key: "table.log.ttl", Value: "3 h"}}, false)
+	if CodeOf(err) != CodeInvalidAlterTable {
+		t.Errorf("altering table.log.ttl: err = %v, want INVALID_ALTER_TABLE_EXCEPTION", err)
+	}
+	if info, err := c.GetTableInfo(ctx, path); err != nil || info.Properties["table.log.ttl"] != "2 h" {
+		t.Errorf("table.log.ttl after the refusal: %v %v", info.Properties, err)
+	}
+	if err := c.AlterTable(ctx, TablePath{db, "missing"}, []PropertyChange{{Key: "owner", Value: "x"}}, true); err != nil {
+		t.Errorf("AlterTable of a missing table with ignoreIfNotExists: %v", err)
+	}
+}

@@ -166,9 +166,7 @@ func (h *fetchHandler) serve(ctx context.Context, s *kafka.Session, req kafka.Re
 				if recs := gp.GetRecords(); len(recs) > 0 {
 					op.RecordBatches = recs
 				}
-				if p := topics[gt.GetTopic()].Mapping.GetFlussPartition(); p != nil && op.ErrorCode == kerr.UnknownTopicOrPartition.Code {
-					h.catalog.MarkPartitionGone(gt.GetTopic(), p.GetId())
-				}
+				forgetGoneTable(h.catalog, gt.GetTopic(), topics[gt.GetTopic()].Mapping, gp.GetPartition(), op.ErrorCode)
 				if op.ErrorCode != 0 && op.ErrorCode != kerr.OffsetOutOfRange.Code {
 					log.Info("fetch partition failed", "topic", gt.GetTopic(), "partition", gp.GetPartition(),
 						"error", kerr.ErrorForCode(op.ErrorCode).Error(), "message", gp.GetErrorMessage())

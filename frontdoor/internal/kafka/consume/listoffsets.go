@@ -90,6 +90,7 @@ func (h *listOffsetsHandler) serve(ctx context.Context, s *kafka.Session, req ka
 					if j < len(ot.Partitions) {
 						op := &ot.Partitions[j]
 						op.ErrorCode, op.Offset, op.Timestamp = int16(a.GetErrorCode()), a.GetOffset(), a.GetTimestamp()
+						forgetGoneTable(h.catalog, rt.Topic, t.Mapping, op.Partition, op.ErrorCode)
 						if code := kafka.CheckLeaderEpoch(rt.Partitions[j].CurrentLeaderEpoch); code != 0 {
 							op.ErrorCode, op.Offset, op.Timestamp = code, -1, -1
 						}

@@ -1253,6 +1253,166 @@ func (x *GetTableSchemaResponse) GetSchemaJson() []byte {
 	return nil
 }
 
+// AlterTableRequest changes a table in place. Only property changes are
+// mirrored; upstream fields 4-7 (column changes) are left out.
+type AlterTableRequest struct {
+	state             protoimpl.MessageState `protogen:"open.v1"`
+	TablePath         *TablePath             `protobuf:"bytes,1,req,name=table_path,json=tablePath" json:"table_path,omitempty"`
+	IgnoreIfNotExists *bool                  `protobuf:"varint,2,req,name=ignore_if_not_exists,json=ignoreIfNotExists" json:"ignore_if_not_exists,omitempty"`
+	ConfigChanges     []*AlterConfig         `protobuf:"bytes,3,rep,name=config_changes,json=configChanges" json:"config_changes,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
+}
+
+func (x *AlterTableRequest) Reset() {
+	*x = AlterTableRequest{}
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[25]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AlterTableRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AlterTableRequest) ProtoMessage() {}
+
+func (x *AlterTableRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[25]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AlterTableRequest.ProtoReflect.Descriptor instead.
+func (*AlterTableRequest) Descriptor() ([]byte, []int) {
+	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{25}
+}
+
+func (x *AlterTableRequest) GetTablePath() *TablePath {
+	if x != nil {
+		return x.TablePath
+	}
+	return nil
+}
+
+func (x *AlterTableRequest) GetIgnoreIfNotExists() bool {
+	if x != nil && x.IgnoreIfNotExists != nil {
+		return *x.IgnoreIfNotExists
+	}
+	return false
+}
+
+func (x *AlterTableRequest) GetConfigChanges() []*AlterConfig {
+	if x != nil {
+		return x.ConfigChanges
+	}
+	return nil
+}
+
+type AlterTableResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AlterTableResponse) Reset() {
+	*x = AlterTableResponse{}
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[26]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AlterTableResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AlterTableResponse) ProtoMessage() {}
+
+func (x *AlterTableResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[26]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AlterTableResponse.ProtoReflect.Descriptor instead.
+func (*AlterTableResponse) Descriptor() ([]byte, []int) {
+	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{26}
+}
+
+// AlterConfig is one property change (upstream PbAlterConfig). op_type is
+// AlterConfigOpType: 0 SET, 1 DELETE, 2 APPEND, 3 SUBTRACT.
+type AlterConfig struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	ConfigKey     *string                `protobuf:"bytes,1,req,name=config_key,json=configKey" json:"config_key,omitempty"`
+	ConfigValue   *string                `protobuf:"bytes,2,opt,name=config_value,json=configValue" json:"config_value,omitempty"`
+	OpType        *int32                 `protobuf:"varint,3,req,name=op_type,json=opType" json:"op_type,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AlterConfig) Reset() {
+	*x = AlterConfig{}
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[27]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AlterConfig) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AlterConfig) ProtoMessage() {}
+
+func (x *AlterConfig) ProtoReflect() protoreflect.Message {
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[27]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AlterConfig.ProtoReflect.Descriptor instead.
+func (*AlterConfig) Descriptor() ([]byte, []int) {
+	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{27}
+}
+
+func (x *AlterConfig) GetConfigKey() string {
+	if x != nil && x.ConfigKey != nil {
+		return *x.ConfigKey
+	}
+	return ""
+}
+
+func (x *AlterConfig) GetConfigValue() string {
+	if x != nil && x.ConfigValue != nil {
+		return *x.ConfigValue
+	}
+	return ""
+}
+
+func (x *AlterConfig) GetOpType() int32 {
+	if x != nil && x.OpType != nil {
+		return *x.OpType
+	}
+	return 0
+}
+
 type ListPartitionInfosRequest struct {
 	state                protoimpl.MessageState `protogen:"open.v1"`
 	TablePath            *TablePath             `protobuf:"bytes,1,req,name=table_path,json=tablePath" json:"table_path,omitempty"`
@@ -1263,7 +1423,7 @@ type ListPartitionInfosRequest struct {
 
 func (x *ListPartitionInfosRequest) Reset() {
 	*x = ListPartitionInfosRequest{}
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[25]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1275,7 +1435,7 @@ func (x *ListPartitionInfosRequest) String() string {
 func (*ListPartitionInfosRequest) ProtoMessage() {}
 
 func (x *ListPartitionInfosRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[25]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1288,7 +1448,7 @@ func (x *ListPartitionInfosRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListPartitionInfosRequest.ProtoReflect.Descriptor instead.
 func (*ListPartitionInfosRequest) Descriptor() ([]byte, []int) {
-	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{25}
+	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *ListPartitionInfosRequest) GetTablePath() *TablePath {
@@ -1314,7 +1474,7 @@ type ListPartitionInfosResponse struct {
 
 func (x *ListPartitionInfosResponse) Reset() {
 	*x = ListPartitionInfosResponse{}
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[26]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1326,7 +1486,7 @@ func (x *ListPartitionInfosResponse) String() string {
 func (*ListPartitionInfosResponse) ProtoMessage() {}
 
 func (x *ListPartitionInfosResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[26]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1339,7 +1499,7 @@ func (x *ListPartitionInfosResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListPartitionInfosResponse.ProtoReflect.Descriptor instead.
 func (*ListPartitionInfosResponse) Descriptor() ([]byte, []int) {
-	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{26}
+	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *ListPartitionInfosResponse) GetPartitionsInfo() []*PartitionInfo {
@@ -1362,7 +1522,7 @@ type CreatePartitionRequest struct {
 
 func (x *CreatePartitionRequest) Reset() {
 	*x = CreatePartitionRequest{}
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[27]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1374,7 +1534,7 @@ func (x *CreatePartitionRequest) String() string {
 func (*CreatePartitionRequest) ProtoMessage() {}
 
 func (x *CreatePartitionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[27]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1387,7 +1547,7 @@ func (x *CreatePartitionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreatePartitionRequest.ProtoReflect.Descriptor instead.
 func (*CreatePartitionRequest) Descriptor() ([]byte, []int) {
-	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{27}
+	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *CreatePartitionRequest) GetTablePath() *TablePath {
@@ -1419,7 +1579,7 @@ type CreatePartitionResponse struct {
 
 func (x *CreatePartitionResponse) Reset() {
 	*x = CreatePartitionResponse{}
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[28]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1431,7 +1591,7 @@ func (x *CreatePartitionResponse) String() string {
 func (*CreatePartitionResponse) ProtoMessage() {}
 
 func (x *CreatePartitionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[28]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1444,7 +1604,7 @@ func (x *CreatePartitionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreatePartitionResponse.ProtoReflect.Descriptor instead.
 func (*CreatePartitionResponse) Descriptor() ([]byte, []int) {
-	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{28}
+	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{31}
 }
 
 type DropPartitionRequest struct {
@@ -1458,7 +1618,7 @@ type DropPartitionRequest struct {
 
 func (x *DropPartitionRequest) Reset() {
 	*x = DropPartitionRequest{}
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[29]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1470,7 +1630,7 @@ func (x *DropPartitionRequest) String() string {
 func (*DropPartitionRequest) ProtoMessage() {}
 
 func (x *DropPartitionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[29]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1483,7 +1643,7 @@ func (x *DropPartitionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DropPartitionRequest.ProtoReflect.Descriptor instead.
 func (*DropPartitionRequest) Descriptor() ([]byte, []int) {
-	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{29}
+	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *DropPartitionRequest) GetTablePath() *TablePath {
@@ -1515,7 +1675,7 @@ type DropPartitionResponse struct {
 
 func (x *DropPartitionResponse) Reset() {
 	*x = DropPartitionResponse{}
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[30]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1527,7 +1687,7 @@ func (x *DropPartitionResponse) String() string {
 func (*DropPartitionResponse) ProtoMessage() {}
 
 func (x *DropPartitionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[30]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1540,7 +1700,7 @@ func (x *DropPartitionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DropPartitionResponse.ProtoReflect.Descriptor instead.
 func (*DropPartitionResponse) Descriptor() ([]byte, []int) {
-	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{30}
+	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{33}
 }
 
 type GetMetadataRequest struct {
@@ -1554,7 +1714,7 @@ type GetMetadataRequest struct {
 
 func (x *GetMetadataRequest) Reset() {
 	*x = GetMetadataRequest{}
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[31]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1566,7 +1726,7 @@ func (x *GetMetadataRequest) String() string {
 func (*GetMetadataRequest) ProtoMessage() {}
 
 func (x *GetMetadataRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[31]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1579,7 +1739,7 @@ func (x *GetMetadataRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetMetadataRequest.ProtoReflect.Descriptor instead.
 func (*GetMetadataRequest) Descriptor() ([]byte, []int) {
-	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{31}
+	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *GetMetadataRequest) GetTablePath() []*TablePath {
@@ -1615,7 +1775,7 @@ type GetMetadataResponse struct {
 
 func (x *GetMetadataResponse) Reset() {
 	*x = GetMetadataResponse{}
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[32]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1627,7 +1787,7 @@ func (x *GetMetadataResponse) String() string {
 func (*GetMetadataResponse) ProtoMessage() {}
 
 func (x *GetMetadataResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[32]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1640,7 +1800,7 @@ func (x *GetMetadataResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetMetadataResponse.ProtoReflect.Descriptor instead.
 func (*GetMetadataResponse) Descriptor() ([]byte, []int) {
-	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{32}
+	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *GetMetadataResponse) GetCoordinatorServer() *ServerNode {
@@ -1683,7 +1843,7 @@ type ProduceLogRequest struct {
 
 func (x *ProduceLogRequest) Reset() {
 	*x = ProduceLogRequest{}
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[33]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1695,7 +1855,7 @@ func (x *ProduceLogRequest) String() string {
 func (*ProduceLogRequest) ProtoMessage() {}
 
 func (x *ProduceLogRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[33]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1708,7 +1868,7 @@ func (x *ProduceLogRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ProduceLogRequest.ProtoReflect.Descriptor instead.
 func (*ProduceLogRequest) Descriptor() ([]byte, []int) {
-	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{33}
+	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *ProduceLogRequest) GetAcks() int32 {
@@ -1748,7 +1908,7 @@ type ProduceLogResponse struct {
 
 func (x *ProduceLogResponse) Reset() {
 	*x = ProduceLogResponse{}
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[34]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1760,7 +1920,7 @@ func (x *ProduceLogResponse) String() string {
 func (*ProduceLogResponse) ProtoMessage() {}
 
 func (x *ProduceLogResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[34]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1773,7 +1933,7 @@ func (x *ProduceLogResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ProduceLogResponse.ProtoReflect.Descriptor instead.
 func (*ProduceLogResponse) Descriptor() ([]byte, []int) {
-	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{34}
+	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *ProduceLogResponse) GetBucketsResp() []*ProduceLogResponseBucket {
@@ -1797,7 +1957,7 @@ type FetchLogRequest struct {
 
 func (x *FetchLogRequest) Reset() {
 	*x = FetchLogRequest{}
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[35]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1809,7 +1969,7 @@ func (x *FetchLogRequest) String() string {
 func (*FetchLogRequest) ProtoMessage() {}
 
 func (x *FetchLogRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[35]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1822,7 +1982,7 @@ func (x *FetchLogRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FetchLogRequest.ProtoReflect.Descriptor instead.
 func (*FetchLogRequest) Descriptor() ([]byte, []int) {
-	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{35}
+	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *FetchLogRequest) GetFollowerServerId() int32 {
@@ -1869,7 +2029,7 @@ type FetchLogResponse struct {
 
 func (x *FetchLogResponse) Reset() {
 	*x = FetchLogResponse{}
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[36]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1881,7 +2041,7 @@ func (x *FetchLogResponse) String() string {
 func (*FetchLogResponse) ProtoMessage() {}
 
 func (x *FetchLogResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[36]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1894,7 +2054,7 @@ func (x *FetchLogResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FetchLogResponse.ProtoReflect.Descriptor instead.
 func (*FetchLogResponse) Descriptor() ([]byte, []int) {
-	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{36}
+	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *FetchLogResponse) GetTablesResp() []*FetchLogResponseTable {
@@ -1921,7 +2081,7 @@ type ListOffsetsRequest struct {
 
 func (x *ListOffsetsRequest) Reset() {
 	*x = ListOffsetsRequest{}
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[37]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1933,7 +2093,7 @@ func (x *ListOffsetsRequest) String() string {
 func (*ListOffsetsRequest) ProtoMessage() {}
 
 func (x *ListOffsetsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[37]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1946,7 +2106,7 @@ func (x *ListOffsetsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListOffsetsRequest.ProtoReflect.Descriptor instead.
 func (*ListOffsetsRequest) Descriptor() ([]byte, []int) {
-	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{37}
+	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *ListOffsetsRequest) GetFollowerServerId() int32 {
@@ -2000,7 +2160,7 @@ type ListOffsetsResponse struct {
 
 func (x *ListOffsetsResponse) Reset() {
 	*x = ListOffsetsResponse{}
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[38]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2012,7 +2172,7 @@ func (x *ListOffsetsResponse) String() string {
 func (*ListOffsetsResponse) ProtoMessage() {}
 
 func (x *ListOffsetsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[38]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2025,7 +2185,7 @@ func (x *ListOffsetsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListOffsetsResponse.ProtoReflect.Descriptor instead.
 func (*ListOffsetsResponse) Descriptor() ([]byte, []int) {
-	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{38}
+	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *ListOffsetsResponse) GetBucketsResp() []*ListOffsetsResponseBucket {
@@ -2044,7 +2204,7 @@ type InitWriterRequest struct {
 
 func (x *InitWriterRequest) Reset() {
 	*x = InitWriterRequest{}
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[39]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2056,7 +2216,7 @@ func (x *InitWriterRequest) String() string {
 func (*InitWriterRequest) ProtoMessage() {}
 
 func (x *InitWriterRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[39]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2069,7 +2229,7 @@ func (x *InitWriterRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InitWriterRequest.ProtoReflect.Descriptor instead.
 func (*InitWriterRequest) Descriptor() ([]byte, []int) {
-	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{39}
+	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *InitWriterRequest) GetTablePath() []*TablePath {
@@ -2088,7 +2248,7 @@ type InitWriterResponse struct {
 
 func (x *InitWriterResponse) Reset() {
 	*x = InitWriterResponse{}
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[40]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2100,7 +2260,7 @@ func (x *InitWriterResponse) String() string {
 func (*InitWriterResponse) ProtoMessage() {}
 
 func (x *InitWriterResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[40]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2113,7 +2273,7 @@ func (x *InitWriterResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InitWriterResponse.ProtoReflect.Descriptor instead.
 func (*InitWriterResponse) Descriptor() ([]byte, []int) {
-	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{40}
+	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *InitWriterResponse) GetWriterId() int64 {
@@ -2142,7 +2302,7 @@ type PutKvRequest struct {
 
 func (x *PutKvRequest) Reset() {
 	*x = PutKvRequest{}
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[41]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2154,7 +2314,7 @@ func (x *PutKvRequest) String() string {
 func (*PutKvRequest) ProtoMessage() {}
 
 func (x *PutKvRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[41]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2167,7 +2327,7 @@ func (x *PutKvRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PutKvRequest.ProtoReflect.Descriptor instead.
 func (*PutKvRequest) Descriptor() ([]byte, []int) {
-	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{41}
+	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *PutKvRequest) GetAcks() int32 {
@@ -2221,7 +2381,7 @@ type PutKvResponse struct {
 
 func (x *PutKvResponse) Reset() {
 	*x = PutKvResponse{}
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[42]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2233,7 +2393,7 @@ func (x *PutKvResponse) String() string {
 func (*PutKvResponse) ProtoMessage() {}
 
 func (x *PutKvResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[42]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2246,7 +2406,7 @@ func (x *PutKvResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PutKvResponse.ProtoReflect.Descriptor instead.
 func (*PutKvResponse) Descriptor() ([]byte, []int) {
-	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{42}
+	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *PutKvResponse) GetBucketsResp() []*PutKvResponseBucket {
@@ -2269,7 +2429,7 @@ type AuthenticateRequest struct {
 
 func (x *AuthenticateRequest) Reset() {
 	*x = AuthenticateRequest{}
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[43]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2281,7 +2441,7 @@ func (x *AuthenticateRequest) String() string {
 func (*AuthenticateRequest) ProtoMessage() {}
 
 func (x *AuthenticateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[43]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2294,7 +2454,7 @@ func (x *AuthenticateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AuthenticateRequest.ProtoReflect.Descriptor instead.
 func (*AuthenticateRequest) Descriptor() ([]byte, []int) {
-	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{43}
+	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *AuthenticateRequest) GetProtocol() string {
@@ -2320,7 +2480,7 @@ type AuthenticateResponse struct {
 
 func (x *AuthenticateResponse) Reset() {
 	*x = AuthenticateResponse{}
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[44]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2332,7 +2492,7 @@ func (x *AuthenticateResponse) String() string {
 func (*AuthenticateResponse) ProtoMessage() {}
 
 func (x *AuthenticateResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[44]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2345,7 +2505,7 @@ func (x *AuthenticateResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AuthenticateResponse.ProtoReflect.Descriptor instead.
 func (*AuthenticateResponse) Descriptor() ([]byte, []int) {
-	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{44}
+	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *AuthenticateResponse) GetChallenge() []byte {
@@ -2366,7 +2526,7 @@ type ApiVersion struct {
 
 func (x *ApiVersion) Reset() {
 	*x = ApiVersion{}
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[45]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2378,7 +2538,7 @@ func (x *ApiVersion) String() string {
 func (*ApiVersion) ProtoMessage() {}
 
 func (x *ApiVersion) ProtoReflect() protoreflect.Message {
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[45]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2391,7 +2551,7 @@ func (x *ApiVersion) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApiVersion.ProtoReflect.Descriptor instead.
 func (*ApiVersion) Descriptor() ([]byte, []int) {
-	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{45}
+	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *ApiVersion) GetApiKey() int32 {
@@ -2425,7 +2585,7 @@ type TablePath struct {
 
 func (x *TablePath) Reset() {
 	*x = TablePath{}
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[46]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2437,7 +2597,7 @@ func (x *TablePath) String() string {
 func (*TablePath) ProtoMessage() {}
 
 func (x *TablePath) ProtoReflect() protoreflect.Message {
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[46]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2450,7 +2610,7 @@ func (x *TablePath) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TablePath.ProtoReflect.Descriptor instead.
 func (*TablePath) Descriptor() ([]byte, []int) {
-	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{46}
+	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *TablePath) GetDatabaseName() string {
@@ -2478,7 +2638,7 @@ type PhysicalTablePath struct {
 
 func (x *PhysicalTablePath) Reset() {
 	*x = PhysicalTablePath{}
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[47]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2490,7 +2650,7 @@ func (x *PhysicalTablePath) String() string {
 func (*PhysicalTablePath) ProtoMessage() {}
 
 func (x *PhysicalTablePath) ProtoReflect() protoreflect.Message {
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[47]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2503,7 +2663,7 @@ func (x *PhysicalTablePath) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PhysicalTablePath.ProtoReflect.Descriptor instead.
 func (*PhysicalTablePath) Descriptor() ([]byte, []int) {
-	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{47}
+	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *PhysicalTablePath) GetDatabaseName() string {
@@ -2540,7 +2700,7 @@ type ServerNode struct {
 
 func (x *ServerNode) Reset() {
 	*x = ServerNode{}
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[48]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2552,7 +2712,7 @@ func (x *ServerNode) String() string {
 func (*ServerNode) ProtoMessage() {}
 
 func (x *ServerNode) ProtoReflect() protoreflect.Message {
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[48]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2565,7 +2725,7 @@ func (x *ServerNode) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ServerNode.ProtoReflect.Descriptor instead.
 func (*ServerNode) Descriptor() ([]byte, []int) {
-	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{48}
+	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *ServerNode) GetNodeId() int32 {
@@ -2618,7 +2778,7 @@ type TableMetadata struct {
 
 func (x *TableMetadata) Reset() {
 	*x = TableMetadata{}
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[49]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2630,7 +2790,7 @@ func (x *TableMetadata) String() string {
 func (*TableMetadata) ProtoMessage() {}
 
 func (x *TableMetadata) ProtoReflect() protoreflect.Message {
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[49]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2643,7 +2803,7 @@ func (x *TableMetadata) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TableMetadata.ProtoReflect.Descriptor instead.
 func (*TableMetadata) Descriptor() ([]byte, []int) {
-	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{49}
+	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *TableMetadata) GetTablePath() *TablePath {
@@ -2707,7 +2867,7 @@ type PartitionMetadata struct {
 
 func (x *PartitionMetadata) Reset() {
 	*x = PartitionMetadata{}
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[50]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2719,7 +2879,7 @@ func (x *PartitionMetadata) String() string {
 func (*PartitionMetadata) ProtoMessage() {}
 
 func (x *PartitionMetadata) ProtoReflect() protoreflect.Message {
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[50]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2732,7 +2892,7 @@ func (x *PartitionMetadata) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PartitionMetadata.ProtoReflect.Descriptor instead.
 func (*PartitionMetadata) Descriptor() ([]byte, []int) {
-	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{50}
+	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *PartitionMetadata) GetTableId() int64 {
@@ -2776,7 +2936,7 @@ type BucketMetadata struct {
 
 func (x *BucketMetadata) Reset() {
 	*x = BucketMetadata{}
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[51]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2788,7 +2948,7 @@ func (x *BucketMetadata) String() string {
 func (*BucketMetadata) ProtoMessage() {}
 
 func (x *BucketMetadata) ProtoReflect() protoreflect.Message {
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[51]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2801,7 +2961,7 @@ func (x *BucketMetadata) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BucketMetadata.ProtoReflect.Descriptor instead.
 func (*BucketMetadata) Descriptor() ([]byte, []int) {
-	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{51}
+	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *BucketMetadata) GetBucketId() int32 {
@@ -2843,7 +3003,7 @@ type DatabaseSummary struct {
 
 func (x *DatabaseSummary) Reset() {
 	*x = DatabaseSummary{}
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[52]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2855,7 +3015,7 @@ func (x *DatabaseSummary) String() string {
 func (*DatabaseSummary) ProtoMessage() {}
 
 func (x *DatabaseSummary) ProtoReflect() protoreflect.Message {
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[52]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2868,7 +3028,7 @@ func (x *DatabaseSummary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DatabaseSummary.ProtoReflect.Descriptor instead.
 func (*DatabaseSummary) Descriptor() ([]byte, []int) {
-	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{52}
+	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *DatabaseSummary) GetDatabaseName() string {
@@ -2903,7 +3063,7 @@ type ProduceLogRequestBucket struct {
 
 func (x *ProduceLogRequestBucket) Reset() {
 	*x = ProduceLogRequestBucket{}
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[53]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2915,7 +3075,7 @@ func (x *ProduceLogRequestBucket) String() string {
 func (*ProduceLogRequestBucket) ProtoMessage() {}
 
 func (x *ProduceLogRequestBucket) ProtoReflect() protoreflect.Message {
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[53]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2928,7 +3088,7 @@ func (x *ProduceLogRequestBucket) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ProduceLogRequestBucket.ProtoReflect.Descriptor instead.
 func (*ProduceLogRequestBucket) Descriptor() ([]byte, []int) {
-	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{53}
+	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *ProduceLogRequestBucket) GetPartitionId() int64 {
@@ -2965,7 +3125,7 @@ type ProduceLogResponseBucket struct {
 
 func (x *ProduceLogResponseBucket) Reset() {
 	*x = ProduceLogResponseBucket{}
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[54]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2977,7 +3137,7 @@ func (x *ProduceLogResponseBucket) String() string {
 func (*ProduceLogResponseBucket) ProtoMessage() {}
 
 func (x *ProduceLogResponseBucket) ProtoReflect() protoreflect.Message {
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[54]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2990,7 +3150,7 @@ func (x *ProduceLogResponseBucket) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ProduceLogResponseBucket.ProtoReflect.Descriptor instead.
 func (*ProduceLogResponseBucket) Descriptor() ([]byte, []int) {
-	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{54}
+	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *ProduceLogResponseBucket) GetPartitionId() int64 {
@@ -3040,7 +3200,7 @@ type FetchLogRequestTable struct {
 
 func (x *FetchLogRequestTable) Reset() {
 	*x = FetchLogRequestTable{}
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[55]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3052,7 +3212,7 @@ func (x *FetchLogRequestTable) String() string {
 func (*FetchLogRequestTable) ProtoMessage() {}
 
 func (x *FetchLogRequestTable) ProtoReflect() protoreflect.Message {
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[55]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3065,7 +3225,7 @@ func (x *FetchLogRequestTable) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FetchLogRequestTable.ProtoReflect.Descriptor instead.
 func (*FetchLogRequestTable) Descriptor() ([]byte, []int) {
-	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{55}
+	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{58}
 }
 
 func (x *FetchLogRequestTable) GetTableId() int64 {
@@ -3108,7 +3268,7 @@ type FetchLogRequestBucket struct {
 
 func (x *FetchLogRequestBucket) Reset() {
 	*x = FetchLogRequestBucket{}
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[56]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3120,7 +3280,7 @@ func (x *FetchLogRequestBucket) String() string {
 func (*FetchLogRequestBucket) ProtoMessage() {}
 
 func (x *FetchLogRequestBucket) ProtoReflect() protoreflect.Message {
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[56]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3133,7 +3293,7 @@ func (x *FetchLogRequestBucket) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FetchLogRequestBucket.ProtoReflect.Descriptor instead.
 func (*FetchLogRequestBucket) Descriptor() ([]byte, []int) {
-	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{56}
+	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{59}
 }
 
 func (x *FetchLogRequestBucket) GetPartitionId() int64 {
@@ -3174,7 +3334,7 @@ type FetchLogResponseTable struct {
 
 func (x *FetchLogResponseTable) Reset() {
 	*x = FetchLogResponseTable{}
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[57]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[60]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3186,7 +3346,7 @@ func (x *FetchLogResponseTable) String() string {
 func (*FetchLogResponseTable) ProtoMessage() {}
 
 func (x *FetchLogResponseTable) ProtoReflect() protoreflect.Message {
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[57]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[60]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3199,7 +3359,7 @@ func (x *FetchLogResponseTable) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FetchLogResponseTable.ProtoReflect.Descriptor instead.
 func (*FetchLogResponseTable) Descriptor() ([]byte, []int) {
-	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{57}
+	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{60}
 }
 
 func (x *FetchLogResponseTable) GetTableId() int64 {
@@ -3232,7 +3392,7 @@ type FetchLogResponseBucket struct {
 
 func (x *FetchLogResponseBucket) Reset() {
 	*x = FetchLogResponseBucket{}
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[58]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[61]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3244,7 +3404,7 @@ func (x *FetchLogResponseBucket) String() string {
 func (*FetchLogResponseBucket) ProtoMessage() {}
 
 func (x *FetchLogResponseBucket) ProtoReflect() protoreflect.Message {
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[58]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[61]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3257,7 +3417,7 @@ func (x *FetchLogResponseBucket) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FetchLogResponseBucket.ProtoReflect.Descriptor instead.
 func (*FetchLogResponseBucket) Descriptor() ([]byte, []int) {
-	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{58}
+	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{61}
 }
 
 func (x *FetchLogResponseBucket) GetPartitionId() int64 {
@@ -3328,7 +3488,7 @@ type RemoteLogFetchInfo struct {
 
 func (x *RemoteLogFetchInfo) Reset() {
 	*x = RemoteLogFetchInfo{}
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[59]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[62]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3340,7 +3500,7 @@ func (x *RemoteLogFetchInfo) String() string {
 func (*RemoteLogFetchInfo) ProtoMessage() {}
 
 func (x *RemoteLogFetchInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[59]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[62]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3353,7 +3513,7 @@ func (x *RemoteLogFetchInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoteLogFetchInfo.ProtoReflect.Descriptor instead.
 func (*RemoteLogFetchInfo) Descriptor() ([]byte, []int) {
-	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{59}
+	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{62}
 }
 
 func (x *RemoteLogFetchInfo) GetRemoteLogTabletDir() string {
@@ -3397,7 +3557,7 @@ type RemoteLogSegment struct {
 
 func (x *RemoteLogSegment) Reset() {
 	*x = RemoteLogSegment{}
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[60]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[63]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3409,7 +3569,7 @@ func (x *RemoteLogSegment) String() string {
 func (*RemoteLogSegment) ProtoMessage() {}
 
 func (x *RemoteLogSegment) ProtoReflect() protoreflect.Message {
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[60]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[63]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3422,7 +3582,7 @@ func (x *RemoteLogSegment) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoteLogSegment.ProtoReflect.Descriptor instead.
 func (*RemoteLogSegment) Descriptor() ([]byte, []int) {
-	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{60}
+	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{63}
 }
 
 func (x *RemoteLogSegment) GetRemoteLogSegmentId() string {
@@ -3470,7 +3630,7 @@ type PartitionInfo struct {
 
 func (x *PartitionInfo) Reset() {
 	*x = PartitionInfo{}
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[61]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[64]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3482,7 +3642,7 @@ func (x *PartitionInfo) String() string {
 func (*PartitionInfo) ProtoMessage() {}
 
 func (x *PartitionInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[61]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[64]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3495,7 +3655,7 @@ func (x *PartitionInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PartitionInfo.ProtoReflect.Descriptor instead.
 func (*PartitionInfo) Descriptor() ([]byte, []int) {
-	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{61}
+	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{64}
 }
 
 func (x *PartitionInfo) GetPartitionId() int64 {
@@ -3521,7 +3681,7 @@ type PartitionSpec struct {
 
 func (x *PartitionSpec) Reset() {
 	*x = PartitionSpec{}
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[62]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[65]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3533,7 +3693,7 @@ func (x *PartitionSpec) String() string {
 func (*PartitionSpec) ProtoMessage() {}
 
 func (x *PartitionSpec) ProtoReflect() protoreflect.Message {
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[62]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[65]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3546,7 +3706,7 @@ func (x *PartitionSpec) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PartitionSpec.ProtoReflect.Descriptor instead.
 func (*PartitionSpec) Descriptor() ([]byte, []int) {
-	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{62}
+	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{65}
 }
 
 func (x *PartitionSpec) GetPartitionKeyValues() []*KeyValue {
@@ -3566,7 +3726,7 @@ type KeyValue struct {
 
 func (x *KeyValue) Reset() {
 	*x = KeyValue{}
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[63]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[66]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3578,7 +3738,7 @@ func (x *KeyValue) String() string {
 func (*KeyValue) ProtoMessage() {}
 
 func (x *KeyValue) ProtoReflect() protoreflect.Message {
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[63]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[66]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3591,7 +3751,7 @@ func (x *KeyValue) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KeyValue.ProtoReflect.Descriptor instead.
 func (*KeyValue) Descriptor() ([]byte, []int) {
-	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{63}
+	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{66}
 }
 
 func (x *KeyValue) GetKey() string {
@@ -3620,7 +3780,7 @@ type ListOffsetsResponseBucket struct {
 
 func (x *ListOffsetsResponseBucket) Reset() {
 	*x = ListOffsetsResponseBucket{}
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[64]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[67]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3632,7 +3792,7 @@ func (x *ListOffsetsResponseBucket) String() string {
 func (*ListOffsetsResponseBucket) ProtoMessage() {}
 
 func (x *ListOffsetsResponseBucket) ProtoReflect() protoreflect.Message {
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[64]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[67]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3645,7 +3805,7 @@ func (x *ListOffsetsResponseBucket) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListOffsetsResponseBucket.ProtoReflect.Descriptor instead.
 func (*ListOffsetsResponseBucket) Descriptor() ([]byte, []int) {
-	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{64}
+	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{67}
 }
 
 func (x *ListOffsetsResponseBucket) GetBucketId() int32 {
@@ -3687,7 +3847,7 @@ type PutKvRequestBucket struct {
 
 func (x *PutKvRequestBucket) Reset() {
 	*x = PutKvRequestBucket{}
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[65]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[68]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3699,7 +3859,7 @@ func (x *PutKvRequestBucket) String() string {
 func (*PutKvRequestBucket) ProtoMessage() {}
 
 func (x *PutKvRequestBucket) ProtoReflect() protoreflect.Message {
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[65]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[68]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3712,7 +3872,7 @@ func (x *PutKvRequestBucket) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PutKvRequestBucket.ProtoReflect.Descriptor instead.
 func (*PutKvRequestBucket) Descriptor() ([]byte, []int) {
-	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{65}
+	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{68}
 }
 
 func (x *PutKvRequestBucket) GetPartitionId() int64 {
@@ -3751,7 +3911,7 @@ type PutKvResponseBucket struct {
 
 func (x *PutKvResponseBucket) Reset() {
 	*x = PutKvResponseBucket{}
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[66]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[69]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3763,7 +3923,7 @@ func (x *PutKvResponseBucket) String() string {
 func (*PutKvResponseBucket) ProtoMessage() {}
 
 func (x *PutKvResponseBucket) ProtoReflect() protoreflect.Message {
-	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[66]
+	mi := &file_fluss_rpc_v1_fluss_api_proto_msgTypes[69]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3776,7 +3936,7 @@ func (x *PutKvResponseBucket) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PutKvResponseBucket.ProtoReflect.Descriptor instead.
 func (*PutKvResponseBucket) Descriptor() ([]byte, []int) {
-	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{66}
+	return file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP(), []int{69}
 }
 
 func (x *PutKvResponseBucket) GetPartitionId() int64 {
@@ -3894,7 +4054,18 @@ const file_fluss_rpc_v1_fluss_api_proto_rawDesc = "" +
 	"\x16GetTableSchemaResponse\x12\x1b\n" +
 	"\tschema_id\x18\x01 \x02(\x05R\bschemaId\x12\x1f\n" +
 	"\vschema_json\x18\x02 \x02(\fR\n" +
-	"schemaJson\"\xa6\x01\n" +
+	"schemaJson\"\xbe\x01\n" +
+	"\x11AlterTableRequest\x126\n" +
+	"\n" +
+	"table_path\x18\x01 \x02(\v2\x17.fluss.rpc.v1.TablePathR\ttablePath\x12/\n" +
+	"\x14ignore_if_not_exists\x18\x02 \x02(\bR\x11ignoreIfNotExists\x12@\n" +
+	"\x0econfig_changes\x18\x03 \x03(\v2\x19.fluss.rpc.v1.AlterConfigR\rconfigChanges\"\x14\n" +
+	"\x12AlterTableResponse\"h\n" +
+	"\vAlterConfig\x12\x1d\n" +
+	"\n" +
+	"config_key\x18\x01 \x02(\tR\tconfigKey\x12!\n" +
+	"\fconfig_value\x18\x02 \x01(\tR\vconfigValue\x12\x17\n" +
+	"\aop_type\x18\x03 \x02(\x05R\x06opType\"\xa6\x01\n" +
 	"\x19ListPartitionInfosRequest\x126\n" +
 	"\n" +
 	"table_path\x18\x01 \x02(\v2\x17.fluss.rpc.v1.TablePathR\ttablePath\x12Q\n" +
@@ -4107,7 +4278,7 @@ func file_fluss_rpc_v1_fluss_api_proto_rawDescGZIP() []byte {
 	return file_fluss_rpc_v1_fluss_api_proto_rawDescData
 }
 
-var file_fluss_rpc_v1_fluss_api_proto_msgTypes = make([]protoimpl.MessageInfo, 67)
+var file_fluss_rpc_v1_fluss_api_proto_msgTypes = make([]protoimpl.MessageInfo, 70)
 var file_fluss_rpc_v1_fluss_api_proto_goTypes = []any{
 	(*ErrorResponse)(nil),              // 0: fluss.rpc.v1.ErrorResponse
 	(*ApiVersionsRequest)(nil),         // 1: fluss.rpc.v1.ApiVersionsRequest
@@ -4134,92 +4305,97 @@ var file_fluss_rpc_v1_fluss_api_proto_goTypes = []any{
 	(*TableExistsResponse)(nil),        // 22: fluss.rpc.v1.TableExistsResponse
 	(*GetTableSchemaRequest)(nil),      // 23: fluss.rpc.v1.GetTableSchemaRequest
 	(*GetTableSchemaResponse)(nil),     // 24: fluss.rpc.v1.GetTableSchemaResponse
-	(*ListPartitionInfosRequest)(nil),  // 25: fluss.rpc.v1.ListPartitionInfosRequest
-	(*ListPartitionInfosResponse)(nil), // 26: fluss.rpc.v1.ListPartitionInfosResponse
-	(*CreatePartitionRequest)(nil),     // 27: fluss.rpc.v1.CreatePartitionRequest
-	(*CreatePartitionResponse)(nil),    // 28: fluss.rpc.v1.CreatePartitionResponse
-	(*DropPartitionRequest)(nil),       // 29: fluss.rpc.v1.DropPartitionRequest
-	(*DropPartitionResponse)(nil),      // 30: fluss.rpc.v1.DropPartitionResponse
-	(*GetMetadataRequest)(nil),         // 31: fluss.rpc.v1.GetMetadataRequest
-	(*GetMetadataResponse)(nil),        // 32: fluss.rpc.v1.GetMetadataResponse
-	(*ProduceLogRequest)(nil),          // 33: fluss.rpc.v1.ProduceLogRequest
-	(*ProduceLogResponse)(nil),         // 34: fluss.rpc.v1.ProduceLogResponse
-	(*FetchLogRequest)(nil),            // 35: fluss.rpc.v1.FetchLogRequest
-	(*FetchLogResponse)(nil),           // 36: fluss.rpc.v1.FetchLogResponse
-	(*ListOffsetsRequest)(nil),         // 37: fluss.rpc.v1.ListOffsetsRequest
-	(*ListOffsetsResponse)(nil),        // 38: fluss.rpc.v1.ListOffsetsResponse
-	(*InitWriterRequest)(nil),          // 39: fluss.rpc.v1.InitWriterRequest
-	(*InitWriterResponse)(nil),         // 40: fluss.rpc.v1.InitWriterResponse
-	(*PutKvRequest)(nil),               // 41: fluss.rpc.v1.PutKvRequest
-	(*PutKvResponse)(nil),              // 42: fluss.rpc.v1.PutKvResponse
-	(*AuthenticateRequest)(nil),        // 43: fluss.rpc.v1.AuthenticateRequest
-	(*AuthenticateResponse)(nil),       // 44: fluss.rpc.v1.AuthenticateResponse
-	(*ApiVersion)(nil),                 // 45: fluss.rpc.v1.ApiVersion
-	(*TablePath)(nil),                  // 46: fluss.rpc.v1.TablePath
-	(*PhysicalTablePath)(nil),          // 47: fluss.rpc.v1.PhysicalTablePath
-	(*ServerNode)(nil),                 // 48: fluss.rpc.v1.ServerNode
-	(*TableMetadata)(nil),              // 49: fluss.rpc.v1.TableMetadata
-	(*PartitionMetadata)(nil),          // 50: fluss.rpc.v1.PartitionMetadata
-	(*BucketMetadata)(nil),             // 51: fluss.rpc.v1.BucketMetadata
-	(*DatabaseSummary)(nil),            // 52: fluss.rpc.v1.DatabaseSummary
-	(*ProduceLogRequestBucket)(nil),    // 53: fluss.rpc.v1.ProduceLogRequestBucket
-	(*ProduceLogResponseBucket)(nil),   // 54: fluss.rpc.v1.ProduceLogResponseBucket
-	(*FetchLogRequestTable)(nil),       // 55: fluss.rpc.v1.FetchLogRequestTable
-	(*FetchLogRequestBucket)(nil),      // 56: fluss.rpc.v1.FetchLogRequestBucket
-	(*FetchLogResponseTable)(nil),      // 57: fluss.rpc.v1.FetchLogResponseTable
-	(*FetchLogResponseBucket)(nil),     // 58: fluss.rpc.v1.FetchLogResponseBucket
-	(*RemoteLogFetchInfo)(nil),         // 59: fluss.rpc.v1.RemoteLogFetchInfo
-	(*RemoteLogSegment)(nil),           // 60: fluss.rpc.v1.RemoteLogSegment
-	(*PartitionInfo)(nil),              // 61: fluss.rpc.v1.PartitionInfo
-	(*PartitionSpec)(nil),              // 62: fluss.rpc.v1.PartitionSpec
-	(*KeyValue)(nil),                   // 63: fluss.rpc.v1.KeyValue
-	(*ListOffsetsResponseBucket)(nil),  // 64: fluss.rpc.v1.ListOffsetsResponseBucket
-	(*PutKvRequestBucket)(nil),         // 65: fluss.rpc.v1.PutKvRequestBucket
-	(*PutKvResponseBucket)(nil),        // 66: fluss.rpc.v1.PutKvResponseBucket
+	(*AlterTableRequest)(nil),          // 25: fluss.rpc.v1.AlterTableRequest
+	(*AlterTableResponse)(nil),         // 26: fluss.rpc.v1.AlterTableResponse
+	(*AlterConfig)(nil),                // 27: fluss.rpc.v1.AlterConfig
+	(*ListPartitionInfosRequest)(nil),  // 28: fluss.rpc.v1.ListPartitionInfosRequest
+	(*ListPartitionInfosResponse)(nil), // 29: fluss.rpc.v1.ListPartitionInfosResponse
+	(*CreatePartitionRequest)(nil),     // 30: fluss.rpc.v1.CreatePartitionRequest
+	(*CreatePartitionResponse)(nil),    // 31: fluss.rpc.v1.CreatePartitionResponse
+	(*DropPartitionRequest)(nil),       // 32: fluss.rpc.v1.DropPartitionRequest
+	(*DropPartitionResponse)(nil),      // 33: fluss.rpc.v1.DropPartitionResponse
+	(*GetMetadataRequest)(nil),         // 34: fluss.rpc.v1.GetMetadataRequest
+	(*GetMetadataResponse)(nil),        // 35: fluss.rpc.v1.GetMetadataResponse
+	(*ProduceLogRequest)(nil),          // 36: fluss.rpc.v1.ProduceLogRequest
+	(*ProduceLogResponse)(nil),         // 37: fluss.rpc.v1.ProduceLogResponse
+	(*FetchLogRequest)(nil),            // 38: fluss.rpc.v1.FetchLogRequest
+	(*FetchLogResponse)(nil),           // 39: fluss.rpc.v1.FetchLogResponse
+	(*ListOffsetsRequest)(nil),         // 40: fluss.rpc.v1.ListOffsetsRequest
+	(*ListOffsetsResponse)(nil),        // 41: fluss.rpc.v1.ListOffsetsResponse
+	(*InitWriterRequest)(nil),          // 42: fluss.rpc.v1.InitWriterRequest
+	(*InitWriterResponse)(nil),         // 43: fluss.rpc.v1.InitWriterResponse
+	(*PutKvRequest)(nil),               // 44: fluss.rpc.v1.PutKvRequest
+	(*PutKvResponse)(nil),              // 45: fluss.rpc.v1.PutKvResponse
+	(*AuthenticateRequest)(nil),        // 46: fluss.rpc.v1.AuthenticateRequest
+	(*AuthenticateResponse)(nil),       // 47: fluss.rpc.v1.AuthenticateResponse
+	(*ApiVersion)(nil),                 // 48: fluss.rpc.v1.ApiVersion
+	(*TablePath)(nil),                  // 49: fluss.rpc.v1.TablePath
+	(*PhysicalTablePath)(nil),          // 50: fluss.rpc.v1.PhysicalTablePath
+	(*ServerNode)(nil),                 // 51: fluss.rpc.v1.ServerNode
+	(*TableMetadata)(nil),              // 52: fluss.rpc.v1.TableMetadata
+	(*PartitionMetadata)(nil),          // 53: fluss.rpc.v1.PartitionMetadata
+	(*BucketMetadata)(nil),             // 54: fluss.rpc.v1.BucketMetadata
+	(*DatabaseSummary)(nil),            // 55: fluss.rpc.v1.DatabaseSummary
+	(*ProduceLogRequestBucket)(nil),    // 56: fluss.rpc.v1.ProduceLogRequestBucket
+	(*ProduceLogResponseBucket)(nil),   // 57: fluss.rpc.v1.ProduceLogResponseBucket
+	(*FetchLogRequestTable)(nil),       // 58: fluss.rpc.v1.FetchLogRequestTable
+	(*FetchLogRequestBucket)(nil),      // 59: fluss.rpc.v1.FetchLogRequestBucket
+	(*FetchLogResponseTable)(nil),      // 60: fluss.rpc.v1.FetchLogResponseTable
+	(*FetchLogResponseBucket)(nil),     // 61: fluss.rpc.v1.FetchLogResponseBucket
+	(*RemoteLogFetchInfo)(nil),         // 62: fluss.rpc.v1.RemoteLogFetchInfo
+	(*RemoteLogSegment)(nil),           // 63: fluss.rpc.v1.RemoteLogSegment
+	(*PartitionInfo)(nil),              // 64: fluss.rpc.v1.PartitionInfo
+	(*PartitionSpec)(nil),              // 65: fluss.rpc.v1.PartitionSpec
+	(*KeyValue)(nil),                   // 66: fluss.rpc.v1.KeyValue
+	(*ListOffsetsResponseBucket)(nil),  // 67: fluss.rpc.v1.ListOffsetsResponseBucket
+	(*PutKvRequestBucket)(nil),         // 68: fluss.rpc.v1.PutKvRequestBucket
+	(*PutKvResponseBucket)(nil),        // 69: fluss.rpc.v1.PutKvResponseBucket
 }
 var file_fluss_rpc_v1_fluss_api_proto_depIdxs = []int32{
-	45, // 0: fluss.rpc.v1.ApiVersionsResponse.api_versions:type_name -> fluss.rpc.v1.ApiVersion
-	52, // 1: fluss.rpc.v1.ListDatabasesResponse.database_summary:type_name -> fluss.rpc.v1.DatabaseSummary
-	46, // 2: fluss.rpc.v1.CreateTableRequest.table_path:type_name -> fluss.rpc.v1.TablePath
-	46, // 3: fluss.rpc.v1.DropTableRequest.table_path:type_name -> fluss.rpc.v1.TablePath
-	46, // 4: fluss.rpc.v1.GetTableInfoRequest.table_path:type_name -> fluss.rpc.v1.TablePath
-	46, // 5: fluss.rpc.v1.TableExistsRequest.table_path:type_name -> fluss.rpc.v1.TablePath
-	46, // 6: fluss.rpc.v1.GetTableSchemaRequest.table_path:type_name -> fluss.rpc.v1.TablePath
-	46, // 7: fluss.rpc.v1.ListPartitionInfosRequest.table_path:type_name -> fluss.rpc.v1.TablePath
-	62, // 8: fluss.rpc.v1.ListPartitionInfosRequest.partial_partition_spec:type_name -> fluss.rpc.v1.PartitionSpec
-	61, // 9: fluss.rpc.v1.ListPartitionInfosResponse.partitions_info:type_name -> fluss.rpc.v1.PartitionInfo
-	46, // 10: fluss.rpc.v1.CreatePartitionRequest.table_path:type_name -> fluss.rpc.v1.TablePath
-	62, // 11: fluss.rpc.v1.CreatePartitionRequest.partition_spec:type_name -> fluss.rpc.v1.PartitionSpec
-	46, // 12: fluss.rpc.v1.DropPartitionRequest.table_path:type_name -> fluss.rpc.v1.TablePath
-	62, // 13: fluss.rpc.v1.DropPartitionRequest.partition_spec:type_name -> fluss.rpc.v1.PartitionSpec
-	46, // 14: fluss.rpc.v1.GetMetadataRequest.table_path:type_name -> fluss.rpc.v1.TablePath
-	47, // 15: fluss.rpc.v1.GetMetadataRequest.partitions_path:type_name -> fluss.rpc.v1.PhysicalTablePath
-	48, // 16: fluss.rpc.v1.GetMetadataResponse.coordinator_server:type_name -> fluss.rpc.v1.ServerNode
-	48, // 17: fluss.rpc.v1.GetMetadataResponse.tablet_servers:type_name -> fluss.rpc.v1.ServerNode
-	49, // 18: fluss.rpc.v1.GetMetadataResponse.table_metadata:type_name -> fluss.rpc.v1.TableMetadata
-	50, // 19: fluss.rpc.v1.GetMetadataResponse.partition_metadata:type_name -> fluss.rpc.v1.PartitionMetadata
-	53, // 20: fluss.rpc.v1.ProduceLogRequest.buckets_req:type_name -> fluss.rpc.v1.ProduceLogRequestBucket
-	54, // 21: fluss.rpc.v1.ProduceLogResponse.buckets_resp:type_name -> fluss.rpc.v1.ProduceLogResponseBucket
-	55, // 22: fluss.rpc.v1.FetchLogRequest.tables_req:type_name -> fluss.rpc.v1.FetchLogRequestTable
-	57, // 23: fluss.rpc.v1.FetchLogResponse.tables_resp:type_name -> fluss.rpc.v1.FetchLogResponseTable
-	64, // 24: fluss.rpc.v1.ListOffsetsResponse.buckets_resp:type_name -> fluss.rpc.v1.ListOffsetsResponseBucket
-	46, // 25: fluss.rpc.v1.InitWriterRequest.table_path:type_name -> fluss.rpc.v1.TablePath
-	65, // 26: fluss.rpc.v1.PutKvRequest.buckets_req:type_name -> fluss.rpc.v1.PutKvRequestBucket
-	66, // 27: fluss.rpc.v1.PutKvResponse.buckets_resp:type_name -> fluss.rpc.v1.PutKvResponseBucket
-	46, // 28: fluss.rpc.v1.TableMetadata.table_path:type_name -> fluss.rpc.v1.TablePath
-	51, // 29: fluss.rpc.v1.TableMetadata.bucket_metadata:type_name -> fluss.rpc.v1.BucketMetadata
-	51, // 30: fluss.rpc.v1.PartitionMetadata.bucket_metadata:type_name -> fluss.rpc.v1.BucketMetadata
-	56, // 31: fluss.rpc.v1.FetchLogRequestTable.buckets_req:type_name -> fluss.rpc.v1.FetchLogRequestBucket
-	58, // 32: fluss.rpc.v1.FetchLogResponseTable.buckets_resp:type_name -> fluss.rpc.v1.FetchLogResponseBucket
-	59, // 33: fluss.rpc.v1.FetchLogResponseBucket.remote_log_fetch_info:type_name -> fluss.rpc.v1.RemoteLogFetchInfo
-	60, // 34: fluss.rpc.v1.RemoteLogFetchInfo.remote_log_segments:type_name -> fluss.rpc.v1.RemoteLogSegment
-	62, // 35: fluss.rpc.v1.PartitionInfo.partition_spec:type_name -> fluss.rpc.v1.PartitionSpec
-	63, // 36: fluss.rpc.v1.PartitionSpec.partition_key_values:type_name -> fluss.rpc.v1.KeyValue
-	37, // [37:37] is the sub-list for method output_type
-	37, // [37:37] is the sub-list for method input_type
-	37, // [37:37] is the sub-list for extension type_name
-	37, // [37:37] is the sub-list for extension extendee
-	0,  // [0:37] is the sub-list for field type_name
+	48, // 0: fluss.rpc.v1.ApiVersionsResponse.api_versions:type_name -> fluss.rpc.v1.ApiVersion
+	55, // 1: fluss.rpc.v1.ListDatabasesResponse.database_summary:type_name -> fluss.rpc.v1.DatabaseSummary
+	49, // 2: fluss.rpc.v1.CreateTableRequest.table_path:type_name -> fluss.rpc.v1.TablePath
+	49, // 3: fluss.rpc.v1.DropTableRequest.table_path:type_name -> fluss.rpc.v1.TablePath
+	49, // 4: fluss.rpc.v1.GetTableInfoRequest.table_path:type_name -> fluss.rpc.v1.TablePath
+	49, // 5: fluss.rpc.v1.TableExistsRequest.table_path:type_name -> fluss.rpc.v1.TablePath
+	49, // 6: fluss.rpc.v1.GetTableSchemaRequest.table_path:type_name -> fluss.rpc.v1.TablePath
+	49, // 7: fluss.rpc.v1.AlterTableRequest.table_path:type_name -> fluss.rpc.v1.TablePath
+	27, // 8: fluss.rpc.v1.AlterTableRequest.config_changes:type_name -> fluss.rpc.v1.AlterConfig
+	49, // 9: fluss.rpc.v1.ListPartitionInfosRequest.table_path:type_name -> fluss.rpc.v1.TablePath
+	65, // 10: fluss.rpc.v1.ListPartitionInfosRequest.partial_partition_spec:type_name -> fluss.rpc.v1.PartitionSpec
+	64, // 11: fluss.rpc.v1.ListPartitionInfosResponse.partitions_info:type_name -> fluss.rpc.v1.PartitionInfo
+	49, // 12: fluss.rpc.v1.CreatePartitionRequest.table_path:type_name -> fluss.rpc.v1.TablePath
+	65, // 13: fluss.rpc.v1.CreatePartitionRequest.partition_spec:type_name -> fluss.rpc.v1.PartitionSpec
+	49, // 14: fluss.rpc.v1.DropPartitionRequest.table_path:type_name -> fluss.rpc.v1.TablePath
+	65, // 15: fluss.rpc.v1.DropPartitionRequest.partition_spec:type_name -> fluss.rpc.v1.PartitionSpec
+	49, // 16: fluss.rpc.v1.GetMetadataRequest.table_path:type_name -> fluss.rpc.v1.TablePath
+	50, // 17: fluss.rpc.v1.GetMetadataRequest.partitions_path:type_name -> fluss.rpc.v1.PhysicalTablePath
+	51, // 18: fluss.rpc.v1.GetMetadataResponse.coordinator_server:type_name -> fluss.rpc.v1.ServerNode
+	51, // 19: fluss.rpc.v1.GetMetadataResponse.tablet_servers:type_name -> fluss.rpc.v1.ServerNode
+	52, // 20: fluss.rpc.v1.GetMetadataResponse.table_metadata:type_name -> fluss.rpc.v1.TableMetadata
+	53, // 21: fluss.rpc.v1.GetMetadataResponse.partition_metadata:type_name -> fluss.rpc.v1.PartitionMetadata
+	56, // 22: fluss.rpc.v1.ProduceLogRequest.buckets_req:type_name -> fluss.rpc.v1.ProduceLogRequestBucket
+	57, // 23: fluss.rpc.v1.ProduceLogResponse.buckets_resp:type_name -> fluss.rpc.v1.ProduceLogResponseBucket
+	58, // 24: fluss.rpc.v1.FetchLogRequest.tables_req:type_name -> fluss.rpc.v1.FetchLogRequestTable
+	60, // 25: fluss.rpc.v1.FetchLogResponse.tables_resp:type_name -> fluss.rpc.v1.FetchLogResponseTable
+	67, // 26: fluss.rpc.v1.ListOffsetsResponse.buckets_resp:type_name -> fluss.rpc.v1.ListOffsetsResponseBucket
+	49, // 27: fluss.rpc.v1.InitWriterRequest.table_path:type_name -> fluss.rpc.v1.TablePath
+	68, // 28: fluss.rpc.v1.PutKvRequest.buckets_req:type_name -> fluss.rpc.v1.PutKvRequestBucket
+	69, // 29: fluss.rpc.v1.PutKvResponse.buckets_resp:type_name -> fluss.rpc.v1.PutKvResponseBucket
+	49, // 30: fluss.rpc.v1.TableMetadata.table_path:type_name -> fluss.rpc.v1.TablePath
+	54, // 31: fluss.rpc.v1.TableMetadata.bucket_metadata:type_name -> fluss.rpc.v1.BucketMetadata
+	54, // 32: fluss.rpc.v1.PartitionMetadata.bucket_metadata:type_name -> fluss.rpc.v1.BucketMetadata
+	59, // 33: fluss.rpc.v1.FetchLogRequestTable.buckets_req:type_name -> fluss.rpc.v1.FetchLogRequestBucket
+	61, // 34: fluss.rpc.v1.FetchLogResponseTable.buckets_resp:type_name -> fluss.rpc.v1.FetchLogResponseBucket
+	62, // 35: fluss.rpc.v1.FetchLogResponseBucket.remote_log_fetch_info:type_name -> fluss.rpc.v1.RemoteLogFetchInfo
+	63, // 36: fluss.rpc.v1.RemoteLogFetchInfo.remote_log_segments:type_name -> fluss.rpc.v1.RemoteLogSegment
+	65, // 37: fluss.rpc.v1.PartitionInfo.partition_spec:type_name -> fluss.rpc.v1.PartitionSpec
+	66, // 38: fluss.rpc.v1.PartitionSpec.partition_key_values:type_name -> fluss.rpc.v1.KeyValue
+	39, // [39:39] is the sub-list for method output_type
+	39, // [39:39] is the sub-list for method input_type
+	39, // [39:39] is the sub-list for extension type_name
+	39, // [39:39] is the sub-list for extension extendee
+	0,  // [0:39] is the sub-list for field type_name
 }
 
 func init() { file_fluss_rpc_v1_fluss_api_proto_init() }
@@ -4233,7 +4409,7 @@ func file_fluss_rpc_v1_fluss_api_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_fluss_rpc_v1_fluss_api_proto_rawDesc), len(file_fluss_rpc_v1_fluss_api_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   67,
+			NumMessages:   70,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
