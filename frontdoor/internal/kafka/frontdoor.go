@@ -124,6 +124,7 @@ func NewFrontdoor(cfg Config, d Deps) (*Server, error) {
 	if d.Fetcher != nil {
 		gcfg := d.Groups
 		gcfg.OnRebalance = metrics.rebalanced
+		gcfg.Topics = catalogTopics{d.Catalog}
 		gh = &groupHandlers{coord: groups.New(gcfg, d.Fetcher, d.Logger), catalog: d.Catalog}
 		if err := registerGroupLag(metrics.meter, &groupLag{coord: gh.coord, catalog: d.Catalog, fetcher: d.Fetcher}); err != nil {
 			return nil, err

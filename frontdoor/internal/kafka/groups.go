@@ -16,7 +16,7 @@ import (
 	catalogv1 "github.com/ferrygw/ferry/services/api/gen/ferry/catalog/v1"
 )
 
-// Consumer groups (classic protocol): every group has one coordinator
+// Consumer groups (classic and KIP-848 consumer protocols): every group has one coordinator
 // among the live frontdoors catalogsvc knows, chosen by rendezvous hashing
 // of the group id over their node ids, so that a frontdoor's death moves
 // only its own groups. Requests for a group another frontdoor coordinates
@@ -118,6 +118,8 @@ func (h *groupHandlers) apis() []API {
 		{Key: describeGroupsKey, MinVersion: describeGroupsMin, MaxVersion: describeGroupsMax, Serve: h.describeGroups},
 		{Key: deleteGroupsKey, MinVersion: deleteGroupsMin, MaxVersion: deleteGroupsMax, Serve: h.deleteGroups},
 		{Key: offsetDeleteKey, MinVersion: offsetDeleteMin, MaxVersion: offsetDeleteMax, Serve: h.offsetDelete},
+		{Key: consumerGroupHeartbeatKey, MinVersion: consumerGroupHeartbeatMin, MaxVersion: consumerGroupHeartbeatMax, Serve: h.consumerGroupHeartbeat},
+		{Key: consumerGroupDescribeKey, MinVersion: consumerGroupDescribeMin, MaxVersion: consumerGroupDescribeMax, Serve: h.consumerGroupDescribe},
 	}
 }
 
