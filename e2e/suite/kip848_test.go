@@ -1,0 +1,401 @@
+package suite
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/ferrygw/ferry/e2e/clients"
+	"github.com/ferrygw/ferry/e2e/stack"
+	"github.com/ferrygw/ferry/services/testenv"
+)
+
+// memberEvents is what the members of one consumer protocol group reported (Kafka's
+// VerifiableConsumer event lines, which the confluent-kafka member prints too), by member name.
+type memberEvents struct {
+	mu       sync.Mutex
+	owned    map[string]map[int32]bool
+	consumed map[string]map[int32][][2]int64
+}
+
+func newMemberEvents() *memberEvents {
+	return &memberEvents{owned: map[string]map[int32]bool{}, consumed: map[string]map[int32][][2]int64{}}
+}
+
+func (m *memberEvents) record(name string, ev vcEvent) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.owned[name] == nil {
+		m.owned[name], m.consumed[name] = map[int32]bool{}, map[int32][][2]int64{}
+	}
+	for _, p := range ev.Partitions {
+		switch ev.Name {
+		case "partitions_assigned":
+			m.owned[name][p.Partition] = true
+		case "partitions_revoked", "partitions_lost":
+			delete(m.owned[name], p.Partition)
+		case "records_consumed":
+			m.consumed[name][p.Partition] = append(m.consumed[name][p.Partition], [2]int64{p.MinOffset, p.MaxOffset})
+		}
+	}
+}
+
+// ownedBy lists the partitions a member holds.
+func (m *memberEvents) ownedBy(name string) map[int32]bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := map[int32]bool{}
+	for p := range m.owned[name] {
+		out[p] = true
+	}
+	return out
+}
+
+// lastConsumed is the highest offset any member consumed of each partition.
+func (m *memberEvents) lastConsumed() map[int32]int64 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := map[int32]int64{}
+	for _, parts := range m.consumed {
+		for p, rs := range parts {
+			for _, r := range rs {
+				if o, ok := out[p]; !ok || r[1] > o {
+					out[p] = r[1]
+				}
+			}
+		}
+	}
+	return out
+}
+
+// firstConsumed is the lowest offset one member consumed of each partition.
+func (m *memberEvents) firstConsumed(name string) map[int32]int64 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := map[int32]int64{}
+	for p, rs := range m.consumed[name] {
+		for _, r := range rs {
+			if o, ok := out[p]; !ok || r[0] < o {
+				out[p] = r[0]
+			}
+		}
+	}
+	return out
+}
+
+// startMember runs a group member process whose stdout is event lines and feeds them to ev under
+// name; stop sends SIGTERM (the member closes, leaving the group) and waits for it to end.
+func startMember(t *testing.T, ev *memberEvents, name string, cmd *exec.Cmd) (stop func()) {
+	t.Helper()
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		sc := bufio.NewScanner(out)
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		for sc.Scan() {
+			var e vcEvent
+			if json.Unmarshal(sc.Bytes(), &e) == nil {
+				ev.record(name, e)
+			}
+		}
+	}()
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			_ = cmd.Process.Signal(syscall.SIGTERM)
+			select {
+			case <-done:
+			case <-time.After(40 * time.Second):
+				_ = cmd.Process.Kill()
+				<-done
+			}
+			_ = cmd.Wait()
+			if s := stderr.String(); s != "" {
+				t.Logf("member %s stderr:\n%s", name, tail(s, 3000))
+			}
+		})
+	}
+	t.Cleanup(stop)
+	return stop
+}
+
+func tail(s string, n int) string {
+	if len(s) > n {
+		return s[len(s)-n:]
+	}
+	return s
+}
+
+// javaMember is Kafka's VerifiableConsumer with group.protocol=consumer and the uniform assignor
+// (it commits after every poll).
+func javaMember(t *testing.T, addr, topic, group string) *exec.Cmd {
+	lib := kafkaToolsLib(t)
+	return exec.Command("java", "-cp", filepath.Join(lib, "*"), "org.apache.kafka.tools.VerifiableConsumer",
+		"--bootstrap-server", addr, "--topic", topic, "--group-id", group, "--group-protocol", "consumer",
+		"--group-remote-assignor", "uniform", "--reset-policy", "earliest")
+}
+
+// pythonMember is confluent-kafka (librdkafka 2.x) with group.protocol=consumer.
+func pythonMember(t *testing.T, addr, topic, group string) *exec.Cmd {
+	py := filepath.Join(clients.RepoRoot(), ".cache", "clients", "venv", "bin", "python")
+	if _, err := os.Stat(py); err != nil {
+		if os.Getenv(testenv.EnvRequireFluss) == "1" {
+			t.Fatalf("confluent-kafka venv missing (tools/install-clients.sh): %v", err)
+		}
+		t.Skipf("confluent-kafka venv missing: %v", err)
+	}
+	return exec.Command(py, "-B", filepath.Join("testdata", "kip848_consumer.py"), addr, topic, group)
+}
+
+func waitFor(t *testing.T, what string, d time.Duration, ok func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !ok() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not within %v", what, d)
+		}
+		time.Sleep(300 * time.Millisecond)
+	}
+}
+
+// produceRound writes n records to each of the topic's partitions.
+func produceRound(t *testing.T, addr, topic string, partitions, n, round int) {
+	t.Helper()
+	var recs []*kgo.Record
+	for p := range int32(partitions) {
+		for i := range n {
+			recs = append(recs, &kgo.Record{Topic: topic, Partition: p, Value: fmt.Appendf(nil, `{"id": %d}`, round*1000+int(p)*100+i)})
+		}
+	}
+	kgoProduce(t, newKgo(t, addr), recs, len(recs))
+}
+
+// TestConsumerProtocolJava: KIP-848 with Java kafka-clients 4.4 (Kafka's VerifiableConsumer,
+// group.protocol=consumer). Two members share a 4-partition topic, two partitions each, the
+// second getting its partitions only after the first revoked them; kafka-consumer-groups
+// --describe shows the group; one member leaves and the other takes all four; after the members
+// and then frontdoor and fetchsvc restart, a new member resumes at the committed offsets.
+func TestConsumerProtocolJava(t *testing.T) {
+	consumerProtocolMembers(t, javaMember, true)
+}
+
+// TestConsumerProtocolConfluentKafka: the same with confluent-kafka (librdkafka 2.x,
+// group.protocol=consumer); the restart is of the members only.
+func TestConsumerProtocolConfluentKafka(t *testing.T) {
+	consumerProtocolMembers(t, pythonMember, false)
+}
+
+func consumerProtocolMembers(t *testing.T, member func(t *testing.T, addr, topic, group string) *exec.Cmd, restartServices bool) {
+	e, f := need(t)
+	db := dbName(t, f, "kip848")
+	topic := topicTable(t, f, db, "shared", 4, []testenv.Column{{Name: "id", Type: "BIGINT"}}, nil)
+	group := "kip848-" + db
+	ev := newMemberEvents()
+	produceRound(t, e.kafka, topic, 4, 10, 0)
+	upTo := func(want int64) func() bool {
+		return func() bool {
+			got := ev.lastConsumed()
+			for p := range int32(4) {
+				if o, ok := got[p]; !ok || o < want {
+					return false
+				}
+			}
+			return true
+		}
+	}
+
+	stopA := startMember(t, ev, "a", member(t, e.kafka, topic, group))
+	waitFor(t, "member a owning all four partitions", 2*time.Minute, func() bool { return len(ev.ownedBy("a")) == 4 })
+	waitFor(t, "the first ten records of each partition consumed", time.Minute, upTo(9))
+	stopB := startMember(t, ev, "b", member(t, e.kafka, topic, group))
+	waitFor(t, "a and b owning two partitions each", 2*time.Minute, func() bool {
+		a, b := ev.ownedBy("a"), ev.ownedBy("b")
+		for p := range b {
+			if a[p] {
+				t.Fatalf("partition %d owned by a and b at once: a %v, b %v", p, a, b)
+			}
+		}
+		return len(a) == 2 && len(b) == 2
+	})
+
+	out := consumerGroupsTool(t, e.kafka, "--describe", "--group", group)
+	rows := toolRows(t, out, group, topic, 9, 3)
+	if len(rows) != 4 {
+		t.Fatalf("kafka-consumer-groups --describe shows %d partitions of %s, want 4:\n%s", len(rows), topic, out)
+	}
+	for p, cur := range rows {
+		if cur != "10" {
+			t.Fatalf("--describe: partition %d at %s, want 10:\n%s", p, cur, out)
+		}
+	}
+	members := consumerGroupsTool(t, e.kafka, "--describe", "--members", "--group", group)
+	if n := strings.Count(members, group); n != 2 {
+		t.Fatalf("--describe --members lists %d members, want 2:\n%s", n, members)
+	}
+
+	stopB()
+	waitFor(t, "a owning all four partitions after b left", time.Minute, func() bool { return len(ev.ownedBy("a")) == 4 })
+	produceRound(t, e.kafka, topic, 4, 10, 1)
+	waitFor(t, "the second round consumed by a", time.Minute, upTo(19))
+	stopA()
+
+	if restartServices {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		defer cancel()
+		for _, svc := range []string{stack.Frontdoor, stack.Fetch} {
+			if err := e.stack.Kill(svc); err != nil {
+				t.Fatalf("kill %s: %v", svc, err)
+			}
+		}
+		for _, svc := range []string{stack.Fetch, stack.Frontdoor} {
+			if err := e.stack.Restart(ctx, svc); err != nil {
+				t.Fatalf("restart %s: %v", svc, err)
+			}
+		}
+		waitTopic(t, topic, 4)
+	}
+	produceRound(t, e.kafka, topic, 4, 10, 2)
+	startMember(t, ev, "c", member(t, e.kafka, topic, group))
+	waitFor(t, "the third round consumed by a new member", 2*time.Minute, upTo(29))
+	for p, o := range ev.firstConsumed("c") {
+		if o != 20 {
+			t.Fatalf("the new member started partition %d at %d, want the committed 20 (all of c: %v)", p, o, ev.firstConsumed("c"))
+		}
+	}
+}
+
+// TestConsumerProtocolWireMatchesKafkaBroker: ConsumerGroupHeartbeat and ConsumerGroupDescribe
+// error answers, field by field against a Kafka 4.4 broker (error codes and messages, null
+// member id and assignment).
+func TestConsumerProtocolWireMatchesKafkaBroker(t *testing.T) {
+	e, f := need(t)
+	if !clients.BrokerInstalled() {
+		t.Fatal(clients.ErrBrokerNotInstalled)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	broker, err := clients.StartBroker(ctx, t.TempDir(), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = broker.Stop() })
+	group := "kip848-wire-" + dbName(t, f, "kip848wire")
+	for _, addr := range []string{broker.Bootstrap, e.kafka} {
+		waitCoordinator(t, ctx, addr, group)
+	}
+	heartbeat := func(v int16, member string, epoch int32, edit func(*kmsg.ConsumerGroupHeartbeatRequest)) func() kmsg.Request {
+		return func() kmsg.Request {
+			r := kmsg.NewPtrConsumerGroupHeartbeatRequest()
+			r.SetVersion(v)
+			r.Group, r.MemberID, r.MemberEpoch, r.RebalanceTimeoutMillis = group, member, epoch, 30000
+			r.SubscribedTopicNames, r.Topics = []string{"orders"}, []kmsg.ConsumerGroupHeartbeatRequestTopic{}
+			if edit != nil {
+				edit(r)
+			}
+			return r
+		}
+	}
+	cases := []wireCase{
+		{"heartbeat v1 without member id", heartbeat(1, "", 0, nil)},
+		{"heartbeat v0 of an unknown member", heartbeat(0, "m-1", 3, nil)},
+		{"heartbeat v1 of an unknown member", heartbeat(1, "m-1", 3, nil)},
+		{"leave of an unknown member", heartbeat(1, "m-1", -1, nil)},
+		{"join without rebalance timeout", heartbeat(1, "m-1", 0, func(r *kmsg.ConsumerGroupHeartbeatRequest) { r.RebalanceTimeoutMillis = -1 })},
+		{"join owning partitions", heartbeat(1, "m-1", 0, func(r *kmsg.ConsumerGroupHeartbeatRequest) {
+			r.Topics = []kmsg.ConsumerGroupHeartbeatRequestTopic{{Partitions: []int32{0}}}
+		})},
+		{"join without subscription", heartbeat(1, "m-1", 0, func(r *kmsg.ConsumerGroupHeartbeatRequest) { r.SubscribedTopicNames = nil })},
+		{"join with an unknown assignor", heartbeat(1, "m-1", 0, func(r *kmsg.ConsumerGroupHeartbeatRequest) { r.ServerAssignor = kmsg.StringPtr("sticky") })},
+		{"static leave without instance id", heartbeat(1, "m-1", -2, nil)},
+		{"epoch below -2", heartbeat(1, "m-1", -3, nil)},
+		{"empty instance id", heartbeat(1, "m-1", 0, func(r *kmsg.ConsumerGroupHeartbeatRequest) { r.InstanceID = kmsg.StringPtr("") })},
+	}
+	for _, v := range []int16{0, 1} {
+		cases = append(cases, wireCase{fmt.Sprintf("describe v%d of no group", v), func() kmsg.Request {
+			r := kmsg.NewPtrConsumerGroupDescribeRequest()
+			r.SetVersion(v)
+			r.Groups = []string{group}
+			return r
+		}})
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			want, wantRaw := wireRoundTrip(t, broker.Bootstrap, tc.req())
+			got, gotRaw := wireRoundTrip(t, e.kafka, tc.req())
+			compareWire(t, want, got, wantRaw, gotRaw)
+		})
+	}
+}
+
+// TestConsoleConsumer: Kafka's kafka-console-consumer reads a topic from the beginning with
+// --max-messages and --timeout-ms and prints exactly the values produced; with --group it commits
+// what it read, so kafka-consumer-groups --describe shows the group at the end of the topic.
+func TestConsoleConsumer(t *testing.T) {
+	e, f := need(t)
+	db := dbName(t, f, "console")
+	topic := topicTable(t, f, db, "lines", 2, []testenv.Column{{Name: "line", Type: "STRING"}},
+		map[string]string{"kafka.value.format": "string", "kafka.value.column": "line"})
+	var recs []*kgo.Record
+	want := map[string]bool{}
+	for i := range 12 {
+		v := fmt.Sprintf("line %d: ünïcödé, tab\there", i)
+		want[v] = true
+		recs = append(recs, &kgo.Record{Topic: topic, Partition: int32(i % 2), Value: []byte(v)})
+	}
+	kgoProduce(t, newKgo(t, e.kafka), recs, len(recs))
+	group := "console-" + db
+	for _, args := range [][]string{
+		{"--from-beginning", "--max-messages", "12", "--timeout-ms", "30000"},
+		{"--from-beginning", "--max-messages", "12", "--timeout-ms", "30000", "--group", group},
+	} {
+		out, err := kafkaTool(t, "consumer.ConsoleConsumer", append([]string{"--bootstrap-server", e.kafka, "--topic", topic}, args...)...)
+		if err != nil {
+			t.Fatalf("kafka-console-consumer %v: %v\n%s", args, err, out)
+		}
+		got := map[string]bool{}
+		for _, line := range strings.Split(strings.TrimRight(out, "\n"), "\n") {
+			switch {
+			case want[line]:
+				if got[line] {
+					t.Fatalf("value %q printed twice:\n%s", line, out)
+				}
+				got[line] = true
+			case strings.HasPrefix(line, "Processed a total of"):
+				if line != "Processed a total of 12 messages" {
+					t.Fatalf("summary %q, want 12 messages", line)
+				}
+			default:
+				t.Fatalf("kafka-console-consumer printed %q, which was not produced:\n%s", line, out)
+			}
+		}
+		if len(got) != len(want) {
+			t.Fatalf("kafka-console-consumer %v printed %d of %d values:\n%s", args, len(got), len(want), out)
+		}
+	}
+	out := consumerGroupsTool(t, e.kafka, "--describe", "--group", group)
+	rows := toolRows(t, out, group, topic, 9, 3)
+	if len(rows) != 2 || rows[0] != "6" || rows[1] != "6" {
+		t.Fatalf("the console consumer's group is at %v, want 6 of each partition:\n%s", rows, out)
+	}
+}
