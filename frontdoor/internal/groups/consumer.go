@@ -336,7 +336,7 @@ func (c *Coordinator) consumerGroupLocked(id string, create bool) (*group, *kerr
 	g := c.groups[id]
 	switch {
 	case g == nil && !create:
-		return nil, kerr.GroupIDNotFound, fmt.Sprintf("Group %s not found.", id)
+		return nil, kerr.GroupIDNotFound, fmt.Sprintf("Consumer group %s not found.", id)
 	case g != nil && len(g.members) > 0:
 		return nil, kerr.GroupIDNotFound, fmt.Sprintf("Group %s is not a consumer group.", id)
 	case g != nil && g.cg == nil && !create:

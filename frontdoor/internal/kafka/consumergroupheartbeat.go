@@ -2,6 +2,7 @@ package kafka
 
 import (
 	"context"
+	"net"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -25,7 +26,7 @@ func (h *groupHandlers) consumerGroupHeartbeat(ctx context.Context, s *Session, 
 	creq := groups.ConsumerHeartbeatRequest{Version: r.Version, Group: r.Group, MemberID: r.MemberID, MemberEpoch: r.MemberEpoch,
 		InstanceID: r.InstanceID, RackID: r.RackID, RebalanceTimeoutMs: r.RebalanceTimeoutMillis,
 		SubscribedTopics: r.SubscribedTopicNames, SubscribedRegex: r.SubscribedTopicRegex, ServerAssignor: r.ServerAssignor,
-		ClientID: s.ClientID, ClientHost: s.Remote}
+		ClientID: s.ClientID, ClientHost: clientHost(s.Remote)}
 	if r.Topics != nil {
 		creq.Owned = make([]groups.OwnedTopic, len(r.Topics))
 		for i, t := range r.Topics {
@@ -55,4 +56,13 @@ func (h *groupHandlers) consumerGroupHeartbeat(ctx context.Context, s *Session, 
 		}
 		return resp
 	}), nil
+}
+
+// clientHost is the client's address as Kafka's coordinator shows a
+// consumer protocol member's host: "/" and the IP, without the port.
+func clientHost(remote string) string {
+	if host, _, err := net.SplitHostPort(remote); err == nil {
+		return "/" + host
+	}
+	return remote
 }
