@@ -709,6 +709,10 @@ func (c *Coordinator) removeConsumerMember(g *group, id string) {
 func (c *Coordinator) consumerLeave(r ConsumerHeartbeatRequest) ConsumerHeartbeatResult {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.groups[r.Group] == nil {
+		// Kafka words this one apart from a heartbeat's.
+		return refuse(kerr.GroupIDNotFound, "Group %s not found.", r.Group)
+	}
 	g, e, msg := c.consumerGroupLocked(r.Group, false)
 	if e != nil {
 		return refuse(e, "%s", msg)

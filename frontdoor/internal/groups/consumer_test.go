@@ -198,8 +198,12 @@ func TestConsumerFencing(t *testing.T) {
 	}
 	other := newCMember(t, c, "other").req(1)
 	other.Group = "missing"
-	if res := c.ConsumerHeartbeat(ctx, other); res.Err != kerr.GroupIDNotFound {
-		t.Fatalf("heartbeat of a missing group: %v, want GROUP_ID_NOT_FOUND", res.Err)
+	if res := c.ConsumerHeartbeat(ctx, other); res.Err != kerr.GroupIDNotFound || res.ErrMessage != "Consumer group missing not found." {
+		t.Fatalf("heartbeat of a missing group: %v %q, want GROUP_ID_NOT_FOUND", res.Err, res.ErrMessage)
+	}
+	other.MemberEpoch = LeaveEpoch
+	if res := c.ConsumerHeartbeat(ctx, other); res.Err != kerr.GroupIDNotFound || res.ErrMessage != "Group missing not found." {
+		t.Fatalf("leave of a missing group: %v %q, want GROUP_ID_NOT_FOUND", res.Err, res.ErrMessage)
 	}
 	// A lost answer: a's epoch moved from 1 to 2; it comes back with 1
 	// owning only partitions it is still assigned: taken.
