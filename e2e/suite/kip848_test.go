@@ -260,6 +260,12 @@ func consumerProtocolMembers(t *testing.T, member func(t *testing.T, addr, topic
 	if n != 2 {
 		t.Fatalf("--describe --members lists %d members of two partitions, want 2:\n%s", n, members)
 	}
+	if list := consumerGroupsTool(t, e.kafka, "--list", "--type", "consumer"); !strings.Contains(list, group) {
+		t.Fatalf("--list --type consumer does not name %s:\n%s", group, list)
+	}
+	if list := consumerGroupsTool(t, e.kafka, "--list", "--type", "classic"); strings.Contains(list, group) {
+		t.Fatalf("--list --type classic names the consumer protocol group %s:\n%s", group, list)
+	}
 
 	stopB()
 	waitFor(t, "a owning all four partitions after b left", time.Minute, func() bool { return len(ev.ownedBy("a")) == 4 })
@@ -289,6 +295,53 @@ func consumerProtocolMembers(t *testing.T, member func(t *testing.T, addr, topic
 		if o != 20 {
 			t.Fatalf("the new member started partition %d at %d, want the committed 20 (all of c: %v)", p, o, ev.firstConsumed("c"))
 		}
+	}
+}
+
+// TestConsumerProtocolStaticJava: two static members (group.instance.id) of the consumer
+// protocol; one is stopped (it leaves with epoch -2) and started again: the other keeps its two
+// partitions meanwhile, the restarted one gets its old two back, and the group epoch stays.
+func TestConsumerProtocolStaticJava(t *testing.T) {
+	e, f := need(t)
+	db := dbName(t, f, "kip848static")
+	topic := topicTable(t, f, db, "static", 4, []testenv.Column{{Name: "id", Type: "BIGINT"}}, nil)
+	group := "kip848-static-" + db
+	produceRound(t, e.kafka, topic, 4, 5, 0)
+	ev := newMemberEvents()
+	static := func(instance string) *exec.Cmd {
+		cmd := javaMember(t, e.kafka, topic, group)
+		cmd.Args = append(cmd.Args, "--group-instance-id", instance)
+		return cmd
+	}
+	stop1 := startMember(t, ev, "s1", static("i1"))
+	startMember(t, ev, "s2", static("i2"))
+	waitFor(t, "s1 and s2 owning two partitions each", 2*time.Minute, func() bool {
+		return len(ev.ownedBy("s1")) == 2 && len(ev.ownedBy("s2")) == 2
+	})
+	groupEpoch := func() int32 {
+		r := kmsg.NewPtrConsumerGroupDescribeRequest()
+		r.Groups = []string{group}
+		resp, _ := wireRoundTrip(t, e.kafka, r)
+		g := resp.(*kmsg.ConsumerGroupDescribeResponse).Groups[0]
+		if g.ErrorCode != 0 {
+			t.Fatalf("ConsumerGroupDescribe: %v", kerr.ErrorForCode(g.ErrorCode))
+		}
+		return g.Epoch
+	}
+	waitFor(t, "the group stable", time.Minute, func() bool { return len(ev.lastConsumed()) == 4 })
+	before, had, other := groupEpoch(), ev.ownedBy("s1"), ev.ownedBy("s2")
+	stop1()
+	time.Sleep(7 * time.Second) // more than a heartbeat interval: s2 would have been told
+	if got := ev.ownedBy("s2"); fmt.Sprint(got) != fmt.Sprint(other) {
+		t.Fatalf("s2 owns %v while s1 is away, want its own %v only", got, other)
+	}
+	startMember(t, ev, "s1-again", static("i1"))
+	waitFor(t, "the restarted s1 owning its partitions", time.Minute, func() bool { return len(ev.ownedBy("s1-again")) == 2 })
+	if got := ev.ownedBy("s1-again"); fmt.Sprint(got) != fmt.Sprint(had) {
+		t.Fatalf("the restarted static member owns %v, want its old %v", got, had)
+	}
+	if after := groupEpoch(); after != before {
+		t.Fatalf("group epoch %d after the static member's restart, want %d (no new assignment)", after, before)
 	}
 }
 
