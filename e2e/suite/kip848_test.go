@@ -2,6 +2,7 @@ package suite
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -410,6 +411,104 @@ func TestConsumerProtocolWireMatchesKafkaBroker(t *testing.T) {
 			got, gotRaw := wireRoundTrip(t, e.kafka, tc.req())
 			compareWire(t, want, got, wantRaw, gotRaw)
 		})
+	}
+	liveGroupWire(t, ctx, broker.Bootstrap, e.kafka, group+"-live")
+}
+
+// liveGroupWire compares the answers about a live group, in order: a member subscribed to a
+// topic neither side has (so that no answer holds topic ids, which differ), its heartbeat, the
+// group as ConsumerGroupDescribe and DescribeGroups show it, an offset fetch with a stale epoch,
+// a second static member refused, a member fenced by an instance id, a leave. Epoch numbers are
+// not compared: a Kafka 4.4 broker bumps the group epoch twice at a group's first join and
+// computes later assignments after a delay (the group is Assigning meanwhile), Ferry once and at
+// once; each side's heartbeat carries the epoch that side gave.
+func liveGroupWire(t *testing.T, ctx context.Context, brokerAddr, ferryAddr, group string) {
+	waitCoordinator(t, ctx, brokerAddr, group)
+	addrs := [2]string{brokerAddr, ferryAddr}
+	epochs := [2]int32{}
+	heartbeat := func(id string, epoch int32, instance *string) func(side int) kmsg.Request {
+		return func(side int) kmsg.Request {
+			r := kmsg.NewPtrConsumerGroupHeartbeatRequest()
+			r.SetVersion(1)
+			r.Group, r.MemberID, r.MemberEpoch, r.RebalanceTimeoutMillis, r.InstanceID = group, id, epoch, -1, instance
+			switch epoch {
+			case 0:
+				r.RebalanceTimeoutMillis, r.SubscribedTopicNames = 30000, []string{group + ".missing"}
+				r.Topics = []kmsg.ConsumerGroupHeartbeatRequestTopic{}
+			case 1:
+				r.MemberEpoch = epochs[side]
+			}
+			return r
+		}
+	}
+	instance := kmsg.StringPtr("instance-1")
+	steps := []struct {
+		name string
+		req  func(side int) kmsg.Request
+	}{
+		{"join of a live group", heartbeat("m-one", 0, nil)},
+		{"heartbeat of a stable member", heartbeat("m-one", 1, nil)},
+		{"ConsumerGroupDescribe v1 of a live group", func(int) kmsg.Request {
+			r := kmsg.NewPtrConsumerGroupDescribeRequest()
+			r.SetVersion(1)
+			r.Groups = []string{group}
+			return r
+		}},
+		{"DescribeGroups v5 of a consumer protocol group", func(int) kmsg.Request {
+			r := kmsg.NewPtrDescribeGroupsRequest()
+			r.SetVersion(5)
+			r.Groups = []string{group}
+			return r
+		}},
+		{"OffsetFetch v9 with a stale member epoch", func(int) kmsg.Request {
+			r := kmsg.NewPtrOffsetFetchRequest()
+			r.SetVersion(9)
+			rg := kmsg.NewOffsetFetchRequestGroup()
+			rg.Group, rg.MemberID, rg.MemberEpoch = group, kmsg.StringPtr("m-one"), 99
+			r.Groups = append(r.Groups, rg)
+			return r
+		}},
+		{"static join", heartbeat("m-static", 0, instance)},
+		{"second member with a live instance id", heartbeat("m-other", 0, instance)},
+		{"heartbeat under another member's instance id", heartbeat("m-one", 1, instance)},
+		{"leave", heartbeat("m-one", -1, nil)},
+	}
+	for _, st := range steps {
+		t.Run(st.name, func(t *testing.T) {
+			var resps [2]kmsg.Response
+			var canon [2]bool
+			for side, addr := range addrs {
+				var raw []byte
+				resps[side], raw = wireRoundTrip(t, addr, st.req(side))
+				canon[side] = bytes.Equal(resps[side].AppendTo(nil), raw)
+				if hb, ok := resps[side].(*kmsg.ConsumerGroupHeartbeatResponse); ok && hb.ErrorCode == 0 && deref(hb.MemberID) == "m-one" && hb.MemberEpoch > 0 {
+					epochs[side] = hb.MemberEpoch
+				}
+				maskEpochs(resps[side])
+			}
+			if canon[0] != canon[1] {
+				t.Errorf("null/empty encoding differs: the broker's answer re-encodes to its bytes: %v, frontdoor's: %v", canon[0], canon[1])
+			}
+			// Both re-encoded after masking: compareWire compares the fields.
+			compareWire(t, resps[0], resps[1], resps[0].AppendTo(nil), resps[1].AppendTo(nil))
+		})
+	}
+}
+
+// maskEpochs zeroes the positive epoch numbers of KIP-848 answers (see liveGroupWire).
+func maskEpochs(resp kmsg.Response) {
+	switch r := resp.(type) {
+	case *kmsg.ConsumerGroupHeartbeatResponse:
+		if r.MemberEpoch > 0 {
+			r.MemberEpoch = 0
+		}
+	case *kmsg.ConsumerGroupDescribeResponse:
+		for i := range r.Groups {
+			r.Groups[i].Epoch, r.Groups[i].AssignmentEpoch = 0, 0
+			for j := range r.Groups[i].Members {
+				r.Groups[i].Members[j].MemberEpoch = 0
+			}
+		}
 	}
 }
 

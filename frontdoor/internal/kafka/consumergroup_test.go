@@ -49,7 +49,7 @@ func TestConsumerGroupAPIs(t *testing.T) {
 		t.Fatalf("describe cg: %+v", g)
 	}
 	m := g.Members[0]
-	if m.MemberID != "member-1" || m.MemberEpoch != 1 || m.MemberType != 1 || m.ClientHost != "/127.0.0.1" || !reflect.DeepEqual(m.SubscribedTopics, []string{"orders"}) ||
+	if m.MemberID != "member-1" || m.MemberEpoch != 1 || m.MemberType != 1 || m.ClientHost != "/127.0.0.1" || deref(m.SubscribedTopicRegex) != "" || m.SubscribedTopicRegex == nil || !reflect.DeepEqual(m.SubscribedTopics, []string{"orders"}) ||
 		len(m.Assignment.TopicPartitions) != 1 || m.Assignment.TopicPartitions[0].Topic != "orders" || len(m.TargetAssignment.TopicPartitions) != 1 {
 		t.Fatalf("describe member: %+v", m)
 	}

@@ -51,7 +51,9 @@ func (h *groupHandlers) consumerGroupDescribe(ctx context.Context, s *Session, r
 				rm := kmsg.NewConsumerGroupDescribeResponseGroupMember()
 				rm.MemberID, rm.MemberEpoch, rm.ClientID, rm.ClientHost = m.ID, m.Epoch, m.ClientID, m.ClientHost
 				rm.InstanceID, rm.RackID = optString(m.InstanceID), optString(m.RackID)
-				rm.SubscribedTopics, rm.SubscribedTopicRegex = m.SubscribedTopics, optString(m.SubscribedRegex)
+				// Kafka sends an empty regex, not null, for a member without one.
+				regex := m.SubscribedRegex
+				rm.SubscribedTopics, rm.SubscribedTopicRegex = m.SubscribedTopics, &regex
 				if rm.SubscribedTopics == nil {
 					rm.SubscribedTopics = []string{}
 				}
