@@ -158,7 +158,8 @@ func javaMember(t *testing.T, addr, topic, group string) *exec.Cmd {
 		"--group-remote-assignor", "uniform", "--reset-policy", "earliest")
 }
 
-// pythonMember is confluent-kafka (librdkafka 2.x) with group.protocol=consumer.
+// pythonMember is confluent-kafka (librdkafka 2.x) with group.protocol=consumer and the range
+// assignor.
 func pythonMember(t *testing.T, addr, topic, group string) *exec.Cmd {
 	py := filepath.Join(clients.RepoRoot(), ".cache", "clients", "venv", "bin", "python")
 	if _, err := os.Stat(py); err != nil {
@@ -167,7 +168,7 @@ func pythonMember(t *testing.T, addr, topic, group string) *exec.Cmd {
 		}
 		t.Skipf("confluent-kafka venv missing: %v", err)
 	}
-	return exec.Command(py, "-B", filepath.Join("testdata", "kip848_consumer.py"), addr, topic, group)
+	return exec.Command(py, "-B", filepath.Join("testdata", "kip848_consumer.py"), addr, topic, group, "range")
 }
 
 func waitFor(t *testing.T, what string, d time.Duration, ok func() bool) {
@@ -199,16 +200,17 @@ func produceRound(t *testing.T, addr, topic string, partitions, n, round int) {
 // --describe shows the group; one member leaves and the other takes all four; after the members
 // and then frontdoor and fetchsvc restart, a new member resumes at the committed offsets.
 func TestConsumerProtocolJava(t *testing.T) {
-	consumerProtocolMembers(t, javaMember, true)
+	consumerProtocolMembers(t, javaMember, "uniform", true)
 }
 
 // TestConsumerProtocolConfluentKafka: the same with confluent-kafka (librdkafka 2.x,
-// group.protocol=consumer); the restart is of the members only.
+// group.protocol=consumer, group.remote.assignor=range); the restart is of the members only.
 func TestConsumerProtocolConfluentKafka(t *testing.T) {
-	consumerProtocolMembers(t, pythonMember, false)
+	consumerProtocolMembers(t, pythonMember, "range", false)
 }
 
-func consumerProtocolMembers(t *testing.T, member func(t *testing.T, addr, topic, group string) *exec.Cmd, restartServices bool) {
+// consumerProtocolMembers runs the scenario with members that ask for assignor.
+func consumerProtocolMembers(t *testing.T, member func(t *testing.T, addr, topic, group string) *exec.Cmd, assignor string, restartServices bool) {
 	e, f := need(t)
 	db := dbName(t, f, "kip848")
 	topic := topicTable(t, f, db, "shared", 4, []testenv.Column{{Name: "id", Type: "BIGINT"}}, nil)
@@ -241,6 +243,12 @@ func consumerProtocolMembers(t *testing.T, member func(t *testing.T, addr, topic
 		return len(a) == 2 && len(b) == 2
 	})
 
+	r := kmsg.NewPtrConsumerGroupDescribeRequest()
+	r.Groups = []string{group}
+	resp, _ := wireRoundTrip(t, e.kafka, r)
+	if g := resp.(*kmsg.ConsumerGroupDescribeResponse).Groups[0]; g.ErrorCode != 0 || g.AssignorName != assignor || len(g.Members) != 2 {
+		t.Fatalf("ConsumerGroupDescribe: %+v, want two members and the %s assignor", g, assignor)
+	}
 	out := consumerGroupsTool(t, e.kafka, "--describe", "--group", group)
 	rows := toolRows(t, out, group, topic, 9, 3)
 	if len(rows) != 4 {

@@ -1,6 +1,6 @@
 """A confluent-kafka group member with group.protocol=consumer (KIP-848), for e2e/suite.
 
-Usage: kip848_consumer.py BOOTSTRAP TOPIC GROUP. Prints, as Kafka's VerifiableConsumer does, one
+Usage: kip848_consumer.py BOOTSTRAP TOPIC GROUP ASSIGNOR (group.remote.assignor). Prints, as Kafka's VerifiableConsumer does, one
 JSON line per event: partitions_assigned and partitions_revoked (incremental, as the consumer
 protocol hands them out) and records_consumed (one per record). Commits each record's offset
 synchronously; on SIGTERM it closes, which leaves the group.
@@ -11,7 +11,7 @@ import sys
 
 from confluent_kafka import Consumer, KafkaException
 
-bootstrap, topic, group = sys.argv[1:4]
+bootstrap, topic, group, assignor = sys.argv[1:5]
 stop = False
 
 
@@ -27,7 +27,7 @@ def event(name, parts):
 
 signal.signal(signal.SIGTERM, on_term)
 c = Consumer({"bootstrap.servers": bootstrap, "group.id": group, "group.protocol": "consumer",
-              "auto.offset.reset": "earliest", "enable.auto.commit": False})
+              "group.remote.assignor": assignor, "auto.offset.reset": "earliest", "enable.auto.commit": False})
 c.subscribe([topic], on_assign=lambda _, ps: event("partitions_assigned", ps),
             on_revoke=lambda _, ps: event("partitions_revoked", ps),
             on_lost=lambda _, ps: event("partitions_lost", ps))
