@@ -373,6 +373,27 @@ func TestConsumerProtocolWireMatchesKafkaBroker(t *testing.T) {
 	for _, addr := range []string{broker.Bootstrap, e.kafka} {
 		waitCoordinator(t, ctx, addr, group)
 	}
+	// Both APIs listed at the broker's versions.
+	listed := func(addr string) map[int16][2]int16 {
+		req := kmsg.NewPtrApiVersionsRequest()
+		req.ClientSoftwareName, req.ClientSoftwareVersion = "ferry-e2e", "1.0"
+		resp, err := newKgo(t, addr).SeedBrokers()[0].Request(ctx, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[int16][2]int16{}
+		for _, k := range resp.(*kmsg.ApiVersionsResponse).ApiKeys {
+			out[k.ApiKey] = [2]int16{k.MinVersion, k.MaxVersion}
+		}
+		return out
+	}
+	brokerRanges, ferryRanges := listed(broker.Bootstrap), listed(e.kafka)
+	for _, key := range []int16{68, 69} {
+		if ferryRanges[key] != brokerRanges[key] {
+			t.Errorf("%s: ferry lists v%d-v%d, the broker v%d-v%d", kmsg.NameForKey(key),
+				ferryRanges[key][0], ferryRanges[key][1], brokerRanges[key][0], brokerRanges[key][1])
+		}
+	}
 	heartbeat := func(v int16, member string, epoch int32, edit func(*kmsg.ConsumerGroupHeartbeatRequest)) func() kmsg.Request {
 		return func() kmsg.Request {
 			r := kmsg.NewPtrConsumerGroupHeartbeatRequest()

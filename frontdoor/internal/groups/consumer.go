@@ -799,7 +799,7 @@ func (c *Coordinator) DescribeConsumerGroup(groupID string) (ConsumerGroupDescri
 	return d, nil, ""
 }
 
-// validateConsumerOffsetCall checks an offset commit or fetch of a member
+// validateMember checks an offset commit or fetch of a member
 // of a consumer protocol group (Kafka's rules): an unknown member is
 // UNKNOWN_MEMBER_ID, another epoch STALE_MEMBER_EPOCH. Called locked.
 func (cg *consumerGroup) validateMember(memberID string, epoch int32) *kerr.Error {
