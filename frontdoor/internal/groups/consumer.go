@@ -438,7 +438,7 @@ func (c *Coordinator) consumerHeartbeatLocked(r ConsumerHeartbeatRequest, topics
 	if assignor := cg.preferredAssignor(); assignor != cg.assignor {
 		cg.assignor, bump = assignor, true
 	}
-	if !sameTopics(topics, cg.topics) {
+	if !maps.Equal(topics, cg.topics) {
 		bump = true
 	}
 	if bump {
@@ -511,10 +511,6 @@ func ownsAnyOf(owned []OwnedTopic, revoking partSet, topics map[string]TopicInfo
 	return false
 }
 
-func sameTopics(a, b map[string]TopicInfo) bool {
-	return maps.Equal(a, b)
-}
-
 // preferredAssignor is the assignor most members ask for (ties to the
 // name), the default when none does.
 func (cg *consumerGroup) preferredAssignor() string {
@@ -541,9 +537,6 @@ func (cg *consumerGroup) preferredAssignor() string {
 func (c *Coordinator) bumpConsumerGroup(g *group) {
 	cg := g.cg
 	cg.epoch++
-	if cg.assignor == "" {
-		cg.assignor = cg.preferredAssignor()
-	}
 	spec := assignSpec{subscribed: map[string][]string{}, partitions: map[string]int32{}, previous: cg.target}
 	for id, m := range cg.members {
 		spec.members = append(spec.members, id)
@@ -697,9 +690,7 @@ func (c *Coordinator) dropConsumerMember(g *group, id string) {
 // assignment of those left.
 func (c *Coordinator) removeConsumerMember(g *group, id string) {
 	c.dropConsumerMember(g, id)
-	if a := g.cg.preferredAssignor(); len(g.cg.members) > 0 {
-		g.cg.assignor = a
-	}
+	g.cg.assignor = g.cg.preferredAssignor()
 	c.bumpConsumerGroup(g)
 }
 
