@@ -6,9 +6,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -30,28 +32,48 @@ type memberEvents struct {
 	mu       sync.Mutex
 	owned    map[string]map[int32]bool
 	consumed map[string]map[int32][][2]int64
+	// ownedTopics is owned by "topic/partition", for members of several topics.
+	ownedTopics map[string]map[string]bool
+}
+
+// topicEvent is an event line's topic names, which vcEvent leaves out.
+type topicEvent struct {
+	Name       string `json:"name"`
+	Partitions []struct {
+		Topic     string `json:"topic"`
+		Partition int32  `json:"partition"`
+	} `json:"partitions"`
 }
 
 func newMemberEvents() *memberEvents {
-	return &memberEvents{owned: map[string]map[int32]bool{}, consumed: map[string]map[int32][][2]int64{}}
+	return &memberEvents{owned: map[string]map[int32]bool{}, consumed: map[string]map[int32][][2]int64{}, ownedTopics: map[string]map[string]bool{}}
 }
 
-func (m *memberEvents) record(name string, ev vcEvent) {
+func (m *memberEvents) record(name string, ev vcEvent, tev topicEvent) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.owned[name] == nil {
-		m.owned[name], m.consumed[name] = map[int32]bool{}, map[int32][][2]int64{}
+		m.owned[name], m.consumed[name], m.ownedTopics[name] = map[int32]bool{}, map[int32][][2]int64{}, map[string]bool{}
 	}
-	for _, p := range ev.Partitions {
+	for i, p := range ev.Partitions {
+		tp := fmt.Sprintf("%s/%d", tev.Partitions[i].Topic, p.Partition)
 		switch ev.Name {
 		case "partitions_assigned":
-			m.owned[name][p.Partition] = true
+			m.owned[name][p.Partition], m.ownedTopics[name][tp] = true, true
 		case "partitions_revoked", "partitions_lost":
 			delete(m.owned[name], p.Partition)
+			delete(m.ownedTopics[name], tp)
 		case "records_consumed":
 			m.consumed[name][p.Partition] = append(m.consumed[name][p.Partition], [2]int64{p.MinOffset, p.MaxOffset})
 		}
 	}
+}
+
+// ownedTopicPartitions lists the "topic/partition"s a member holds, sorted.
+func (m *memberEvents) ownedTopicPartitions(name string) []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return slices.Sorted(maps.Keys(m.ownedTopics[name]))
 }
 
 // ownedBy lists the partitions a member holds.
@@ -117,8 +139,9 @@ func startMember(t *testing.T, ev *memberEvents, name string, cmd *exec.Cmd) (st
 		sc.Buffer(make([]byte, 1<<20), 1<<20)
 		for sc.Scan() {
 			var e vcEvent
-			if json.Unmarshal(sc.Bytes(), &e) == nil {
-				ev.record(name, e)
+			var te topicEvent
+			if json.Unmarshal(sc.Bytes(), &e) == nil && json.Unmarshal(sc.Bytes(), &te) == nil {
+				ev.record(name, e, te)
 			}
 		}
 	}()
@@ -305,6 +328,25 @@ func consumerProtocolMembers(t *testing.T, member func(t *testing.T, addr, topic
 			t.Fatalf("the new member started partition %d at %d, want the committed 20 (all of c: %v)", p, o, ev.firstConsumed("c"))
 		}
 	}
+}
+
+// TestConsumerProtocolRegexConfluentKafka: a confluent-kafka member subscribes to a regex, which
+// librdkafka sends as the member's SubscribedTopicRegex; the coordinator assigns the partitions
+// of every topic it matches, and not those of a topic it does not.
+func TestConsumerProtocolRegexConfluentKafka(t *testing.T) {
+	e, f := need(t)
+	db := dbName(t, f, "kip848regex")
+	cols := []testenv.Column{{Name: "id", Type: "BIGINT"}}
+	a := topicTable(t, f, db, "logs_a", 2, cols, nil)
+	b := topicTable(t, f, db, "logs_b", 1, cols, nil)
+	topicTable(t, f, db, "other", 2, cols, nil)
+	ev := newMemberEvents()
+	regex := "^" + strings.ReplaceAll(db, ".", `\.`) + `\.logs_.*`
+	startMember(t, ev, "r", pythonMember(t, e.kafka, regex, "kip848-regex-"+db))
+	want := []string{a + "/0", a + "/1", b + "/0"}
+	waitFor(t, "the regex member owning the partitions of both matching topics", 2*time.Minute, func() bool {
+		return slices.Equal(ev.ownedTopicPartitions("r"), want)
+	})
 }
 
 // TestConsumerProtocolStaticJava: two static members (group.instance.id) of the consumer

@@ -432,6 +432,9 @@ func (c *Coordinator) consumerHeartbeatLocked(r ConsumerHeartbeatRequest, topics
 	if r.SubscribedRegex != nil && *r.SubscribedRegex != m.regex {
 		m.regex, bump = *r.SubscribedRegex, true
 	}
+	if bump {
+		c.log.Debug("consumer group member subscription", "group", g.id, "member", m.id, "topics", m.names, "regex", m.regex)
+	}
 	if r.ServerAssignor != nil && *r.ServerAssignor != m.assignor {
 		m.assignor = *r.ServerAssignor
 	}
