@@ -1,6 +1,7 @@
 // Package groups is frontdoor's consumer group coordinator for Kafka's
-// classic group protocol (JoinGroup, SyncGroup, Heartbeat, LeaveGroup) and
-// committed offsets. Membership lives in memory, as in a Kafka coordinator
+// classic group protocol (JoinGroup, SyncGroup, Heartbeat, LeaveGroup), the
+// consumer group protocol of KIP-848 (ConsumerGroupHeartbeat, consumer.go)
+// and committed offsets, which both protocols share. Membership lives in memory, as in a Kafka coordinator
 // (members rejoin after a coordinator moves); committed offsets are kept
 // durably through an OffsetStore (fetchsvc's offsets table in Fluss) and
 // cached here once a group's offsets were read.
@@ -42,8 +43,15 @@ type Config struct {
 	// for (group.min/max.session.timeout.ms).
 	MinSessionTimeout, MaxSessionTimeout time.Duration
 	// OnRebalance, when set, is called (under the coordinator's lock, so
-	// it must not block) each time a group starts a new generation.
+	// it must not block) each time a group starts a new generation (or,
+	// for the consumer protocol, a new group epoch).
 	OnRebalance func(group string)
+	// ConsumerHeartbeatInterval and ConsumerSessionTimeout are the consumer
+	// protocol's group.consumer.heartbeat.interval.ms and
+	// group.consumer.session.timeout.ms.
+	ConsumerHeartbeatInterval, ConsumerSessionTimeout time.Duration
+	// Topics looks up the topics consumer protocol members subscribe to.
+	Topics TopicSource
 }
 
 // Defaults.
@@ -62,6 +70,12 @@ func (c Config) withDefaults() Config {
 	}
 	if c.MaxSessionTimeout == 0 {
 		c.MaxSessionTimeout = DefaultMaxSessionTimeout
+	}
+	if c.ConsumerHeartbeatInterval == 0 {
+		c.ConsumerHeartbeatInterval = DefaultConsumerHeartbeatInterval
+	}
+	if c.ConsumerSessionTimeout == 0 {
+		c.ConsumerSessionTimeout = DefaultConsumerSessionTimeout
 	}
 	return c
 }
@@ -119,6 +133,8 @@ type group struct {
 	// read in progress ends.
 	offsets map[TopicPartition]*fetchv1.CommittedOffset
 	loading chan struct{}
+	// cg is set while the group is a consumer protocol group (KIP-848).
+	cg *consumerGroup
 }
 
 // Coordinator serves the groups this frontdoor coordinates.
@@ -129,6 +145,9 @@ type Coordinator struct {
 
 	mu     sync.Mutex
 	groups map[string]*group
+	// topicList caches every topic for regex subscriptions.
+	topicList   []TopicInfo
+	topicListAt time.Time
 }
 
 // maxPendingIDs bounds the member ids a group hands out before they are
@@ -198,6 +217,17 @@ func (c *Coordinator) Join(ctx context.Context, r JoinRequest) JoinResult {
 	}
 	c.mu.Lock()
 	g := c.groupLocked(r.Group)
+	if g.cg != nil && len(g.cg.members) > 0 {
+		// A consumer protocol group with members takes no classic members
+		// (Kafka's migration of a group between protocols is not served).
+		c.mu.Unlock()
+		c.log.Info("join group refused: the group uses the consumer protocol", "group", r.Group)
+		return JoinResult{Err: kerr.InconsistentGroupProtocol}
+	}
+	if g.cg != nil {
+		// An empty consumer protocol group becomes a classic one.
+		g.cg, g.protocolType = nil, ""
+	}
 	if len(g.members) > 0 && (g.protocolType != r.ProtocolType || !g.supportsAny(r.Protocols)) {
 		c.mu.Unlock()
 		return JoinResult{Err: kerr.InconsistentGroupProtocol}
@@ -764,13 +794,24 @@ type CommitRequest struct {
 	// that does not exist gets GROUP_ID_NOT_FOUND (OffsetCommit v9+), else
 	// ILLEGAL_GENERATION.
 	GroupIDNotFound bool
-	Offsets         []*fetchv1.CommittedOffset
+	// Version is the OffsetCommit version: members of a consumer protocol
+	// group must commit with v9 or above.
+	Version int16
+	Offsets []*fetchv1.CommittedOffset
 }
 
 // exists tells whether Kafka would know the group: it has members, offsets
 // or had a generation since this coordinator started.
 func (g *group) exists() bool {
-	return g != nil && (len(g.members) > 0 || len(g.offsets) > 0 || g.generation > 0)
+	return g != nil && (len(g.members) > 0 || len(g.offsets) > 0 || g.generation > 0 || g.cg != nil)
+}
+
+// stateName is the group's state, of whichever protocol it uses.
+func (g *group) stateName() State {
+	if g.cg != nil {
+		return g.cg.state()
+	}
+	return g.state
 }
 
 // Commit checks that the committer may commit for the group and stores
@@ -793,6 +834,8 @@ func (c *Coordinator) Commit(ctx context.Context, r CommitRequest) *kerr.Error {
 	g := c.groupLocked(r.Group)
 	var refuse *kerr.Error
 	switch {
+	case g.cg != nil:
+		refuse = g.cg.validateCommit(r)
 	case r.Generation < 0 && g.state == Empty:
 	case r.Generation >= 0 && !g.exists():
 		refuse = kerr.IllegalGeneration
@@ -806,7 +849,7 @@ func (c *Coordinator) Commit(ctx context.Context, r CommitRequest) *kerr.Error {
 	default:
 		refuse = kerr.UnknownMemberID
 	}
-	if refuse == nil && g.state == CompletingRebalance {
+	if refuse == nil && g.cg == nil && g.state == CompletingRebalance {
 		refuse = kerr.RebalanceInProgress
 	}
 	if m := g.members[r.MemberID]; refuse == nil && m != nil {
@@ -854,6 +897,16 @@ func (c *Coordinator) Committed(ctx context.Context, groupID string) (map[TopicP
 type Listing struct {
 	Group, ProtocolType string
 	State               State
+	// Type is "classic" or "consumer" (the KIP-848 protocol).
+	Type string
+}
+
+// groupType names the group's protocol as ListGroups v5 does.
+func (g *group) groupType() string {
+	if g.cg != nil {
+		return "consumer"
+	}
+	return "classic"
 }
 
 // List returns the groups with members here or committed offsets in the
@@ -869,11 +922,11 @@ func (c *Coordinator) List(ctx context.Context) ([]Listing, error) {
 	seen := map[string]bool{}
 	var out []Listing
 	for id, g := range c.groups {
-		if len(g.members) == 0 && len(g.offsets) == 0 {
+		if len(g.members) == 0 && len(g.offsets) == 0 && g.cg == nil {
 			continue
 		}
 		seen[id] = true
-		out = append(out, Listing{Group: id, ProtocolType: g.protocolType, State: g.state})
+		out = append(out, Listing{Group: id, ProtocolType: g.protocolType, State: g.stateName(), Type: g.groupType()})
 	}
 	for _, id := range stored {
 		if seen[id] {
@@ -882,9 +935,9 @@ func (c *Coordinator) List(ctx context.Context) ([]Listing, error) {
 		if g := c.groups[id]; g != nil && g.offsets != nil && len(g.offsets) == 0 {
 			continue // its offsets were deleted since the store was read
 		}
-		l := Listing{Group: id, State: Empty}
+		l := Listing{Group: id, State: Empty, Type: "classic"}
 		if g := c.groups[id]; g != nil {
-			l.ProtocolType = g.protocolType
+			l.ProtocolType, l.Type = g.protocolType, g.groupType()
 		}
 		out = append(out, l)
 	}
@@ -918,7 +971,9 @@ func (c *Coordinator) Describe(ctx context.Context, groupID string) (Description
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	g := c.groups[groupID]
-	if !g.exists() {
+	if !g.exists() || g.cg != nil {
+		// DescribeGroups below v6 answers a consumer protocol group as
+		// Kafka does: Dead, as if unknown (it is not a classic group).
 		return Description{State: "Dead"}, nil
 	}
 	d := Description{State: g.state, ProtocolType: g.protocolType}
@@ -951,7 +1006,7 @@ func (c *Coordinator) DeleteGroup(ctx context.Context, groupID string) *kerr.Err
 	case !g.exists():
 		c.mu.Unlock()
 		return kerr.GroupIDNotFound
-	case g.state != Empty:
+	case g.stateName() != Empty:
 		c.mu.Unlock()
 		return kerr.NonEmptyGroup
 	}
@@ -967,7 +1022,7 @@ func (c *Coordinator) DeleteGroup(ctx context.Context, groupID string) *kerr.Err
 		}
 	}
 	c.mu.Lock()
-	if c.groups[groupID] == g && g.state == Empty && len(g.members) == 0 {
+	if c.groups[groupID] == g && g.stateName() == Empty && len(g.members) == 0 {
 		delete(c.groups, groupID)
 	}
 	c.mu.Unlock()
@@ -993,7 +1048,7 @@ func (c *Coordinator) DeleteOffsets(ctx context.Context, groupID string, parts [
 	case !g.exists():
 		c.mu.Unlock()
 		return nil, kerr.GroupIDNotFound
-	case g.state == Empty:
+	case g.stateName() == Empty:
 	case g.protocolType == "consumer":
 		subscribed := g.subscribedTopics()
 		for _, tp := range parts {
@@ -1032,6 +1087,17 @@ func (c *Coordinator) DeleteOffsets(ctx context.Context, groupID string, parts [
 // their consumer protocol metadata; nil when one cannot be read.
 func (g *group) subscribedTopics() map[string]bool {
 	out := map[string]bool{}
+	if g.cg != nil {
+		for _, t := range g.cg.topics {
+			out[t.Name] = true
+		}
+		for _, m := range g.cg.members {
+			for _, n := range m.names {
+				out[n] = true
+			}
+		}
+		return out
+	}
 	for _, m := range g.members {
 		var meta kmsg.ConsumerMemberMetadata
 		if err := meta.ReadFrom(m.metadata(g.protocol)); err != nil {

@@ -16,6 +16,7 @@ func APIs(meter metric.Meter, cfg groups.Config, catalog *backends.Catalog, fetc
 	var apis []kafka.API
 	var gh *groupHandlers
 	if fetcher != nil {
+		cfg.Topics = catalogTopics{catalog}
 		gh = &groupHandlers{coord: groups.New(cfg, fetcher, log), catalog: catalog}
 		if err := registerGroupLag(meter, &groupLag{coord: gh.coord, catalog: catalog, fetcher: fetcher}); err != nil {
 			return nil, err

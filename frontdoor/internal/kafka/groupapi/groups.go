@@ -18,7 +18,7 @@ import (
 	catalogv1 "github.com/ferrygw/ferry/services/api/gen/ferry/catalog/v1"
 )
 
-// Consumer groups (classic protocol): every group has one coordinator
+// Consumer groups (classic and KIP-848 consumer protocols): every group has one coordinator
 // among the live frontdoors catalogsvc knows, chosen by rendezvous hashing
 // of the group id over their node ids, so that a frontdoor's death moves
 // only its own groups. Requests for a group another frontdoor coordinates
@@ -120,6 +120,8 @@ func (h *groupHandlers) apis() []kafka.API {
 		{Key: DescribeGroupsKey, MinVersion: DescribeGroupsMin, MaxVersion: DescribeGroupsMax, Serve: h.describeGroups},
 		{Key: DeleteGroupsKey, MinVersion: DeleteGroupsMin, MaxVersion: DeleteGroupsMax, Serve: h.deleteGroups},
 		{Key: OffsetDeleteKey, MinVersion: OffsetDeleteMin, MaxVersion: OffsetDeleteMax, Serve: h.offsetDelete},
+		{Key: ConsumerGroupHeartbeatKey, MinVersion: ConsumerGroupHeartbeatMin, MaxVersion: ConsumerGroupHeartbeatMax, Serve: h.consumerGroupHeartbeat},
+		{Key: ConsumerGroupDescribeKey, MinVersion: ConsumerGroupDescribeMin, MaxVersion: ConsumerGroupDescribeMax, Serve: h.consumerGroupDescribe},
 	}
 }
 

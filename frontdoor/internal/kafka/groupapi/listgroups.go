@@ -15,7 +15,7 @@ import (
 
 // ListGroups v0-v5: the groups this frontdoor coordinates, with members or
 // with committed offsets in fetchsvc's offsets table (Empty), those the
-// principal may describe.
+// principal may describe; v5 tells classic from consumer protocol groups.
 const (
 	ListGroupsKey int16 = 16
 	ListGroupsMin       = 0
@@ -39,14 +39,14 @@ func (h *groupHandlers) listGroups(_ context.Context, s *kafka.Session, req kafk
 			// sends types as "Classic", "Consumer").
 			if !mayDescribe(g.Group) ||
 				len(r.StatesFilter) > 0 && !slices.ContainsFunc(r.StatesFilter, func(st string) bool { return strings.EqualFold(st, string(g.State)) }) ||
-				len(r.TypesFilter) > 0 && !slices.ContainsFunc(r.TypesFilter, func(t string) bool { return strings.EqualFold(t, "classic") }) {
+				len(r.TypesFilter) > 0 && !slices.ContainsFunc(r.TypesFilter, func(t string) bool { return strings.EqualFold(t, g.Type) }) {
 				continue
 			}
 			if h.owned(ctx, g.Group) != nil {
 				continue // another frontdoor lists it
 			}
 			rg := kmsg.NewListGroupsResponseGroup()
-			rg.Group, rg.ProtocolType, rg.GroupState, rg.GroupType = g.Group, g.ProtocolType, string(g.State), "classic"
+			rg.Group, rg.ProtocolType, rg.GroupState, rg.GroupType = g.Group, g.ProtocolType, string(g.State), g.Type
 			resp.Groups = append(resp.Groups, rg)
 		}
 		return resp, nil

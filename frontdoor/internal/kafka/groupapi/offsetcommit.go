@@ -98,7 +98,7 @@ func (h *groupHandlers) offsetCommit(ctx context.Context, s *kafka.Session, req 
 			return resp
 		}
 		if e := h.coord.Commit(ctx, groups.CommitRequest{Group: r.Group, MemberID: r.MemberID, InstanceID: deref(r.InstanceID),
-			Generation: r.Generation, GroupIDNotFound: r.Version >= 9, Offsets: offsets}); e != nil {
+			Generation: r.Generation, GroupIDNotFound: r.Version >= 9, Version: r.Version, Offsets: offsets}); e != nil {
 			for _, out := range commit {
 				out.ErrorCode = e.Code
 			}

@@ -13,9 +13,9 @@ import (
 	"github.com/ferrygw/ferry/frontdoor/internal/groups"
 )
 
-// OffsetFetch v1-v9 (Kafka 4's range; v8+ ask for several groups, v10
-// addresses topics by id). A partition without a committed offset gets
-// offset -1.
+// OffsetFetch v1-v9 (Kafka 4's range; v8+ ask for several groups, v9 names
+// the consumer protocol member, v10 addresses topics by id). A partition
+// without a committed offset gets offset -1.
 const (
 	OffsetFetchKey int16 = 9
 	OffsetFetchMin       = 1
@@ -28,6 +28,10 @@ type offsetQuery struct {
 	group  string
 	topics map[string][]int32
 	order  []string
+	// member and epoch (v9+) name a consumer protocol member, whose epoch
+	// is checked; "" and -1 otherwise.
+	member string
+	epoch  int32
 }
 
 // offsetAnswer is what one group's query got.
@@ -40,8 +44,8 @@ type offsetAnswer struct {
 func (h *groupHandlers) offsetFetch(ctx context.Context, s *kafka.Session, req kafka.Request) (kafka.Reply, error) {
 	r := req.Body.(*kmsg.OffsetFetchRequest)
 	var queries []offsetQuery
-	add := func(group string, all bool, topics []string, parts [][]int32) {
-		q := offsetQuery{group: group}
+	add := func(group string, member *string, epoch int32, all bool, topics []string, parts [][]int32) {
+		q := offsetQuery{group: group, member: deref(member), epoch: epoch}
 		if !all {
 			q.topics = map[string][]int32{}
 			for i, t := range topics {
@@ -59,7 +63,7 @@ func (h *groupHandlers) offsetFetch(ctx context.Context, s *kafka.Session, req k
 		for _, t := range r.Topics {
 			topics, parts = append(topics, t.Topic), append(parts, t.Partitions)
 		}
-		add(r.Group, r.Topics == nil, topics, parts)
+		add(r.Group, nil, -1, r.Topics == nil, topics, parts)
 	}
 	for _, g := range r.Groups {
 		var topics []string
@@ -67,7 +71,11 @@ func (h *groupHandlers) offsetFetch(ctx context.Context, s *kafka.Session, req k
 		for _, t := range g.Topics {
 			topics, parts = append(topics, t.Topic), append(parts, t.Partitions)
 		}
-		add(g.Group, g.Topics == nil, topics, parts)
+		epoch := int32(-1)
+		if r.Version >= 9 {
+			epoch = g.MemberEpoch
+		}
+		add(g.Group, g.MemberID, epoch, g.Topics == nil, topics, parts)
 	}
 	// Permissions are read from the session now; the answers come later.
 	mayDescribe := s.MayDo(acl.Describe)
@@ -81,6 +89,9 @@ func (h *groupHandlers) offsetFetch(ctx context.Context, s *kafka.Session, req k
 			e := groupErr[i]
 			if e == nil {
 				e = h.owned(ctx, q.group)
+			}
+			if e == nil {
+				e = h.coord.ValidateOffsetFetch(q.group, q.member, q.epoch)
 			}
 			if e != nil {
 				answers[i] = offsetAnswer{err: e.Code}

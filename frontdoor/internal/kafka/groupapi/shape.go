@@ -13,6 +13,7 @@ const (
 	kInt64  = kafka.KInt64
 	kString = kafka.KString
 	kBytes  = kafka.KBytes
+	kUUID   = kafka.KUUID
 )
 
 var (
@@ -130,6 +131,27 @@ var groupsRequestSchemas = map[int16]kafka.RequestSchema{
 		fieldOf(kString, 0, 3), // key
 		fieldOf(kInt8, 1, anyV),
 		arr(4, anyV, fieldOf(kString, 0, anyV)), // coordinator_keys
+		tags,
+	}},
+	ConsumerGroupHeartbeatKey: {FlexibleFrom: 0, Fields: []field{
+		fieldOf(kString, 0, anyV),               // group_id
+		fieldOf(kString, 0, anyV),               // member_id
+		fieldOf(kInt32, 0, anyV),                // member_epoch
+		fieldOf(kString, 0, anyV),               // instance_id
+		fieldOf(kString, 0, anyV),               // rack_id
+		fieldOf(kInt32, 0, anyV),                // rebalance_timeout_ms
+		arr(0, anyV, fieldOf(kString, 0, anyV)), // subscribed_topic_names
+		fieldOf(kString, 1, anyV),               // subscribed_topic_regex
+		fieldOf(kString, 0, anyV),               // server_assignor
+		arr(0, anyV, // topic_partitions
+			fieldOf(kUUID, 0, anyV),                // topic_id
+			arr(0, anyV, fieldOf(kInt32, 0, anyV)), // partitions
+			tags),
+		tags,
+	}},
+	ConsumerGroupDescribeKey: {FlexibleFrom: 0, Fields: []field{
+		arr(0, anyV, fieldOf(kString, 0, anyV)), // group_ids
+		fieldOf(kInt8, 0, anyV),                 // include_authorized_operations
 		tags,
 	}},
 }
