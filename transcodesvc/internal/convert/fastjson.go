@@ -48,9 +48,12 @@ const (
 type fastField struct {
 	kind     fastKind
 	nullable bool
-	// key is `{"name":` for the first column, `,"name":` for the others.
-	key []byte
-	t   types.DataType
+	// key is `{"name":` for the first column, `,"name":` for the others;
+	// k0 and k1 its first sixteen bytes as little-endian words, m0 and m1
+	// the masks of the bytes it has (keys of at most 16 bytes).
+	key            []byte
+	k0, k1, m0, m1 uint64
+	t              types.DataType
 	// lo and hi bound an integer column's values.
 	lo, hi int64
 
@@ -91,6 +94,12 @@ func newFastDecoder(fields []types.Field, bs []array.Builder) *fastDecoder {
 			sep = '{'
 		}
 		f.key = append([]byte{sep}, q...)
+		if len(f.key) <= 16 {
+			var w [16]byte
+			copy(w[:], f.key)
+			f.k0, f.k1 = binary.LittleEndian.Uint64(w[:8]), binary.LittleEndian.Uint64(w[8:])
+			f.m0, f.m1 = lowBytes(min(len(f.key), 8)), lowBytes(max(len(f.key)-8, 0))
+		}
 		f.t = col.Type
 		f.nullable = col.Type.Nullable
 		f.b = bs[i]
@@ -132,7 +141,11 @@ func (d *fastDecoder) decode(data []byte) bool {
 	pos := 0
 	for i := range d.fields {
 		f := &d.fields[i]
-		if !hasAt(data, pos, f.key) {
+		if pos+16 <= len(data) && len(f.key) <= 16 {
+			if binary.LittleEndian.Uint64(data[pos:])&f.m0 != f.k0 || binary.LittleEndian.Uint64(data[pos+8:])&f.m1 != f.k1 {
+				return false
+			}
+		} else if !hasAt(data, pos, f.key) {
 			return false
 		}
 		pos += len(f.key)
@@ -166,6 +179,14 @@ var (
 	trueLit  = []byte("true")
 	falseLit = []byte("false")
 )
+
+// lowBytes is a mask of the n (0..8) low bytes of a word.
+func lowBytes(n int) uint64 {
+	if n == 8 {
+		return ^uint64(0)
+	}
+	return 1<<(8*n) - 1
+}
 
 // hasAt reports whether data holds want at pos, comparing eight bytes at a
 // time (keys are short).
@@ -418,6 +439,31 @@ func (f *fastField) readDecimal(data []byte, pos int) int {
 	return pos
 }
 
+// millisTimestamp reads the layout producers write most,
+// YYYY-MM-DDTHH:MM:SS.fff with a Z for TIMESTAMP_LTZ and without for
+// TIMESTAMP, into epoch milliseconds, for precisions 3 to 6 (whose units
+// hold any such value). false leaves it to parseTimestamp.
+func (f *fastField) millisTimestamp(v []byte) (int64, bool) {
+	ltz := f.t.Root == types.TimestampLTZ
+	n := 23
+	if ltz {
+		n = 24
+	}
+	if len(v) != n || f.t.Precision < 3 || f.t.Precision > 6 || v[10] != 'T' || v[13] != ':' || v[16] != ':' || v[19] != '.' || (ltz && v[23] != 'Z') {
+		return 0, false
+	}
+	days, err := parseDate(v[:10])
+	h, ok1 := digits2(v[11:13])
+	m, ok2 := digits2(v[14:16])
+	sec, ok3 := digits2(v[17:19])
+	ms1, ok4 := digits2(v[20:22])
+	if err != nil || !(ok1 && ok2 && ok3 && ok4) || v[22] < '0' || v[22] > '9' || h > 23 || m > 59 || sec > 59 {
+		return 0, false
+	}
+	ms := ms1*10 + int(v[22]-'0')
+	return (days*86400+int64(h*3600+m*60+sec))*1000 + int64(ms), true
+}
+
 // readTimestamp reads an ISO-8601 string (zoned for TIMESTAMP_LTZ, not for
 // TIMESTAMP) or epoch milliseconds, as timestampWriter accepts them.
 func (f *fastField) readTimestamp(data []byte, pos int) int {
@@ -427,6 +473,10 @@ func (f *fastField) readTimestamp(data []byte, pos int) int {
 		var v []byte
 		if v, end = readString(data, pos); end < 0 {
 			return -1
+		}
+		if ms, ok := f.millisTimestamp(v); ok {
+			f.i = ms * (unitsPerSecond(f.t.Precision) / 1000)
+			return end
 		}
 		var zoned bool
 		var err error
@@ -448,37 +498,43 @@ func (f *fastField) readTimestamp(data []byte, pos int) int {
 	return end
 }
 
-// append adds the slot's value to the column.
+// append adds the slot's value to the column. ConvertRecord reserved a
+// row in every builder for each record of the batch, so fixed-width values
+// skip the capacity check.
 func (f *fastField) append() {
 	if f.null {
-		f.b.AppendNull()
+		if f.bin != nil {
+			f.bin.AppendNull() // also appends an offset
+		} else {
+			f.b.UnsafeAppendBoolToBitmap(false)
+		}
 		return
 	}
 	switch f.kind {
 	case fastBool:
-		f.bl.Append(f.i != 0)
+		f.bl.UnsafeAppend(f.i != 0)
 	case fastInt:
 		switch {
 		case f.i64 != nil:
-			f.i64.Append(f.i)
+			f.i64.UnsafeAppend(f.i)
 		case f.i32 != nil:
-			f.i32.Append(int32(f.i))
+			f.i32.UnsafeAppend(int32(f.i))
 		case f.i16 != nil:
-			f.i16.Append(int16(f.i))
+			f.i16.UnsafeAppend(int16(f.i))
 		default:
-			f.i8.Append(int8(f.i))
+			f.i8.UnsafeAppend(int8(f.i))
 		}
 	case fastFloat32:
-		f.f32.Append(float32(f.f))
+		f.f32.UnsafeAppend(float32(f.f))
 	case fastFloat64:
-		f.f64.Append(f.f)
+		f.f64.UnsafeAppend(f.f)
 	case fastDecimal:
-		f.dec.Append(decimal128.FromI64(f.i))
+		f.dec.UnsafeAppend(decimal128.FromI64(f.i))
 	case fastString, fastBytes:
 		f.bin.Append(f.v)
 	case fastDate:
-		f.date.Append(arrow.Date32(f.i))
+		f.date.UnsafeAppend(arrow.Date32(f.i))
 	case fastTimestamp:
-		f.ts.Append(arrow.Timestamp(f.i))
+		f.ts.UnsafeAppend(arrow.Timestamp(f.i))
 	}
 }

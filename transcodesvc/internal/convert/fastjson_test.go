@@ -2,6 +2,7 @@ package convert
 
 import (
 	"bytes"
+	"strings"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
@@ -36,6 +37,7 @@ func convertBoth(t testing.TB, p *Plan, value []byte) (fast, generic string, too
 	if c.fast == nil {
 		t.Fatal("no fast decoder for a flat schema")
 	}
+	c.rb.Reserve(1) // as ConvertRecord does
 	tookFast = c.fast.decode(value)
 	c = p.NewConverter(memory.DefaultAllocator) // decode above appended
 	fast = answer(c)
@@ -48,6 +50,7 @@ func TestFastDecoderTakesCompactValues(t *testing.T) {
 	p := mustCompile(t, flatMapping())
 	for _, v := range []string{
 		flatRow,
+		strings.NewReplacer(`00.123456"`, `00.123"`, `"at":"2026-12-05T12:30:00.123Z"`, `"at":"1969-12-31T23:59:59.999Z"`).Replace(flatRow),
 		`{"id":"-9","i8":null,"i16":null,"i32":null,"f32":null,"f64":0,"ok":false,"dec":-0.05,"wide":"123456789012.3456",` +
 			`"s":"","c":null,"b":"AAE","day":null,"at":1767225600000,"local":null}`,
 	} {
@@ -115,6 +118,13 @@ func TestFastDecoderMatchesGeneric(t *testing.T) {
 		"ntz with zone":           swap(`00.123456"`, `00.123456Z"`),
 		"ntz before 1970 in us":   swap(`"2026-12-05T12:30:00.123456"`, `"1969-12-05T12:30:00.123456"`),
 		"ltz as big ms":           swap(`"at":"2026-12-05T12:30:00.123Z"`, `"at":-1234567890123456789`),
+		"ltz hour 24":             swap(`"at":"2026-12-05T12`, `"at":"2026-12-05T24`),
+		"ltz second 60":           swap(`30:00.123Z"`, `30:60.123Z"`),
+		"ltz lowercase t":         swap(`"at":"2026-12-05T12`, `"at":"2026-12-05t12`),
+		"ltz before 1970":         swap(`"at":"2026-12-05T12:30:00.123Z"`, `"at":"1969-12-31T23:59:59.999Z"`),
+		"ltz bad day":             swap(`"at":"2026-12-05T12`, `"at":"2026-13-05T12`),
+		"ntz in ms":               swap(`00.123456"`, `00.123"`),
+		"ntz in ms with zone":     swap(`00.123456"`, `00.123Z"`),
 		"truncated":               flatRow[:len(flatRow)-1],
 		"not an object":           `[1]`,
 		"empty":                   ``,
