@@ -230,18 +230,20 @@ func (f *fastField) read(data []byte, pos int) int {
 		}
 		f.i = v
 		return end
-	case fastFloat32, fastFloat64:
+	case fastFloat64:
+		v, end := readFloat64(data, pos)
+		if end < 0 {
+			return -1
+		}
+		f.f = v
+		return end
+	case fastFloat32:
 		end := numberEnd(data, pos)
 		if end < 0 {
 			return -1
 		}
 		var err error
-		if f.kind == fastFloat32 {
-			f.f, err = strconv.ParseFloat(bstr(data[pos:end]), 32)
-		} else {
-			f.f, err = parseFloat64(data[pos:end])
-		}
-		if err != nil {
+		if f.f, err = strconv.ParseFloat(bstr(data[pos:end]), 32); err != nil {
 			return -1
 		}
 		return end
@@ -324,6 +326,55 @@ func readInt(data []byte, pos int) (int64, int) {
 		u = -u
 	}
 	return u, pos
+}
+
+// readFloat64 reads a JSON number without an exponent whose digits, as an
+// integer, are exact in a float64 and at most 22 of them after the point:
+// the value is then one correctly rounded division, as in parseFloat64.
+// Other numbers take parseFloat64 itself.
+func readFloat64(data []byte, pos int) (float64, int) {
+	start := pos
+	neg := pos < len(data) && data[pos] == '-'
+	if neg {
+		pos++
+	}
+	ds := pos
+	var m uint64
+	for ; pos < len(data) && data[pos] >= '0' && data[pos] <= '9'; pos++ {
+		m = m*10 + uint64(data[pos]-'0')
+	}
+	digits := pos - ds
+	if digits == 0 || (digits > 1 && data[ds] == '0') {
+		return 0, -1
+	}
+	frac := 0
+	if pos < len(data) && data[pos] == '.' {
+		pos++
+		fs := pos
+		for ; pos < len(data) && data[pos] >= '0' && data[pos] <= '9'; pos++ {
+			m = m*10 + uint64(data[pos]-'0')
+		}
+		if frac = pos - fs; frac == 0 {
+			return 0, -1
+		}
+		digits += frac
+	}
+	if (pos < len(data) && (data[pos] == 'e' || data[pos] == 'E')) || digits > 19 || m > 1<<53 || frac > 22 {
+		end := numberEnd(data, start)
+		if end < 0 {
+			return 0, -1
+		}
+		v, err := parseFloat64(data[start:end])
+		if err != nil {
+			return 0, -1
+		}
+		return v, end
+	}
+	v := float64(m) / exactPow10[frac]
+	if neg {
+		v = -v
+	}
+	return v, pos
 }
 
 // numberEnd returns the position after the JSON number at pos, or -1.
@@ -531,7 +582,11 @@ func (f *fastField) append() {
 	case fastDecimal:
 		f.dec.UnsafeAppend(decimal128.FromI64(f.i))
 	case fastString, fastBytes:
-		f.bin.Append(f.v)
+		if f.bin.DataCap()-f.bin.DataLen() >= len(f.v) {
+			f.bin.UnsafeAppend(f.v) // offsets reserved, bytes fit
+		} else {
+			f.bin.Append(f.v)
+		}
 	case fastDate:
 		f.date.UnsafeAppend(arrow.Date32(f.i))
 	case fastTimestamp:
