@@ -56,6 +56,9 @@ type fastField struct {
 	t              types.DataType
 	// lo and hi bound an integer column's values.
 	lo, hi int64
+	// millisLen is the length of the timestamp layout millisTimestamp
+	// reads for this column, 0 when it reads none (precisions 0..2, 7..9).
+	millisLen int
 
 	b    array.Builder
 	bl   *array.BooleanBuilder
@@ -128,6 +131,12 @@ func newFastDecoder(fields []types.Field, bs []array.Builder) *fastDecoder {
 			f.kind, f.date = fastDate, bs[i].(*array.Date32Builder)
 		case types.TimestampNTZ, types.TimestampLTZ:
 			f.kind, f.ts = fastTimestamp, bs[i].(*array.TimestampBuilder)
+			if p := col.Type.Precision; p >= 3 && p <= 6 {
+				f.millisLen = len("2006-01-02T15:04:05.000")
+				if col.Type.Root == types.TimestampLTZ {
+					f.millisLen++ // the Z
+				}
+			}
 		default:
 			return nil
 		}
@@ -275,6 +284,16 @@ func (f *fastField) read(data []byte, pos int) int {
 		f.v = f.buf[:n]
 		return end
 	case fastDate:
+		// parseDate checks every byte of a 10-byte string, so none is a
+		// quote, backslash or control character: no need to scan it.
+		if end := pos + 12; end <= len(data) && data[pos] == '"' && data[end-1] == '"' {
+			days, err := parseDate(data[pos+1 : end-1])
+			if err != nil {
+				return -1
+			}
+			f.i = days
+			return end
+		}
 		v, end := readString(data, pos)
 		if end < 0 {
 			return -1
@@ -496,11 +515,7 @@ func (f *fastField) readDecimal(data []byte, pos int) int {
 // hold any such value). false leaves it to parseTimestamp.
 func (f *fastField) millisTimestamp(v []byte) (int64, bool) {
 	ltz := f.t.Root == types.TimestampLTZ
-	n := 23
-	if ltz {
-		n = 24
-	}
-	if len(v) != n || f.t.Precision < 3 || f.t.Precision > 6 || v[10] != 'T' || v[13] != ':' || v[16] != ':' || v[19] != '.' || (ltz && v[23] != 'Z') {
+	if f.millisLen == 0 || len(v) != f.millisLen || v[10] != 'T' || v[13] != ':' || v[16] != ':' || v[19] != '.' || (ltz && v[23] != 'Z') {
 		return 0, false
 	}
 	days, err := parseDate(v[:10])
@@ -521,13 +536,17 @@ func (f *fastField) readTimestamp(data []byte, pos int) int {
 	var sec, nanos int64
 	var end int
 	if data[pos] == '"' {
+		// millisTimestamp checks every byte of its layout, so when it takes
+		// the bytes up to the quote that ends it, none needs scanning.
+		if n := f.millisLen; n > 0 && pos+n+2 <= len(data) && data[pos+n+1] == '"' {
+			if ms, ok := f.millisTimestamp(data[pos+1 : pos+n+1]); ok {
+				f.i = ms * (unitsPerSecond(f.t.Precision) / 1000)
+				return pos + n + 2
+			}
+		}
 		var v []byte
 		if v, end = readString(data, pos); end < 0 {
 			return -1
-		}
-		if ms, ok := f.millisTimestamp(v); ok {
-			f.i = ms * (unitsPerSecond(f.t.Precision) / 1000)
-			return end
 		}
 		var zoned bool
 		var err error

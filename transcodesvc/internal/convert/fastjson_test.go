@@ -151,3 +151,26 @@ func FuzzFastJSON(f *testing.F) {
 		}
 	})
 }
+
+// Timestamps of precisions whose unit the millisecond layout does not
+// take, and strings that end early or late.
+func TestFastDecoderTimestampPrecisions(t *testing.T) {
+	p := mustCompile(t, jsonMapping(catalogv1.UnknownFieldPolicy_UNKNOWN_FIELD_POLICY_IGNORE,
+		fld("ns", tLTZ(9, true)), fld("s", tNTZ(0, true)), fld("ms", tNTZ(3, true)), fld("d", tDate(true))))
+	for _, v := range []string{
+		`{"ns":"2026-12-05T12:30:00.123456789Z","s":"2026-12-05T12:30:00","ms":"2026-12-05T12:30:00.123","d":"2026-12-05"}`,
+		`{"ns":"","s":"","ms":"","d":""}`,
+		`{"ns":"2026-12-05T12:30:00.123Z","s":"2026-12-05T12:30:00.123","ms":"2026-12-05T12:30:00.12","d":"2026-12-5"}`,
+		`{"ns":null,"s":null,"ms":"2026-12-05T12:30:00.1234","d":"2026-12-055"}`,
+		`{"ns":null,"s":null,"ms":"2026-12-05T12:30:00\"123","d":"2026-12-0\""}`,
+		`{"ns":null,"s":null,"ms":"2026-12-05T12:30:00.123","d":"2026-12-05`,
+	} {
+		fast, generic, _ := convertBoth(t, p, []byte(v))
+		if fast != generic {
+			t.Errorf("%s: fast %q, generic %q", v, fast, generic)
+		}
+	}
+	if _, _, took := convertBoth(t, p, []byte(`{"ns":"2026-12-05T12:30:00.123456789Z","s":"2026-12-05T12:30:00","ms":"2026-12-05T12:30:00.123","d":"2026-12-05"}`)); !took {
+		t.Error("fast decoder refused timestamps of precisions 9 and 0")
+	}
+}
