@@ -266,6 +266,10 @@ func (f *fastField) read(data []byte, pos int) int {
 		f.v = v
 		return end
 	case fastBytes:
+		if v, end := readBase64(data, pos, f.buf[:0]); end >= 0 {
+			f.buf, f.v = v, v
+			return end
+		}
 		v, end := readString(data, pos)
 		if end < 0 {
 			return -1
@@ -308,6 +312,57 @@ func (f *fastField) read(data []byte, pos int) int {
 		return f.readTimestamp(data, pos)
 	}
 	return -1
+}
+
+// base64Std maps the standard base64 alphabet to its values, every other
+// byte to 0xff.
+var base64Std = func() (t [256]byte) {
+	for i := range t {
+		t[i] = 0xff
+	}
+	for i, c := range "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/" {
+		t[c] = byte(i)
+	}
+	return t
+}()
+
+// readBase64 decodes a string of whole base64 quanta, the last one
+// possibly padded (xx== or xxx=), into dst in the same pass that finds its
+// end, and returns the bytes and the position after the closing quote. Any
+// other string, -1: readString and encoding/base64 decide about it (the
+// only alphabet characters pass, so there is nothing to unescape here).
+func readBase64(data []byte, pos int, dst []byte) ([]byte, int) {
+	if pos >= len(data) || data[pos] != '"' {
+		return nil, -1
+	}
+	pos++
+	for pos+4 <= len(data) {
+		a, b, c, d := base64Std[data[pos]], base64Std[data[pos+1]], base64Std[data[pos+2]], base64Std[data[pos+3]]
+		if a|b|c|d == 0xff {
+			break
+		}
+		dst = append(dst, a<<2|b>>4, b<<4|c>>2, c<<6|d)
+		pos += 4
+	}
+	if pos < len(data) && data[pos] == '"' {
+		return dst, pos + 1
+	}
+	// A padded last quantum, then the closing quote.
+	if pos+5 > len(data) || data[pos+4] != '"' || data[pos+3] != '=' {
+		return nil, -1
+	}
+	a, b, c := base64Std[data[pos]], base64Std[data[pos+1]], base64Std[data[pos+2]]
+	switch {
+	case a|b == 0xff:
+		return nil, -1
+	case data[pos+2] == '=':
+		dst = append(dst, a<<2|b>>4)
+	case c != 0xff:
+		dst = append(dst, a<<2|b>>4, b<<4|c>>2)
+	default:
+		return nil, -1
+	}
+	return dst, pos + 5
 }
 
 // readInt reads an unquoted JSON integer of at most 18 digits, or one in

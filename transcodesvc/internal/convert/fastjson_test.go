@@ -50,7 +50,7 @@ func TestFastDecoderTakesCompactValues(t *testing.T) {
 	p := mustCompile(t, flatMapping())
 	for _, v := range []string{
 		flatRow,
-		strings.NewReplacer(`00.123456"`, `00.123"`, `"at":"2026-12-05T12:30:00.123Z"`, `"at":"1969-12-31T23:59:59.999Z"`).Replace(flatRow),
+		strings.NewReplacer(`00.123456"`, `00.123"`, `"b":"AAEC"`, `"b":"AAECAQ=="`, `"at":"2026-12-05T12:30:00.123Z"`, `"at":"1969-12-31T23:59:59.999Z"`).Replace(flatRow),
 		`{"id":"-9","i8":null,"i16":null,"i32":null,"f32":null,"f64":0,"ok":false,"dec":-0.05,"wide":"123456789012.3456",` +
 			`"s":"","c":null,"b":"AAE","day":null,"at":1767225600000,"local":null}`,
 	} {
@@ -110,6 +110,19 @@ func TestFastDecoderMatchesGeneric(t *testing.T) {
 		"char too long in bytes":  swap(`"c":"abc"`, `"c":"äbc"`),
 		"char too long":           swap(`"c":"abc"`, `"c":"abcd"`),
 		"bytes bad base64":        swap(`"b":"AAEC"`, `"b":"A!EC"`),
+		"bytes padded 1":          swap(`"b":"AAEC"`, `"b":"AAECAQ=="`),
+		"bytes padded 2":          swap(`"b":"AAEC"`, `"b":"AAECAAE="`),
+		"bytes loose bits":        swap(`"b":"AAEC"`, `"b":"AB=="`),
+		"bytes unpadded":          swap(`"b":"AAEC"`, `"b":"AAECAAE"`),
+		"bytes one char":          swap(`"b":"AAEC"`, `"b":"AAECA"`),
+		"bytes pad only":          swap(`"b":"AAEC"`, `"b":"===="`),
+		"bytes three pads":        swap(`"b":"AAEC"`, `"b":"A==="`),
+		"bytes pad inside":        swap(`"b":"AAEC"`, `"b":"AA==AAEC"`),
+		"bytes pad then char":     swap(`"b":"AAEC"`, `"b":"AA=A"`),
+		"bytes newline":           swap(`"b":"AAEC"`, "\"b\":\"AAEC\nAAEC\""),
+		"bytes escaped newline":   swap(`"b":"AAEC"`, `"b":"AAEC\nAAEC"`),
+		"bytes escaped slash":     swap(`"b":"AAEC"`, `"b":"AA\/C"`),
+		"bytes empty":             swap(`"b":"AAEC"`, `"b":""`),
 		"date as days":            swap(`"day":"2026-12-05"`, `"day":20000`),
 		"date invalid":            swap(`"day":"2026-12-05"`, `"day":"2026-02-30"`),
 		"ltz without zone":        swap(`00.123Z"`, `00.123"`),
