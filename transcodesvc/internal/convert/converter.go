@@ -46,6 +46,7 @@ type Converter struct {
 
 	rb      *array.RecordBuilder
 	obj     *objectDecoder // the JSON columns
+	fast    *fastDecoder   // the JSON columns' common shape; nil when a type has no fast path
 	columns []func(r *kafkabatch.Record, b *kafkabatch.Batch) error
 	scan    scanner
 	out     []byte            // the last ConvertTo's answer, reused
@@ -74,6 +75,7 @@ func (c *Converter) build() {
 	rejectUnknown := p.rejectUnknown
 	var jsonFields []types.Field
 	var jsonWriters []writer
+	var jsonBuilders []array.Builder
 	for i, src := range p.sources {
 		col := p.Columns[i]
 		b := c.rb.Field(i)
@@ -81,6 +83,7 @@ func (c *Converter) build() {
 		case srcJSONField:
 			jsonFields = append(jsonFields, col)
 			jsonWriters = append(jsonWriters, newWriter(col.Type, b, rejectUnknown))
+			jsonBuilders = append(jsonBuilders, b)
 		case srcNone:
 			c.columns = append(c.columns, func(*kafkabatch.Record, *kafkabatch.Batch) error { b.AppendNull(); return nil })
 		case srcKey:
@@ -93,9 +96,10 @@ func (c *Converter) build() {
 			c.columns = append(c.columns, valueColumn(col, b))
 		}
 	}
-	c.obj = nil
+	c.obj, c.fast = nil, nil
 	if p.isJSON() {
 		c.obj = newObjectDecoder(jsonFields, jsonWriters, rejectUnknown)
+		c.fast = newFastDecoder(jsonFields, jsonBuilders)
 	}
 	c.broken = false
 }
@@ -282,6 +286,9 @@ func (c *Converter) convertRecord(r *kafkabatch.Record, b *kafkabatch.Batch) err
 	}
 	if r.Value == nil {
 		return &fieldError{msg: "record value is null (a tombstone); a JSON topic needs a JSON object"}
+	}
+	if c.fast != nil && c.fast.decode(r.Value) {
+		return nil
 	}
 	c.scan.reset(r.Value)
 	if err := c.obj.decode(&c.scan); err != nil {
