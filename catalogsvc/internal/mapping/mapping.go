@@ -439,8 +439,12 @@ func columnMapping(t Table, cols map[string]types.DataType, p *problems) *catalo
 		cm.ValueFormat = catalogv1.ValueFormat_VALUE_FORMAT_RAW
 	case "string":
 		cm.ValueFormat = catalogv1.ValueFormat_VALUE_FORMAT_STRING
+	case "avro":
+		cm.ValueFormat = catalogv1.ValueFormat_VALUE_FORMAT_AVRO
+	case "protobuf", "json-schema":
+		p.addf("%s is %q: Schema Registry formats other than avro are not supported yet", PropValueFormat, props[PropValueFormat])
 	default:
-		p.addf("%s is %q: want json, raw or string", PropValueFormat, props[PropValueFormat])
+		p.addf("%s is %q: want json, raw, string or avro", PropValueFormat, props[PropValueFormat])
 	}
 
 	// Which property claimed which column, to refuse overlaps.
@@ -491,6 +495,18 @@ func columnMapping(t Table, cols map[string]types.DataType, p *problems) *catalo
 		}
 		if len(claimed) >= len(t.Columns) && len(t.Columns) > 0 {
 			p.addf("%s=json needs at least one column besides the key, timestamp and headers columns", PropValueFormat)
+		}
+	case catalogv1.ValueFormat_VALUE_FORMAT_AVRO:
+		// An Avro record fills the columns its fields name, as a JSON
+		// object does; fields without a column are skipped.
+		if v, ok := props[PropValueColumn]; ok {
+			p.addf("%s=%s contradicts %s=avro: an Avro record fills every column not taken by the key, timestamp or headers", PropValueColumn, v, PropValueFormat)
+		}
+		if hasUnknown {
+			p.addf("%s only applies to %s=json, not %s", PropJSONUnknownFields, PropValueFormat, format)
+		}
+		if len(claimed) >= len(t.Columns) && len(t.Columns) > 0 {
+			p.addf("%s=avro needs at least one column besides the key, timestamp and headers columns", PropValueFormat)
 		}
 	case catalogv1.ValueFormat_VALUE_FORMAT_RAW, catalogv1.ValueFormat_VALUE_FORMAT_STRING:
 		if hasUnknown {
