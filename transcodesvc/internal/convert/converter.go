@@ -15,6 +15,7 @@ import (
 	"github.com/ferrygw/ferry/services/fluss/logbatch"
 	"github.com/ferrygw/ferry/services/fluss/types"
 	"github.com/ferrygw/ferry/transcodesvc/internal/kafkabatch"
+	"github.com/ferrygw/ferry/transcodesvc/internal/schemas"
 )
 
 // MaxRecordErrors bounds how many record errors one failure lists; a batch
@@ -46,6 +47,7 @@ type Converter struct {
 
 	rb      *array.RecordBuilder
 	obj     *objectDecoder // the JSON columns
+	avro    *avroValues    // the Avro columns
 	columns []func(r *kafkabatch.Record, b *kafkabatch.Batch) error
 	scan    scanner
 	out     []byte            // the last ConvertTo's answer, reused
@@ -74,13 +76,17 @@ func (c *Converter) build() {
 	rejectUnknown := p.rejectUnknown
 	var jsonFields []types.Field
 	var jsonWriters []writer
+	var valueBuilders []array.Builder
 	for i, src := range p.sources {
 		col := p.Columns[i]
 		b := c.rb.Field(i)
 		switch src {
 		case srcJSONField:
 			jsonFields = append(jsonFields, col)
-			jsonWriters = append(jsonWriters, newWriter(col.Type, b, rejectUnknown))
+			valueBuilders = append(valueBuilders, b)
+			if p.isJSON() {
+				jsonWriters = append(jsonWriters, newWriter(col.Type, b, rejectUnknown))
+			}
 		case srcNone:
 			c.columns = append(c.columns, func(*kafkabatch.Record, *kafkabatch.Batch) error { b.AppendNull(); return nil })
 		case srcKey:
@@ -96,6 +102,16 @@ func (c *Converter) build() {
 	c.obj = nil
 	if p.isJSON() {
 		c.obj = newObjectDecoder(jsonFields, jsonWriters, rejectUnknown)
+	}
+	if p.isAvro() {
+		// New builders: the decoders compiled for the old ones go; the
+		// batch's schemas stay.
+		var known map[int32]*schemas.Schema
+		if c.avro != nil {
+			known = c.avro.schemas
+		}
+		c.avro = newAvroValues(p.Topic, jsonFields, valueBuilders)
+		c.avro.schemas = known
 	}
 	c.broken = false
 }
@@ -277,6 +293,9 @@ func (c *Converter) convertRecord(r *kafkabatch.Record, b *kafkabatch.Batch) err
 			return err
 		}
 	}
+	if c.avro != nil {
+		return c.avro.decodeValue(r.Value)
+	}
 	if c.obj == nil {
 		return nil
 	}
@@ -294,6 +313,7 @@ func (c *Converter) convertRecord(r *kafkabatch.Record, b *kafkabatch.Batch) err
 }
 
 func (p *Plan) isJSON() bool { return p.format == catalogv1.ValueFormat_VALUE_FORMAT_JSON }
+func (p *Plan) isAvro() bool { return p.format == catalogv1.ValueFormat_VALUE_FORMAT_AVRO }
 
 func nullOr(col types.Field, b array.Builder, what string) error {
 	if !col.Type.Nullable {
