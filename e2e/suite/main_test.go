@@ -147,10 +147,10 @@ func startSuite(log *slog.Logger) (*suiteEnv, error) {
 	return e, nil
 }
 
-// servicesConfig is a stack of the five services (two transcodesvc) on free loopback ports, for
+// servicesConfig is a stack of the six services (two transcodesvc) on free loopback ports, for
 // the caller to point at a Fluss cluster (ExternalFluss, or Fluss ports of its own).
 func servicesConfig(name, root string) (stack.Config, error) {
-	ports, err := freePorts(13)
+	ports, err := freePorts(16)
 	if err != nil {
 		return stack.Config{}, err
 	}
@@ -168,6 +168,9 @@ func servicesConfig(name, root string) (stack.Config, error) {
 	cfg.FrontdoorMetricsPort = ports[10]
 	cfg.FetchPort = ports[11]
 	cfg.FetchMetricsPort = ports[12]
+	cfg.SchemaPort = ports[13]
+	cfg.RegistryPort = ports[14]
+	cfg.SchemaMetricsPort = ports[15]
 	cfg.LogLevel = "debug"
 	cfg.StopGrace = 10 * time.Second
 	cfg.ReadyTimeout = 9 * time.Minute
