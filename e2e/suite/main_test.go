@@ -242,10 +242,11 @@ func (e *suiteEnv) stop() error {
 const envSingle = "FERRY_TEST_SINGLE"
 
 // singleTests are the tests that make sense for one process: produce, consume, consumer groups,
-// idempotence, crashes of the process (every service at once) and a produce's trace. The others
-// are about one service's process, the gRPC hops between them or a topology of their own.
+// idempotence, crashes of the process (every service at once), a produce's trace and the Schema
+// Registry's REST API. The others are about one service's process, the gRPC hops between them or
+// a topology of their own.
 var singleTests = []string{"TestProduceJSON", "TestConsumeWhatFerryWrote", "TestConsumerGroup", "TestFaultKill", "TestFaultKillIdempotentClients",
-	"TestTracingOneTracePerProduce"}
+	"TestTracingOneTracePerProduce", "TestSchemaRegistryPythonClient"}
 
 func singleMode() bool { return os.Getenv(envSingle) == "1" }
 
