@@ -16,10 +16,21 @@ require (
 )
 
 require (
+	github.com/felixge/httpsnoop v1.1.0 // indirect
+	github.com/go-viper/mapstructure/v2 v2.5.0 // indirect
+	github.com/hamba/avro/v2 v2.31.0 // indirect
+	github.com/json-iterator/go v1.1.12 // indirect
+	github.com/modern-go/concurrent v0.0.0-20180306012644-bacd9c7ef1dd // indirect
+	github.com/modern-go/reflect2 v1.0.2 // indirect
+	go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp v0.72.0 // indirect
+)
+
+require (
 	github.com/apache/arrow-go/v18 v18.9.0 // indirect
 	github.com/beorn7/perks v1.0.1 // indirect
 	github.com/cenkalti/backoff/v5 v5.0.3 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
+	github.com/ferrygw/ferry/schemasvc v0.0.0
 	github.com/ferrygw/ferry/services/fluss v0.0.0 // indirect
 	github.com/ferrygw/ferry/services/recordbatch v0.0.0 // indirect
 	github.com/go-logr/logr v1.4.4 // indirect
@@ -89,3 +100,5 @@ replace github.com/ferrygw/ferry/services/fluss => ../../services/fluss
 replace github.com/ferrygw/ferry/services/recordbatch => ../../services/recordbatch
 
 replace github.com/ferrygw/ferry/services/testenv => ../../services/testenv
+
+replace github.com/ferrygw/ferry/schemasvc => ../../schemasvc

@@ -7,6 +7,7 @@ import (
 	catalogsvc "github.com/ferrygw/ferry/catalogsvc/service"
 	fetchsvc "github.com/ferrygw/ferry/fetchsvc/service"
 	"github.com/ferrygw/ferry/frontdoor/gateway"
+	schemasvc "github.com/ferrygw/ferry/schemasvc/service"
 	"github.com/ferrygw/ferry/services/runtime"
 	"github.com/ferrygw/ferry/services/runtime/inproc"
 	transcodesvc "github.com/ferrygw/ferry/transcodesvc/service"
@@ -33,6 +34,7 @@ type config struct {
 	Transcode *transcodesvc.Config
 	Append    *appendsvc.Config
 	Fetch     *fetchsvc.Config
+	Schema    *schemasvc.Config
 	Frontdoor *gateway.Config
 
 	settings *runtime.Settings // where each value came from, after parsing
@@ -44,6 +46,7 @@ func declare(s *runtime.Settings) *config {
 		Transcode: transcodesvc.Declare(s),
 		Append:    appendsvc.Declare(s),
 		Fetch:     fetchsvc.Declare(s),
+		Schema:    schemasvc.Declare(s),
 		Frontdoor: gateway.Declare(s),
 		settings:  s,
 	}
@@ -65,7 +68,7 @@ func (c *config) ignored() []string {
 }
 
 func (c *config) Validate() error {
-	for _, v := range []interface{ Validate() error }{c.Catalog, c.Transcode, c.Append, c.Fetch, c.Frontdoor} {
+	for _, v := range []interface{ Validate() error }{c.Catalog, c.Transcode, c.Append, c.Fetch, c.Schema, c.Frontdoor} {
 		if err := v.Validate(); err != nil {
 			return err
 		}
@@ -85,6 +88,16 @@ func setup(ctx context.Context, app *runtime.App, c *config) error {
 	if err != nil {
 		return err
 	}
+	in, err := inproc.New(app.Telemetry.TracerProvider, app.Telemetry.MeterProvider, app.Logger)
+	if err != nil {
+		return err
+	}
+	// The Schema Registry's REST API listens on its own port
+	// (-registry-listen); transcodesvc and fetchsvc reach its
+	// SchemaService in-process through in.Schema(sch).
+	if _, err := schemasvc.New(ctx, app, c.Schema, in.Catalog(cat)); err != nil {
+		return err
+	}
 	// Answers are not serialized on their way to frontdoor: the
 	// converters must not reuse their bytes.
 	c.Transcode.Transcode.AnswersShared = true
@@ -97,10 +110,6 @@ func setup(ctx context.Context, app *runtime.App, c *config) error {
 		return err
 	}
 	fe, err := fetchsvc.New(ctx, app, c.Fetch)
-	if err != nil {
-		return err
-	}
-	in, err := inproc.New(app.Telemetry.TracerProvider, app.Telemetry.MeterProvider, app.Logger)
 	if err != nil {
 		return err
 	}

@@ -651,8 +651,9 @@ func startBenchStack(ctx context.Context, cfg *config, root string, flussOnly bo
 	base := cfg.ServicePortBase
 	sc.CatalogPort, sc.TranscodePorts, sc.AppendPort, sc.FrontdoorPort, sc.FetchPort = base+1, []int{base + 2, base + 12}, base+3, base+4, base+5
 	sc.KafkaPort = cfg.FerryKafkaPort
+	sc.SchemaPort, sc.RegistryPort = base+6, base+7
 	// No metrics endpoints: the defaults would collide with a developer's stack.
-	sc.CatalogMetricsPort, sc.TranscodeMetricsPorts, sc.AppendMetricsPort, sc.FrontdoorMetricsPort, sc.FetchMetricsPort = 0, nil, 0, 0, 0
+	sc.CatalogMetricsPort, sc.TranscodeMetricsPorts, sc.AppendMetricsPort, sc.FrontdoorMetricsPort, sc.FetchMetricsPort, sc.SchemaMetricsPort = 0, nil, 0, 0, 0, 0
 	sc.LogLevel, sc.Java, sc.ServerHeap, sc.Keep = cfg.LogLevel, cfg.Java, cfg.ServerHeap, cfg.Keep
 	sc.PprofPortOffset = cfg.PprofPortOffset
 	sc.ServiceGOMAXPROCS = cfg.ServiceProcs

@@ -14,24 +14,31 @@ type schemaServer struct {
 	schemav1.UnimplementedSchemaServiceServer
 }
 
-func (schemaServer) GetSchema(_ context.Context, r *schemav1.GetSchemaRequest) (*schemav1.GetSchemaResponse, error) {
-	if r.GetId() != 3 {
+func (schemaServer) GetSchema(_ context.Context, in *schemav1.GetSchemaRequest) (*schemav1.GetSchemaResponse, error) {
+	if in.GetId() != 7 {
 		return nil, status.Error(codes.NotFound, "no such id")
 	}
-	return &schemav1.GetSchemaResponse{Schema: &schemav1.Schema{Id: 3, Text: `"long"`}}, nil
+	return &schemav1.GetSchemaResponse{Schema: &schemav1.Schema{Id: 7, Text: `"string"`}}, nil
 }
 
-func TestSchemaClient(t *testing.T) {
+func (schemaServer) GetTopicSchema(_ context.Context, in *schemav1.GetTopicSchemaRequest) (*schemav1.GetTopicSchemaResponse, error) {
+	return &schemav1.GetTopicSchemaResponse{Schema: &schemav1.Schema{Id: 8, Text: in.GetTopic()}}, nil
+}
+
+// Both SchemaService methods reach the server, answers and errors alike.
+func TestSchemaClientCallsServer(t *testing.T) {
 	c, _, _ := newConn(t)
 	client := c.Schema(schemaServer{})
-	resp, err := client.GetSchema(context.Background(), &schemav1.GetSchemaRequest{Id: 3})
-	if err != nil || resp.GetSchema().GetText() != `"long"` {
-		t.Fatalf("GetSchema: %v %v", resp, err)
+	ctx := context.Background()
+	got, err := client.GetSchema(ctx, &schemav1.GetSchemaRequest{Id: 7})
+	if err != nil || got.GetSchema().GetText() != `"string"` {
+		t.Fatalf("GetSchema = %v, %v", got, err)
 	}
-	if _, err := client.GetSchema(context.Background(), &schemav1.GetSchemaRequest{Id: 4}); status.Code(err) != codes.NotFound {
-		t.Fatalf("unknown id: %v, want NotFound as over gRPC", err)
+	if _, err := client.GetSchema(ctx, &schemav1.GetSchemaRequest{Id: 9}); status.Code(err) != codes.NotFound {
+		t.Errorf("GetSchema of an unknown id: %v, want NotFound", err)
 	}
-	if _, err := client.GetTopicSchema(context.Background(), &schemav1.GetTopicSchemaRequest{Topic: "t"}); status.Code(err) != codes.Unimplemented {
-		t.Fatalf("GetTopicSchema: %v", err)
+	ts, err := client.GetTopicSchema(ctx, &schemav1.GetTopicSchemaRequest{Topic: "orders"})
+	if err != nil || ts.GetSchema().GetId() != 8 || ts.GetSchema().GetText() != "orders" {
+		t.Errorf("GetTopicSchema = %v, %v", ts, err)
 	}
 }
