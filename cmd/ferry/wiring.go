@@ -52,9 +52,9 @@ func declare(s *runtime.Settings) *config {
 	}
 }
 
-// unusedFlags are frontdoor's settings that say where its peers are: in
+// unusedFlags are the settings that say where a service's peers are: in
 // this process they are no address.
-var unusedFlags = []string{"catalog-addr", "transcode-addr", "transcode-resolve-interval", "append-addr", "fetch-addr"}
+var unusedFlags = []string{"catalog-addr", "transcode-addr", "transcode-resolve-interval", "append-addr", "fetch-addr", "schema-addr"}
 
 // ignored lists the unused settings that were set, by flag or environment.
 func (c *config) ignored() []string {
@@ -95,9 +95,12 @@ func setup(ctx context.Context, app *runtime.App, c *config) error {
 	// The Schema Registry's REST API listens on its own port
 	// (-registry-listen); transcodesvc and fetchsvc reach its
 	// SchemaService in-process through in.Schema(sch).
-	if _, err := schemasvc.New(ctx, app, c.Schema, in.Catalog(cat)); err != nil {
+	sch, err := schemasvc.New(ctx, app, c.Schema, in.Catalog(cat))
+	if err != nil {
 		return err
 	}
+	c.Transcode.Schemas = in.Schema(sch)
+	c.Fetch.Schemas = in.Schema(sch)
 	// Answers are not serialized on their way to frontdoor: the
 	// converters must not reuse their bytes.
 	c.Transcode.Transcode.AnswersShared = true
