@@ -1,0 +1,136 @@
+package suite
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ferrygw/ferry/services/testenv"
+)
+
+// TestAvroProduceConsumePython: confluent-kafka-python's AvroSerializer produces through Ferry
+// into an avro table, the Fluss Java reader reads the typed values, and its AvroDeserializer
+// consumes the rows back through Ferry into the objects sent. Once with auto.register.schemas
+// (the producer's schema registered), once with use.latest.version on a table nobody registered
+// a schema for (the registry derives it from the table, for the producer and the consumer).
+func TestAvroProduceConsumePython(t *testing.T) {
+	e, f := need(t)
+	py := filepath.Join(e.stack.Config().Root, ".cache", "clients", "venv", "bin", "python")
+	if _, err := os.Stat(py); err != nil {
+		t.Fatalf("confluent-kafka venv missing (tools/install-clients.sh): %v", err)
+	}
+	db := dbName(t, f, "avro")
+	cols := []testenv.Column{
+		{Name: "id", Type: "BIGINT NOT NULL"}, {Name: "name", Type: "STRING"}, {Name: "price", Type: "DECIMAL(10, 2)"},
+		{Name: "at", Type: "TIMESTAMP_LTZ(3)"}, {Name: "day", Type: "DATE"}, {Name: "blob", Type: "BYTES"},
+		{Name: "tags", Type: "ARRAY<STRING>"},
+	}
+	writer := `{"type":"record","name":"Order","namespace":"com.example","fields":[
+		{"name":"id","type":"long"},
+		{"name":"name","type":["null","string"],"default":null},
+		{"name":"price","type":["null",{"type":"bytes","logicalType":"decimal","precision":10,"scale":2}],"default":null},
+		{"name":"at","type":["null",{"type":"long","logicalType":"timestamp-millis"}],"default":null},
+		{"name":"day","type":["null",{"type":"int","logicalType":"date"}],"default":null},
+		{"name":"blob","type":["null","bytes"],"default":null},
+		{"name":"tags","type":["null",{"type":"array","items":["null","string"]}],"default":null}]}`
+	records := []map[string]any{
+		{"id": 1, "name": "kettle ✓", "price": "24.90", "at": "2026-01-02T03:04:05.678+00:00", "day": "2024-02-29",
+			"blob": []int{0, 1, 255}, "tags": []any{"a", nil}},
+		{"id": 2, "name": nil, "price": nil, "at": nil, "day": nil, "blob": nil, "tags": nil},
+		{"id": 3, "name": "", "price": "-0.05", "at": "1969-12-31T23:59:59.999+00:00", "day": "1970-01-01",
+			"blob": []int{}, "tags": []any{}},
+	}
+	// What the Java reader prints for each record's row.
+	rows := []map[string]any{
+		{"id": 1, "name": "kettle ✓", "price": "24.90", "at": "2026-01-02T03:04:05.678000000Z", "day": "2024-02-29",
+			"blob": "AAH/", "tags": []any{"a", nil}},
+		{"id": 2, "name": nil, "price": nil, "at": nil, "day": nil, "blob": nil, "tags": nil},
+		{"id": 3, "name": "", "price": "-0.05", "at": "1969-12-31T23:59:59.999000000Z", "day": "1970-01-01",
+			"blob": "", "tags": []any{}},
+	}
+	// What the deserializer gives back (Python's forms, converted by the runner).
+	back := []map[string]any{
+		{"id": 1, "name": "kettle ✓", "price": "24.90", "at": "2026-01-02T03:04:05.678000+00:00", "day": "2024-02-29",
+			"blob": []int{0, 1, 255}, "tags": []any{"a", nil}},
+		records[1],
+		{"id": 3, "name": "", "price": "-0.05", "at": "1969-12-31T23:59:59.999000+00:00", "day": "1970-01-01",
+			"blob": []int{}, "tags": []any{}},
+	}
+	input, err := json.Marshal(records)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mode := range []string{"auto", "latest"} {
+		t.Run(mode, func(t *testing.T) {
+			table := "orders_" + mode
+			topic := topicTable(t, f, db, table, 1, cols, map[string]string{"kafka.value.format": "avro"})
+			args := []string{"-B", filepath.Join(e.stack.Config().Root, "e2e", "clients", "python", "avro_roundtrip.py"),
+				e.kafka, e.stack.Config().RegistryURL(), topic, mode, string(input)}
+			if mode == "auto" {
+				args = append(args, writer)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, py, args...)
+			var stderr strings.Builder
+			cmd.Stderr = &stderr
+			out, err := cmd.Output()
+			if err != nil {
+				t.Fatalf("avro_roundtrip.py: %v\n%s", err, stderr.String())
+			}
+			var got struct {
+				Produced []struct {
+					Partition *int32
+					Offset    *int64
+					Error     string
+				}
+				Consumed []struct {
+					Offset int64
+					Magic  int
+					ID     int32
+					Value  map[string]any
+					Error  string
+				}
+			}
+			if err := json.Unmarshal(out, &got); err != nil {
+				t.Fatalf("output %s: %v", out, err)
+			}
+			for i, p := range got.Produced {
+				if p.Error != "" || p.Offset == nil || *p.Offset != int64(i) {
+					t.Fatalf("record %d: produced %+v, want offset %d\n%s", i, p, i, out)
+				}
+			}
+
+			// The Fluss Java reader sees the typed values.
+			scanned := f.Scan(t, db, table, testenv.ScanOptions{Expect: len(records), Timeout: 60 * time.Second})
+			if len(scanned) != len(records) {
+				t.Fatalf("Fluss holds %d rows, want %d", len(scanned), len(records))
+			}
+			for i, r := range scanned {
+				if g, w := canonical(t, r.Row), canonical(t, rows[r.Offset]); g != w {
+					t.Errorf("row %d (offset %d):\n got %s\nwant %s", i, r.Offset, g, w)
+				}
+			}
+
+			// The subject's latest version frames what Ferry serves.
+			var latest struct{ ID int32 }
+			getJSON(t, e.stack.Config().RegistryURL()+"/subjects/"+topic+"-value/versions/latest", 200, &latest)
+			if len(got.Consumed) != len(records) {
+				t.Fatalf("consumed %d records, want %d: %s", len(got.Consumed), len(records), out)
+			}
+			for i, c := range got.Consumed {
+				if c.Error != "" || c.Offset != int64(i) || c.Magic != 0 || c.ID != latest.ID {
+					t.Errorf("consumed %d: offset %d magic %d id %d error %q, want offset %d, magic 0, id %d", i, c.Offset, c.Magic, c.ID, c.Error, i, latest.ID)
+				}
+				if g, w := canonical(t, c.Value), canonical(t, back[i]); g != w {
+					t.Errorf("consumed %d:\n got %s\nwant %s", i, g, w)
+				}
+			}
+		})
+	}
+}
