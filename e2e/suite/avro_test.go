@@ -2,6 +2,7 @@ package suite
 
 import (
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -9,6 +10,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/ferrygw/ferry/services/testenv"
 )
@@ -132,5 +136,77 @@ func TestAvroProduceConsumePython(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// avroOrder is the Avro binary of {"id": id, "name": name} for avroOrderSchema, framed with
+// schema id: Go's zig-zag varints are Avro's longs.
+func avroOrder(id int32, orderID int64, name string) []byte {
+	b := []byte{0, byte(id >> 24), byte(id >> 16), byte(id >> 8), byte(id)}
+	b = binary.AppendVarint(b, orderID)
+	b = binary.AppendVarint(b, 1) // the union's "string" branch
+	b = binary.AppendVarint(b, int64(len(name)))
+	return append(b, name...)
+}
+
+const avroOrderSchema = `{"type":"record","name":"Order","fields":[{"name":"id","type":"long"},{"name":"name","type":["null","string"],"default":null}]}`
+
+// TestAvroBadRecordsRefuseTheirBatch: a batch of an avro topic with a record framed with an
+// unknown schema id, one without the magic byte and one cut short is refused with
+// INVALID_RECORD naming each record's reason, and none of it is written; a good batch then
+// lands at offset 0.
+func TestAvroBadRecordsRefuseTheirBatch(t *testing.T) {
+	e, f := need(t)
+	db := dbName(t, f, "avro_bad")
+	topic := topicTable(t, f, db, "orders", 1, []testenv.Column{{Name: "id", Type: "BIGINT NOT NULL"}, {Name: "name", Type: "STRING"}},
+		map[string]string{"kafka.value.format": "avro"})
+	id := int32(register(t, e.stack.Config().RegistryURL(), topic+"-value", avroOrderSchema))
+	good := avroOrder(id, 1, "fine")
+
+	now := time.Now()
+	bad := encodeBatch(now, [][]byte{good, avroOrder(999_999, 2, "unknown id"), []byte(`{"id": 3}`), good[:len(good)-2]})
+	req := kmsg.NewPtrProduceRequest()
+	req.Acks = -1
+	req.TimeoutMillis = 30_000
+	rt := kmsg.NewProduceRequestTopic()
+	rt.Topic = topic
+	rp := kmsg.NewProduceRequestTopicPartition()
+	rp.Records = bad
+	rt.Partitions = append(rt.Partitions, rp)
+	req.Topics = append(req.Topics, rt)
+
+	cl := newKgo(t, e.kafka)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	kresp, err := req.RequestWith(ctx, cl)
+	if err != nil {
+		t.Fatalf("produce: %v", err)
+	}
+	p := kresp.Topics[0].Partitions[0]
+	if err := kerr.ErrorForCode(p.ErrorCode); err != kerr.InvalidRecord {
+		t.Fatalf("error %v, want INVALID_RECORD", err)
+	}
+	want := map[int32]string{1: "unknown schema id 999999", 2: "missing magic byte", 3: "truncated payload"}
+	if len(p.ErrorRecords) != len(want) {
+		t.Fatalf("record errors %+v, want records 1, 2, 3", p.ErrorRecords)
+	}
+	for _, r := range p.ErrorRecords {
+		if w := want[r.RelativeOffset]; w == "" || r.ErrorMessage == nil || !strings.Contains(*r.ErrorMessage, w) {
+			t.Errorf("record %d: %v, want a message with %q", r.RelativeOffset, deref(r.ErrorMessage), w)
+		}
+	}
+
+	// Nothing of the refused batch was written: the next batch starts the log.
+	req.Topics[0].Partitions[0].Records = encodeBatch(now, [][]byte{good})
+	kresp, err = req.RequestWith(ctx, cl)
+	if err != nil {
+		t.Fatalf("produce: %v", err)
+	}
+	if p := kresp.Topics[0].Partitions[0]; p.ErrorCode != 0 || p.BaseOffset != 0 {
+		t.Fatalf("good batch: error %v, offset %d; want offset 0", kerr.ErrorForCode(p.ErrorCode), p.BaseOffset)
+	}
+	rows := f.Scan(t, db, "orders", testenv.ScanOptions{Expect: 1, Timeout: 30 * time.Second})
+	if len(rows) != 1 || canonical(t, rows[0].Row) != `{"id":1,"name":"fine"}` {
+		t.Fatalf("table holds %+v, want the one good row", rows)
 	}
 }
