@@ -21,7 +21,8 @@ import (
 // into an avro table, the Fluss Java reader reads the typed values, and its AvroDeserializer
 // consumes the rows back through Ferry into the objects sent. Once with auto.register.schemas
 // (the producer's schema registered), once with use.latest.version on a table nobody registered
-// a schema for (the registry derives it from the table, for the producer and the consumer).
+// a schema for (the registry derives it from the table, for the producer and the consumer), and
+// once for rows the Fluss Java writer wrote (served in the schema derived from the table).
 func TestAvroProduceConsumePython(t *testing.T) {
 	e, f := need(t)
 	py := filepath.Join(e.stack.Config().Root, ".cache", "clients", "venv", "bin", "python")
@@ -69,10 +70,14 @@ func TestAvroProduceConsumePython(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, mode := range []string{"auto", "latest"} {
+	for _, mode := range []string{"auto", "latest", "consume"} {
 		t.Run(mode, func(t *testing.T) {
 			table := "orders_" + mode
 			topic := topicTable(t, f, db, table, 1, cols, map[string]string{"kafka.value.format": "avro"})
+			if mode == "consume" {
+				// Rows of the Java writer, served in the schema derived from the table.
+				f.Write(t, db, table, rows)
+			}
 			args := []string{"-B", filepath.Join(e.stack.Config().Root, "e2e", "clients", "python", "avro_roundtrip.py"),
 				e.kafka, e.stack.Config().RegistryURL(), topic, mode, string(input)}
 			if mode == "auto" {

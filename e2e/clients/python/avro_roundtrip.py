@@ -3,9 +3,10 @@ them back with its AvroDeserializer.
 
 Usage: avro_roundtrip.py BOOTSTRAP REGISTRY_URL TOPIC MODE RECORDS_JSON [SCHEMA_JSON]
 
-MODE is "auto" (auto.register.schemas on, SCHEMA_JSON registered under TOPIC-value) or "latest"
+MODE is "auto" (auto.register.schemas on, SCHEMA_JSON registered under TOPIC-value), "latest"
 (auto.register.schemas off, use.latest.version on: the subject's latest version, which the
-registry derives from the table when nobody registered one). RECORDS_JSON is a list of objects;
+registry derives from the table when nobody registered one) or "consume" (nothing produced: as
+many records as RECORDS_JSON lists are consumed, e.g. rows another Fluss writer wrote). RECORDS_JSON is a list of objects;
 decimal fields are given as strings and bytes fields as lists of integers, converted here.
 
 Prints one JSON object: "produced" (the partition and offset of each record, or its error) and
@@ -63,7 +64,7 @@ def main():
         ser = AvroSerializer(registry, None, conf={"auto.register.schemas": False, "use.latest.version": True})
     ctx = SerializationContext(topic, MessageField.VALUE)
 
-    produced = [None] * len(records)
+    produced = [] if mode == "consume" else [None] * len(records)
 
     def report(i):
         def cb(err, msg):
@@ -71,7 +72,7 @@ def main():
         return cb
 
     p = Producer({"bootstrap.servers": bootstrap, "acks": "all", "linger.ms": 5})
-    for i, r in enumerate(records):
+    for i, r in enumerate(records if mode != "consume" else []):
         p.produce(topic, value=ser(to_avro(r), ctx), partition=0, on_delivery=report(i))
     p.flush(60)
 
