@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,8 +12,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hamba/avro/v2"
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/twmb/franz-go/pkg/sr"
 
 	"github.com/ferrygw/ferry/services/testenv"
 )
@@ -213,5 +217,96 @@ func TestAvroBadRecordsRefuseTheirBatch(t *testing.T) {
 	rows := f.Scan(t, db, "orders", testenv.ScanOptions{Expect: 1, Timeout: 30 * time.Second})
 	if len(rows) != 1 || canonical(t, rows[0].Row) != `{"id":1,"name":"fine"}` {
 		t.Fatalf("table holds %+v, want the one good row", rows)
+	}
+}
+
+// srOrder is the Go form of srOrderSchema for hamba/avro.
+type srOrder struct {
+	ID   int64   `avro:"id"`
+	Name *string `avro:"name"`
+	Qty  *int32  `avro:"qty"`
+}
+
+const srOrderSchema = `{"type":"record","name":"Order","fields":[{"name":"id","type":"long"},` +
+	`{"name":"name","type":["null","string"],"default":null},{"name":"qty","type":["null","int"],"default":null}]}`
+
+// TestAvroFranzGoSerde: franz-go's pkg/sr registers a schema with Ferry's registry and its Serde
+// frames hamba/avro records, produced with franz-go; the Fluss Java reader sees the rows, and the
+// records consumed back through Ferry decode with the same Serde into the structs sent.
+func TestAvroFranzGoSerde(t *testing.T) {
+	e, f := need(t)
+	db := dbName(t, f, "avro_sr")
+	topic := topicTable(t, f, db, "orders", 1, []testenv.Column{
+		{Name: "id", Type: "BIGINT NOT NULL"}, {Name: "name", Type: "STRING"}, {Name: "qty", Type: "INT"}},
+		map[string]string{"kafka.value.format": "avro"})
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+
+	rcl, err := sr.NewClient(sr.URLs(e.stack.Config().RegistryURL()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ss, err := rcl.CreateSchema(ctx, topic+"-value", sr.Schema{Schema: srOrderSchema, Type: sr.TypeAvro})
+	if err != nil {
+		t.Fatalf("register: %v", err)
+	}
+	schema := avro.MustParse(srOrderSchema)
+	var serde sr.Serde
+	serde.Register(ss.ID, srOrder{},
+		sr.EncodeFn(func(v any) ([]byte, error) { return avro.Marshal(schema, v) }),
+		sr.DecodeFn(func(b []byte, v any) error { return avro.Unmarshal(schema, b, v) }))
+
+	const n = 50
+	var orders []srOrder
+	var recs []*kgo.Record
+	for i := range n {
+		o := srOrder{ID: int64(i)}
+		if i%5 != 0 {
+			name, qty := fmt.Sprintf("order %d", i), int32(i*3-40)
+			o.Name, o.Qty = &name, &qty
+		}
+		v, err := serde.Encode(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		orders = append(orders, o)
+		recs = append(recs, &kgo.Record{Topic: topic, Partition: 0, Value: v})
+	}
+	cl := newKgo(t, e.kafka)
+	if err := cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
+		t.Fatalf("produce: %v", err)
+	}
+
+	rows := f.Scan(t, db, "orders", testenv.ScanOptions{Expect: n, Timeout: 60 * time.Second})
+	if len(rows) != n {
+		t.Fatalf("Fluss holds %d rows, want %d", len(rows), n)
+	}
+	for _, r := range rows {
+		o := orders[r.Offset]
+		want := map[string]any{"id": o.ID, "name": o.Name, "qty": o.Qty}
+		if g, w := canonical(t, r.Row), canonical(t, want); g != w {
+			t.Errorf("offset %d: row %s, want %s", r.Offset, g, w)
+		}
+	}
+
+	consumer := newKgo(t, e.kafka, kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	got := 0
+	for got < n && ctx.Err() == nil {
+		fs := consumer.PollFetches(ctx)
+		if err := fs.Err(); err != nil && ctx.Err() == nil {
+			t.Fatalf("fetch: %v", err)
+		}
+		fs.EachRecord(func(r *kgo.Record) {
+			var o srOrder
+			if err := serde.Decode(r.Value, &o); err != nil {
+				t.Errorf("offset %d: %x does not decode: %v", r.Offset, r.Value, err)
+			} else if g, w := canonical(t, o), canonical(t, orders[r.Offset]); g != w {
+				t.Errorf("offset %d: consumed %s, want %s", r.Offset, g, w)
+			}
+			got++
+		})
+	}
+	if got != n {
+		t.Fatalf("consumed %d records, want %d", got, n)
 	}
 }
