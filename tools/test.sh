@@ -296,6 +296,7 @@ frontdoor/internal/kafka FuzzDedupeProduce
 transcodesvc/internal/kafkabatch FuzzDecodeBatch
 transcodesvc/internal/kafkabatch FuzzLZ4Frames
 transcodesvc/internal/convert FuzzConvertJSON
+transcodesvc/internal/convert FuzzConvertAvro
 services/fluss/logbatch FuzzDecode
 services/fluss/kvbatch FuzzDecode
 services/recordbatch FuzzParseHeader

@@ -244,3 +244,46 @@ func TestAvroSchemaIDs(t *testing.T) {
 		t.Fatal("Framed: want true for Avro only")
 	}
 }
+
+// FuzzConvertAvro feeds arbitrary payloads framed with the id of a schema
+// of nested and nullable types. The converter must never panic, must refuse
+// with a one-record *Failure, and anything it accepts must be a readable
+// one-row Arrow stream.
+func FuzzConvertAvro(f *testing.F) {
+	s := avro.MustParse(`{"type":"record","name":"r","fields":[
+		{"name":"id","type":"long"},
+		{"name":"name","type":["null","string"]},
+		{"name":"price","type":["null",{"type":"bytes","logicalType":"decimal","precision":10,"scale":2}]},
+		{"name":"at","type":["null",{"type":"long","logicalType":"timestamp-micros"}]},
+		{"name":"tags","type":{"type":"array","items":["null","string"]}},
+		{"name":"attrs","type":{"type":"map","values":"int"}},
+		{"name":"addr","type":["null",{"type":"record","name":"A","fields":[{"name":"city","type":"string"},{"name":"zip","type":"int"}]}]},
+		{"name":"skip","type":{"type":"array","items":{"type":"map","values":["null","bytes","double"]}}}]}`)
+	p := mustCompile(f, avroMapping(fld("id", tBig(false)), fld("name", tString(true)), fld("price", tDec(10, 2, true)),
+		fld("at", tLTZ(6, true)), fld("tags", tArray(tString(true), true)), fld("attrs", tMap(tString(false), tSmall(true), true)),
+		fld("addr", tRow(true, fld("city", tString(true)), fld("zip", tInt(true))))))
+	seed := framed(f, 1, s, map[string]any{"id": int64(7), "name": "n", "price": big.NewRat(1, 4),
+		"at": map[string]any{"long.timestamp-micros": time.UnixMicro(-5)}, "tags": []any{"a", nil}, "attrs": map[string]any{"k": int32(1)},
+		"addr": map[string]any{"A": map[string]any{"city": "c", "zip": int32(2)}}, "skip": []any{map[string]any{"x": 1.5}}})
+	f.Add(seed[schemas.HeaderSize:])
+	f.Add([]byte{})
+	f.Add([]byte{0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01})
+	f.Add([]byte{2, 0, 1, 0xfe, 0xff, 0xff, 0xff, 0x0f})
+	c := p.NewConverter(memory.DefaultAllocator)
+	c.UseSchemas(map[int32]*schemas.Schema{1: {ID: 1, Avro: s}})
+	f.Fuzz(func(t *testing.T, payload []byte) {
+		out, err := c.Convert(valuesBatch(append(schemas.AppendFrame(nil, 1), payload...)))
+		if err != nil {
+			var fl *Failure
+			if !errors.As(err, &fl) || len(fl.Records) != 1 {
+				t.Fatalf("error %v is not a one-record failure", err)
+			}
+			return
+		}
+		rec := readIPC(t, out.IPC, p.Schema)
+		defer rec.Release()
+		if rec.NumRows() != 1 {
+			t.Fatalf("%d rows", rec.NumRows())
+		}
+	})
+}
