@@ -106,6 +106,9 @@ type Cache struct {
 	byID     map[int32]*list.Element
 	order    *list.List // front = most recently used
 	inflight map[int32]*fetch
+	// OnFetch, when set, is told the result of each GetSchema call: "ok",
+	// "unknown" (NOT_FOUND) or "error".
+	OnFetch func(ctx context.Context, result string)
 }
 
 // NewCache keeps up to size schemas.
@@ -158,6 +161,16 @@ func (c *Cache) resolve(ctx context.Context, id int32) (*Schema, error) {
 	c.mu.Unlock()
 
 	f.schema, f.err = c.ask(ctx, id)
+	if c.OnFetch != nil {
+		result := "ok"
+		switch {
+		case f.err != nil:
+			result = "error"
+		case f.schema == nil:
+			result = "unknown"
+		}
+		c.OnFetch(ctx, result)
+	}
 	c.mu.Lock()
 	delete(c.inflight, id)
 	if f.schema != nil {

@@ -157,6 +157,13 @@ func TestAvroSchemasFromRegistry(t *testing.T) {
 	if resp.GetBatch().GetRecordCount() != 2 {
 		t.Fatalf("want the cached schema to serve, got %v", resp)
 	}
+	// Ids 1 and 2 once each, 42 unknown, 7 while the registry was down.
+	got := h.counters(t)
+	for k, v := range map[string]int64{"ferry.transcode.schema_fetches{ok}": 2, "ferry.transcode.schema_fetches{unknown}": 1, "ferry.transcode.schema_fetches{error}": 1} {
+		if got[k] != v {
+			t.Errorf("%s = %d, want %d (all: %v)", k, got[k], v, got)
+		}
+	}
 }
 
 // readIPCRows renders the rows of an Arrow IPC stream of BIGINT and STRING

@@ -135,12 +135,19 @@ func New(cfg Config, log *slog.Logger, tel Telemetry) (*Service, error) {
 		slots:      make(chan struct{}, cfg.Workers),
 		plans:      newPlanCache(cfg.PlanCacheSize),
 	}
-	if cfg.Schemas != nil {
-		s.schemas = schemas.NewCache(cfg.Schemas, cfg.SchemaCacheSize)
-	}
 	s.decoders.New = func() any { return kafkabatch.NewDecoder(cfg.MaxDecompressedBytes) }
 	meter := tel.Meter.Meter("github.com/ferrygw/ferry/transcodesvc")
 	var err error
+	if cfg.Schemas != nil {
+		s.schemas = schemas.NewCache(cfg.Schemas, cfg.SchemaCacheSize)
+		fetches, err := meter.Int64Counter("ferry.transcode.schema_fetches", metric.WithDescription("Writer schemas asked of the schema registry, by result (ok, unknown, error); cached ids are not asked again"))
+		if err != nil {
+			return nil, err
+		}
+		s.schemas.OnFetch = func(ctx context.Context, result string) {
+			fetches.Add(ctx, 1, metric.WithAttributes(attribute.String("result", result)))
+		}
+	}
 	if s.jobs, err = meter.Int64Counter("ferry.transcode.jobs", metric.WithDescription("Transcode jobs by result (ok or the Kafka error code)")); err != nil {
 		return nil, err
 	}
