@@ -18,6 +18,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/twmb/franz-go/pkg/sr"
 
+	"github.com/ferrygw/ferry/e2e/stack"
 	"github.com/ferrygw/ferry/services/testenv"
 )
 
@@ -308,5 +309,55 @@ func TestAvroFranzGoSerde(t *testing.T) {
 	}
 	if got != n {
 		t.Fatalf("consumed %d records, want %d", got, n)
+	}
+}
+
+// TestAvroRegistryOutageIsRetried: with schemasvc killed, a batch framed with an id transcodesvc
+// has not fetched yet is refused as retriable (REQUEST_TIMED_OUT, nothing written) and the
+// producer keeps sending it; once schemasvc is back the same batch is written, once.
+func TestAvroRegistryOutageIsRetried(t *testing.T) {
+	e, f := need(t)
+	db := dbName(t, f, "avro_outage")
+	topic := topicTable(t, f, db, "orders", 1, []testenv.Column{{Name: "id", Type: "BIGINT NOT NULL"}, {Name: "name", Type: "STRING"}},
+		map[string]string{"kafka.value.format": "avro"})
+	id := int32(register(t, e.stack.Config().RegistryURL(), topic+"-value", avroOrderSchema))
+	logs := filepath.Join(e.stack.Dir(), "logs")
+	refusals := func() int {
+		n := 0
+		for _, name := range []string{"transcodesvc.log", "transcodesvc-2.log"} {
+			b, _ := os.ReadFile(filepath.Join(logs, name))
+			n += strings.Count(string(b), "the schema registry could not be asked")
+		}
+		return n
+	}
+	before := refusals()
+
+	schemasvc := process(e.stack, stack.Schema)
+	if err := e.stack.Kill(schemasvc); err != nil {
+		t.Fatal(err)
+	}
+	restarted := make(chan error, 1)
+	go func() {
+		time.Sleep(3 * time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		defer cancel()
+		restarted <- e.stack.Restart(ctx, schemasvc)
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	cl := newKgo(t, e.kafka, kgo.RetryBackoffFn(func(int) time.Duration { return 200 * time.Millisecond }))
+	start := time.Now()
+	if err := cl.ProduceSync(ctx, &kgo.Record{Topic: topic, Partition: 0, Value: avroOrder(id, 42, "after the outage")}).FirstErr(); err != nil {
+		t.Fatalf("produce across the outage: %v", err)
+	}
+	if err := <-restarted; err != nil {
+		t.Fatalf("restart %s: %v", schemasvc, err)
+	}
+	if refusals() == before {
+		t.Fatalf("the produce took %v and no batch was refused for the registry: the outage was not seen", time.Since(start))
+	}
+	rows := f.Scan(t, db, "orders", testenv.ScanOptions{Expect: 1, Timeout: 30 * time.Second})
+	if len(rows) != 1 || canonical(t, rows[0].Row) != `{"id":42,"name":"after the outage"}` {
+		t.Fatalf("table holds %+v, want the one row, once", rows)
 	}
 }
