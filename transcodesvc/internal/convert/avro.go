@@ -13,6 +13,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/hamba/avro/v2"
 
+	schemav1 "github.com/ferrygw/ferry/services/api/gen/ferry/schema/v1"
 	"github.com/ferrygw/ferry/services/fluss/types"
 	"github.com/ferrygw/ferry/transcodesvc/internal/kafkabatch"
 	"github.com/ferrygw/ferry/transcodesvc/internal/schemas"
@@ -56,6 +57,7 @@ func newAvroValues(topic string, fields []types.Field, builders []array.Builder)
 // framed values, by id; a value framed with an id not in m fails as an
 // unknown schema id. The map is read, not copied.
 func (c *Converter) UseSchemas(m map[int32]*schemas.Schema) {
+	c.known = m
 	if c.avro != nil {
 		c.avro.schemas = m
 	}
@@ -63,7 +65,29 @@ func (c *Converter) UseSchemas(m map[int32]*schemas.Schema) {
 
 // Framed reports whether the plan's values are Schema Registry framed, so
 // their writer schemas must be resolved (SchemaIDs, UseSchemas) first.
-func (p *Plan) Framed() bool { return p.isAvro() }
+func (p *Plan) Framed() bool { return p.isAvro() || p.isJSONSchema() }
+
+// unframeJSON checks the framing of a JSON Schema value and returns its
+// JSON text. The schema must be a registered JSON Schema; the value's
+// fields are then checked against the table's columns, as plain JSON's
+// are (the serializer validated the JSON Schema's own constraints).
+func (c *Converter) unframeJSON(v []byte) ([]byte, error) {
+	if v == nil {
+		return nil, &fieldError{msg: "record value is null (a tombstone); a JSON Schema topic needs a framed JSON object"}
+	}
+	id, payload, err := schemas.Frame(v)
+	if err != nil {
+		return nil, &fieldError{msg: err.Error()}
+	}
+	s, ok := c.known[id]
+	switch {
+	case !ok:
+		return nil, &fieldError{msg: fmt.Sprintf("unknown schema id %d: the schema registry has no schema with this id", id)}
+	case s.Type != schemav1.SchemaType_SCHEMA_TYPE_JSON:
+		return nil, &fieldError{msg: fmt.Sprintf("schema id %d is of type %s, not a JSON Schema: topic %s takes JSON Schema values", id, s.TypeName(), c.plan.Topic)}
+	}
+	return payload, nil
+}
 
 // SchemaIDs appends to dst the distinct schema ids the framed values of b
 // name; values without valid framing are left to fail in the conversion.
@@ -137,7 +161,9 @@ func (a *avroValues) decoder(id int32) (*avroDecoder, error) {
 		clear(a.decoders)
 	}
 	d := &avroDecoder{}
-	if s.Err != nil {
+	if !s.IsAvro() {
+		d.err = &fieldError{msg: fmt.Sprintf("schema id %d is of type %s, not Avro: topic %s takes Avro values", id, s.TypeName(), a.topic)}
+	} else if s.Err != nil {
 		d.err = &fieldError{msg: s.Err.Error()}
 	} else if rs, ok := deref(s.Avro).(*avro.RecordSchema); !ok {
 		d.err = &fieldError{msg: fmt.Sprintf("schema id %d is an Avro %s, not a record: topic %s takes records whose fields fill its columns", id, s.Avro.Type(), a.topic)}

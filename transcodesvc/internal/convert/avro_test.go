@@ -13,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	catalogv1 "github.com/ferrygw/ferry/services/api/gen/ferry/catalog/v1"
+	schemav1 "github.com/ferrygw/ferry/services/api/gen/ferry/schema/v1"
 	"github.com/ferrygw/ferry/transcodesvc/internal/schemas"
 )
 
@@ -184,17 +185,20 @@ func TestAvroSchemaErrors(t *testing.T) {
 		1: {ID: 1, Err: errors.New("schema id 1 is a PROTOBUF schema, not Avro")},
 		2: {ID: 2, Avro: long},
 		3: {ID: 3, Avro: noID},
+		4: {ID: 4, Type: schemav1.SchemaType_SCHEMA_TYPE_JSON},
 	})
 	_, err := c.Convert(valuesBatch(
 		append(schemas.AppendFrame(nil, 1), 2),
 		append(schemas.AppendFrame(nil, 2), 2),
 		framed(t, 3, noID, map[string]any{"v": "x"}),
+		append(schemas.AppendFrame(nil, 4), '{', '}'),
 	))
 	var f *Failure
-	if !errors.As(err, &f) || len(f.Records) != 3 {
-		t.Fatalf("want 3 record errors, got %v", err)
+	if !errors.As(err, &f) || len(f.Records) != 4 {
+		t.Fatalf("want 4 record errors, got %v", err)
 	}
-	for i, want := range []string{"PROTOBUF schema, not Avro", "schema id 2 is an Avro long, not a record", "column id is BIGINT NOT NULL but the schema has no field id"} {
+	for i, want := range []string{"PROTOBUF schema, not Avro", "schema id 2 is an Avro long, not a record", "column id is BIGINT NOT NULL but the schema has no field id",
+		"schema id 4 is of type JSON, not Avro"} {
 		if f.Records[i].BatchIndex != i || !strings.Contains(f.Records[i].Message, want) {
 			t.Errorf("record %d: got %+v, want %q", i, f.Records[i], want)
 		}

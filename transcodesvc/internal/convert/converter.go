@@ -46,8 +46,9 @@ type Converter struct {
 	mem  memory.Allocator
 
 	rb      *array.RecordBuilder
-	obj     *objectDecoder // the JSON columns
-	avro    *avroValues    // the Avro columns
+	obj     *objectDecoder            // the JSON columns
+	avro    *avroValues               // the Avro columns
+	known   map[int32]*schemas.Schema // the batch's writer schemas (UseSchemas)
 	columns []func(r *kafkabatch.Record, b *kafkabatch.Batch) error
 	scan    scanner
 	out     []byte            // the last ConvertTo's answer, reused
@@ -84,7 +85,7 @@ func (c *Converter) build() {
 		case srcJSONField:
 			jsonFields = append(jsonFields, col)
 			valueBuilders = append(valueBuilders, b)
-			if p.isJSON() {
+			if p.jsonValues() {
 				jsonWriters = append(jsonWriters, newWriter(col.Type, b, rejectUnknown))
 			}
 		case srcNone:
@@ -100,7 +101,7 @@ func (c *Converter) build() {
 		}
 	}
 	c.obj = nil
-	if p.isJSON() {
+	if p.jsonValues() {
 		c.obj = newObjectDecoder(jsonFields, jsonWriters, rejectUnknown)
 	}
 	if p.isAvro() {
@@ -299,10 +300,17 @@ func (c *Converter) convertRecord(r *kafkabatch.Record, b *kafkabatch.Batch) err
 	if c.obj == nil {
 		return nil
 	}
-	if r.Value == nil {
+	v := r.Value
+	if c.plan.isJSONSchema() {
+		var err error
+		if v, err = c.unframeJSON(v); err != nil {
+			return err
+		}
+	}
+	if v == nil {
 		return &fieldError{msg: "record value is null (a tombstone); a JSON topic needs a JSON object"}
 	}
-	c.scan.reset(r.Value)
+	c.scan.reset(v)
 	if err := c.obj.decode(&c.scan); err != nil {
 		return err
 	}
@@ -314,6 +322,12 @@ func (c *Converter) convertRecord(r *kafkabatch.Record, b *kafkabatch.Batch) err
 
 func (p *Plan) isJSON() bool { return p.format == catalogv1.ValueFormat_VALUE_FORMAT_JSON }
 func (p *Plan) isAvro() bool { return p.format == catalogv1.ValueFormat_VALUE_FORMAT_AVRO }
+func (p *Plan) isJSONSchema() bool {
+	return p.format == catalogv1.ValueFormat_VALUE_FORMAT_JSON_SCHEMA
+}
+
+// jsonValues: the value is a JSON object, framed (JSON Schema) or not.
+func (p *Plan) jsonValues() bool { return p.isJSON() || p.isJSONSchema() }
 
 func nullOr(col types.Field, b array.Builder, what string) error {
 	if !col.Type.Nullable {

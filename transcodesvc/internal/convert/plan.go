@@ -148,7 +148,7 @@ func Compile(m *catalogv1.TopicMapping) (*Plan, error) {
 	}
 
 	switch p.format {
-	case catalogv1.ValueFormat_VALUE_FORMAT_JSON, catalogv1.ValueFormat_VALUE_FORMAT_AVRO:
+	case catalogv1.ValueFormat_VALUE_FORMAT_JSON, catalogv1.ValueFormat_VALUE_FORMAT_AVRO, catalogv1.ValueFormat_VALUE_FORMAT_JSON_SCHEMA:
 		if cm.GetValueColumn() != "" {
 			return nil, fmt.Errorf("topic %s: value_column %q is only for RAW and STRING values", p.Topic, cm.GetValueColumn())
 		}
@@ -172,7 +172,7 @@ func Compile(m *catalogv1.TopicMapping) (*Plan, error) {
 	default:
 		return nil, fmt.Errorf("topic %s: value format %v is not supported", p.Topic, p.format)
 	}
-	if !p.isJSON() && !p.isAvro() && cm.GetValueColumn() == "" {
+	if !p.jsonValues() && !p.isAvro() && cm.GetValueColumn() == "" {
 		return nil, fmt.Errorf("topic %s: %v values need a value_column", p.Topic, p.format)
 	}
 	for i, s := range p.sources {

@@ -49,12 +49,26 @@ func AppendFrame(dst []byte, id int32) []byte {
 
 // Schema is one registered schema as this service can use it.
 type Schema struct {
-	ID int32
-	// Avro is the parsed Avro schema; nil when Err is set.
+	ID   int32
+	Type schemav1.SchemaType
+	// Avro is the parsed schema of an Avro one; nil when Err is set.
 	Avro avro.Schema
-	// Err says why the schema cannot decode records here (not Avro, does
-	// not parse); records framed with it fail with this reason.
+	// Err says why an Avro schema cannot decode records here (it does not
+	// parse); records framed with it fail with this reason.
 	Err error
+}
+
+// IsAvro reports whether the schema is Avro (the registry's default type).
+func (s *Schema) IsAvro() bool {
+	return s.Type == schemav1.SchemaType_SCHEMA_TYPE_AVRO || s.Type == schemav1.SchemaType_SCHEMA_TYPE_UNSPECIFIED
+}
+
+// TypeName is the type as the Schema Registry API spells it.
+func (s *Schema) TypeName() string {
+	if s.IsAvro() {
+		return "AVRO"
+	}
+	return typeName(s.Type)
 }
 
 // ParseAvro parses a registered Avro schema and the schemas it references,
@@ -189,8 +203,10 @@ func (c *Cache) ask(ctx context.Context, id int32) (*Schema, error) {
 	if err != nil {
 		return nil, &UnavailableError{Err: err}
 	}
-	s := &Schema{ID: id}
-	s.Avro, s.Err = ParseAvro(resp.GetSchema(), resp.GetReferenced())
+	s := &Schema{ID: id, Type: resp.GetSchema().GetType()}
+	if s.IsAvro() {
+		s.Avro, s.Err = ParseAvro(resp.GetSchema(), resp.GetReferenced())
+	}
 	return s, nil
 }
 
