@@ -190,3 +190,28 @@ func TestAvroSchemaRefused(t *testing.T) {
 		t.Errorf("plan without schema: %v", err)
 	}
 }
+
+func TestJSONSchemaValues(t *testing.T) {
+	m := &catalogv1.TopicMapping{Topic: "t", Mapping: &catalogv1.ColumnMapping{ValueFormat: catalogv1.ValueFormat_VALUE_FORMAT_JSON_SCHEMA}}
+	p, err := Compile(m, []types.Field{{Name: "c", Type: dt(types.BigInt, true)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := build(t, dt(types.BigInt, true), 2, func(b array.Builder, i int) {
+		if i == 0 {
+			b.(*array.Int64Builder).Append(42)
+		} else {
+			b.AppendNull()
+		}
+	})
+	var r Record
+	if err := p.Rebuild(&r, rec, 0, 0); err == nil || !strings.Contains(err.Error(), "no JSON Schema id") {
+		t.Fatalf("plan without id: %v", err)
+	}
+	p = p.WithJSONSchema(0x01020304)
+	for i, want := range []string{"\x00\x01\x02\x03\x04{\"c\":42}", "\x00\x01\x02\x03\x04{\"c\":null}"} {
+		if err := p.Rebuild(&r, rec, i, 0); err != nil || string(r.Value) != want {
+			t.Errorf("row %d: %q %v, want %q", i, r.Value, err, want)
+		}
+	}
+}

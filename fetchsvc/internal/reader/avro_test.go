@@ -52,7 +52,16 @@ func TestWithAvro(t *testing.T) {
 	if _, err := newTables(nil, reg).withAvro(context.Background(), m, rp); err == nil || !strings.Contains(err.Error(), "registry down") {
 		t.Fatalf("registry error: %v", err)
 	}
-	reg.err, reg.text = nil, `{"type":"record","name":"o","fields":[{"name":"id","type":"string"}]}`
+	// A JSON Schema topic asks for a JSON Schema and refuses another type.
+	reg.err = nil
+	if _, _, err := newTables(nil, reg).topicSchema(context.Background(), m, schemav1.SchemaType_SCHEMA_TYPE_JSON); err == nil ||
+		!strings.Contains(err.Error(), "schema id 12 for topic shop.orders is SCHEMA_TYPE_AVRO, not SCHEMA_TYPE_JSON") {
+		t.Fatalf("type mismatch: %v", err)
+	}
+	if last := reg.asked[len(reg.asked)-1]; last.GetType() != schemav1.SchemaType_SCHEMA_TYPE_JSON {
+		t.Fatalf("asked %v, want a JSON Schema", last)
+	}
+	reg.text = `{"type":"record","name":"o","fields":[{"name":"id","type":"string"}]}`
 	if _, err := newTables(nil, reg).withAvro(context.Background(), m, rp); err == nil || !strings.Contains(err.Error(), "schema id 12 does not fit the table") {
 		t.Fatalf("schema that does not fit: %v", err)
 	}

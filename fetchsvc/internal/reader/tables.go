@@ -174,10 +174,17 @@ func (t *tables) plan(ctx context.Context, m *catalogv1.TopicMapping, info *flus
 	if err != nil {
 		return nil, fmt.Errorf("schema %d of %s: %w", schemaID, info.TablePath, err)
 	}
-	if m.GetMapping().GetValueFormat() == catalogv1.ValueFormat_VALUE_FORMAT_AVRO {
+	switch m.GetMapping().GetValueFormat() {
+	case catalogv1.ValueFormat_VALUE_FORMAT_AVRO:
 		if rp, err = t.withAvro(ctx, m, rp); err != nil {
 			return nil, err
 		}
+	case catalogv1.ValueFormat_VALUE_FORMAT_JSON_SCHEMA:
+		s, _, err := t.topicSchema(ctx, m, schemav1.SchemaType_SCHEMA_TYPE_JSON)
+		if err != nil {
+			return nil, err
+		}
+		rp = rp.WithJSONSchema(s.GetId())
 	}
 	p = &schemaPlan{arrow: as, rebuild: rp}
 	t.mu.Lock()
@@ -191,36 +198,49 @@ func (t *tables) plan(ctx context.Context, m *catalogv1.TopicMapping, info *flus
 	return p, nil
 }
 
-// withAvro gives rp the schema the topic's values are served in: the
-// latest registered for its subject, or one the registry derives from the
-// table. It is kept with the plan, i.e. until the mapping or the table's
-// schema changes.
-func (t *tables) withAvro(ctx context.Context, m *catalogv1.TopicMapping, rp *rebuild.Plan) (*rebuild.Plan, error) {
+// topicSchema is the schema the topic's values are served in: the latest
+// registered for its subject, or one the registry derives from the table.
+// It is kept with the plan, i.e. until the mapping or the table's schema
+// changes.
+func (t *tables) topicSchema(ctx context.Context, m *catalogv1.TopicMapping, typ schemav1.SchemaType) (*schemav1.Schema, []*schemav1.Schema, error) {
 	if t.schemas == nil {
-		return nil, fmt.Errorf("topic %s has kafka.value.format=avro, but this fetchsvc runs without a schema registry (-schema-addr / FERRY_SCHEMA_ADDR)", m.GetTopic())
+		return nil, nil, fmt.Errorf("topic %s has Schema Registry framed values, but this fetchsvc runs without a schema registry (-schema-addr / FERRY_SCHEMA_ADDR)", m.GetTopic())
 	}
 	// A Fluss partition's topic shares its table's subject.
 	topic := m.GetTopic()
 	if fp := m.GetFlussPartition(); fp != nil && fp.GetTableTopic() != "" {
 		topic = fp.GetTableTopic()
 	}
-	resp, err := t.schemas.GetTopicSchema(ctx, &schemav1.GetTopicSchemaRequest{Topic: topic, Type: schemav1.SchemaType_SCHEMA_TYPE_AVRO})
+	resp, err := t.schemas.GetTopicSchema(ctx, &schemav1.GetTopicSchemaRequest{Topic: topic, Type: typ})
 	if err != nil {
-		return nil, fmt.Errorf("the schema registry has no Avro schema for topic %s: %w", topic, err)
+		return nil, nil, fmt.Errorf("the schema registry has no schema for topic %s: %w", topic, err)
 	}
 	s := resp.GetSchema()
-	if s.GetType() != schemav1.SchemaType_SCHEMA_TYPE_AVRO && s.GetType() != schemav1.SchemaType_SCHEMA_TYPE_UNSPECIFIED {
-		return nil, fmt.Errorf("the schema registry's schema id %d for topic %s is %s, not Avro", s.GetId(), topic, s.GetType())
+	got := s.GetType()
+	if got == schemav1.SchemaType_SCHEMA_TYPE_UNSPECIFIED {
+		got = schemav1.SchemaType_SCHEMA_TYPE_AVRO
+	}
+	if got != typ {
+		return nil, nil, fmt.Errorf("the schema registry's schema id %d for topic %s is %s, not %s", s.GetId(), topic, got, typ)
+	}
+	return s, resp.GetReferenced(), nil
+}
+
+// withAvro gives rp the Avro schema the topic's values are served in.
+func (t *tables) withAvro(ctx context.Context, m *catalogv1.TopicMapping, rp *rebuild.Plan) (*rebuild.Plan, error) {
+	s, refs, err := t.topicSchema(ctx, m, schemav1.SchemaType_SCHEMA_TYPE_AVRO)
+	if err != nil {
+		return nil, err
 	}
 	cache := &avro.SchemaCache{}
-	for _, ref := range resp.GetReferenced() {
+	for _, ref := range refs {
 		if _, err := avro.ParseWithCache(ref.GetText(), "", cache); err != nil {
-			return nil, fmt.Errorf("schema id %d referenced by schema id %d of topic %s: %w", ref.GetId(), s.GetId(), topic, err)
+			return nil, fmt.Errorf("schema id %d referenced by schema id %d of topic %s: %w", ref.GetId(), s.GetId(), m.GetTopic(), err)
 		}
 	}
 	parsed, err := avro.ParseWithCache(s.GetText(), "", cache)
 	if err != nil {
-		return nil, fmt.Errorf("schema id %d of topic %s: %w", s.GetId(), topic, err)
+		return nil, fmt.Errorf("schema id %d of topic %s: %w", s.GetId(), m.GetTopic(), err)
 	}
 	return rp.WithAvro(s.GetId(), parsed)
 }
