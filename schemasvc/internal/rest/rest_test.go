@@ -117,6 +117,7 @@ func TestAPI(t *testing.T) {
 		{"GET", "/subjects/t-value/versions/9", "", 404, `{"error_code":40402,"message":"Version 9 not found."}`},
 		{"GET", "/subjects/t-value/versions/0", "", 422, `{"error_code":42202,"message":"The specified version '0' is not a valid version id. Allowed values are between [1, 2^31-1] and the string \"latest\""}`},
 		{"GET", "/subjects/x-value/versions", "", 404, `{"error_code":40401,"message":"Subject 'x-value' not found."}`},
+		{"GET", "/subjects/a%2Fb-value/versions", "", 404, `{"error_code":40401,"message":"Subject 'a/b-value' not found."}`},
 		{"GET", "/subjects/x-value/versions/latest", "", 404, `{"error_code":40401,"message":"Subject 'x-value' not found."}`},
 		{"POST", "/subjects/t-value/versions", `{"schema":"{\"type\":\"record\",\"name\":\"R\",\"fields\":[{\"name\":\"id\",\"type\":\"string\"}]}"}`, 409,
 			`{"error_code":409,"message":"Schema being registered is incompatible with table db.t: field id: Avro string does not fit column type BIGINT NOT NULL"}`},
