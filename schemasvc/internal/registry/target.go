@@ -7,6 +7,7 @@ import (
 	"github.com/hamba/avro/v2"
 
 	"github.com/ferrygw/ferry/schemasvc/internal/avromap"
+	"github.com/ferrygw/ferry/schemasvc/internal/tablefit"
 	catalogv1 "github.com/ferrygw/ferry/services/api/gen/ferry/catalog/v1"
 )
 
@@ -16,8 +17,8 @@ type target struct {
 	table     string // database.table, for messages
 	database  string
 	name      string
-	avro      *avromap.Target // nil: the part is not stored, any schema goes
-	notStored string          // why avro is nil
+	fit       *tablefit.Target // nil: the part is not stored, any schema goes
+	notStored string           // why avro is nil
 }
 
 func newTarget(m *catalogv1.TopicMapping, key bool) *target {
@@ -30,14 +31,14 @@ func newTarget(m *catalogv1.TopicMapping, key bool) *target {
 	if key {
 		switch {
 		case cm.GetKeyColumn() != "":
-			t.avro = &avromap.Target{Single: byName[cm.GetKeyColumn()]}
+			t.fit = &tablefit.Target{Single: byName[cm.GetKeyColumn()]}
 		case m.GetKind() == catalogv1.TableKind_TABLE_KIND_PRIMARY_KEY:
 			// Keys are records of the primary key (mapping.md §4.4).
 			var cols []*catalogv1.Field
 			for _, pk := range m.GetPrimaryKeys() {
 				cols = append(cols, byName[pk])
 			}
-			t.avro = &avromap.Target{Columns: cols}
+			t.fit = &tablefit.Target{Columns: cols}
 		default:
 			t.notStored = "the table stores no key (no kafka.key.column)"
 		}
@@ -45,7 +46,7 @@ func newTarget(m *catalogv1.TopicMapping, key bool) *target {
 	}
 	switch cm.GetValueFormat() {
 	case catalogv1.ValueFormat_VALUE_FORMAT_RAW, catalogv1.ValueFormat_VALUE_FORMAT_STRING:
-		t.avro = &avromap.Target{Single: byName[cm.GetValueColumn()]}
+		t.fit = &tablefit.Target{Single: byName[cm.GetValueColumn()]}
 		return t
 	}
 	taken := map[string]bool{cm.GetKeyColumn(): true, cm.GetTimestampColumn(): true, cm.GetHeadersColumn(): true}
@@ -55,17 +56,17 @@ func newTarget(m *catalogv1.TopicMapping, key bool) *target {
 			cols = append(cols, c)
 		}
 	}
-	t.avro = &avromap.Target{Columns: cols, IgnoreUnknown: cm.GetUnknownFields() == catalogv1.UnknownFieldPolicy_UNKNOWN_FIELD_POLICY_IGNORE}
+	t.fit = &tablefit.Target{Columns: cols, IgnoreUnknown: cm.GetUnknownFields() == catalogv1.UnknownFieldPolicy_UNKNOWN_FIELD_POLICY_IGNORE}
 	return t
 }
 
 // check refuses s (409, naming the field) when it does not map onto the
 // target.
 func (t *target) check(s avro.Schema) error {
-	if t.avro == nil {
+	if t.fit == nil {
 		return nil
 	}
-	if m := avromap.Check(s, *t.avro); m != nil {
+	if m := avromap.Check(s, *t.fit); m != nil {
 		return errorf(CodeIncompatible, "Schema being registered is incompatible with table %s: %v", t.table, m)
 	}
 	return nil
@@ -74,12 +75,12 @@ func (t *target) check(s avro.Schema) error {
 // derive writes the target's Avro schema.
 func (t *target) derive() (string, error) {
 	switch {
-	case t.avro == nil:
+	case t.fit == nil:
 		return "", errors.New(t.notStored)
-	case t.avro.Single != nil:
-		return avromap.DeriveSingle(t.avro.Single)
-	case len(t.avro.Columns) == 0:
+	case t.fit.Single != nil:
+		return avromap.DeriveSingle(t.fit.Single)
+	case len(t.fit.Columns) == 0:
 		return "", fmt.Errorf("no columns")
 	}
-	return avromap.Derive(t.name, t.database, t.avro.Columns)
+	return avromap.Derive(t.name, t.database, t.fit.Columns)
 }
