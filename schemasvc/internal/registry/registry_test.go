@@ -104,11 +104,19 @@ func TestRegistrationChecksTheTable(t *testing.T) {
 		{"not a record", `"string"`, CodeIncompatible, "the schema is string, not a record"},
 		{"not Avro", `{"type":"record"`, CodeInvalidSchema, "Invalid schema"},
 		{"protobuf", `syntax = "proto3";`, CodeInvalidSchema, "PROTOBUF is not supported"},
+		{"json wrong type", `{"type":"object","properties":{"id":{"type":"string"}},"required":["id"]}`, CodeIncompatible, "field id: JSON type string does not fit column type BIGINT NOT NULL"},
+		{"json optional NOT NULL", `{"type":"object","properties":{"id":{"type":"integer"}}}`, CodeIncompatible, "field id: optional (not in required) in the schema but the column is BIGINT NOT NULL"},
+		{"json nullable NOT NULL", `{"type":"object","properties":{"id":{"oneOf":[{"type":"null"},{"type":"integer"}]}},"required":["id"]}`, CodeIncompatible, "field id: nullable in the schema but the column is BIGINT NOT NULL"},
+		{"json unknown", `{"type":"object","properties":{"id":{"type":"integer"},"qty":{"type":"integer"}},"required":["id"]}`, CodeIncompatible, "field qty: no column of that name"},
+		{"json invalid", `{"type":"object","properties":{"id":{"type":"integr"}}}`, CodeInvalidSchema, "Invalid schema"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			in := Input{Text: tc.schema}
 			if tc.name == "protobuf" {
 				in.Type = TypeProtobuf
+			}
+			if strings.HasPrefix(tc.name, "json") {
+				in.Type = TypeJSON
 			}
 			_, _, err := r.Register(ctx, "orders-value", in)
 			e := AsError(err)
@@ -189,5 +197,27 @@ func TestCompatibilityLevels(t *testing.T) {
 	}
 	if err := r.SetConfig(ctx, "", "SIDEWAYS"); AsError(err).Code != CodeInvalidCompatibility {
 		t.Errorf("bad level: %v", err)
+	}
+}
+
+// A JSON Schema that fits the table registers, with its own id, and a
+// reformatted copy of it is the same schema.
+func TestJSONSchemaRegistration(t *testing.T) {
+	ctx := context.Background()
+	r := newRegistry(t, &storetest.MemLog{}, ordersCatalog())
+	js := `{"$schema":"http://json-schema.org/draft-07/schema#","title":"Order","type":"object",
+		"properties":{"id":{"type":"integer"},"item":{"type":["string","null"]},"price":{"type":"number"},"at":{"type":"string","format":"date-time"}},
+		"required":["id"]}`
+	id, v, err := r.Register(ctx, "orders-value", Input{Type: TypeJSON, Text: js})
+	if err != nil || v != 1 {
+		t.Fatalf("register: id %d v%d %v", id, v, err)
+	}
+	again, _, err := r.Register(ctx, "orders-value", Input{Type: TypeJSON, Text: strings.Join(strings.Fields(js), "")})
+	if err != nil || again != id {
+		t.Errorf("reformatted: id %d %v, want %d", again, err, id)
+	}
+	s, err := r.SchemaByID(ctx, id)
+	if err != nil || s.Type != TypeJSON {
+		t.Errorf("schema %d: %+v %v", id, s, err)
 	}
 }

@@ -4,9 +4,8 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/hamba/avro/v2"
-
 	"github.com/ferrygw/ferry/schemasvc/internal/avromap"
+	"github.com/ferrygw/ferry/schemasvc/internal/jsonmap"
 	"github.com/ferrygw/ferry/schemasvc/internal/tablefit"
 	catalogv1 "github.com/ferrygw/ferry/services/api/gen/ferry/catalog/v1"
 )
@@ -60,27 +59,31 @@ func newTarget(m *catalogv1.TopicMapping, key bool) *target {
 	return t
 }
 
-// check refuses s (409, naming the field) when it does not map onto the
+// check refuses p (409, naming the field) when it does not map onto the
 // target.
-func (t *target) check(s avro.Schema) error {
+func (t *target) check(p *prepared) error {
 	if t.fit == nil {
 		return nil
 	}
-	if m := avromap.Check(s, *t.fit); m != nil {
+	if m := p.fit(*t.fit); m != nil {
 		return errorf(CodeIncompatible, "Schema being registered is incompatible with table %s: %v", t.table, m)
 	}
 	return nil
 }
 
-// derive writes the target's Avro schema.
-func (t *target) derive() (string, error) {
+// derive writes the target's schema in language typ (AVRO or JSON).
+func (t *target) derive(typ string) (string, error) {
 	switch {
 	case t.fit == nil:
 		return "", errors.New(t.notStored)
+	case len(t.fit.Columns) == 0 && t.fit.Single == nil:
+		return "", fmt.Errorf("no columns")
+	case typ == TypeJSON && t.fit.Single != nil:
+		return jsonmap.DeriveSingle(t.fit.Single)
+	case typ == TypeJSON:
+		return jsonmap.Derive(t.name, t.fit.Columns)
 	case t.fit.Single != nil:
 		return avromap.DeriveSingle(t.fit.Single)
-	case len(t.fit.Columns) == 0:
-		return "", fmt.Errorf("no columns")
 	}
 	return avromap.Derive(t.name, t.database, t.fit.Columns)
 }

@@ -102,7 +102,7 @@ func TestAPI(t *testing.T) {
 	id1, id2 := registerID(t, srv, v1), ""
 	calls := []call{
 		{"GET", "/", "", 200, `{}`},
-		{"GET", "/schemas/types", "", 200, `["AVRO"]`},
+		{"GET", "/schemas/types", "", 200, `["JSON","AVRO"]`},
 		{"GET", "/subjects", "", 200, `["t-value"]`},
 		{"POST", "/subjects/t-value/versions", reg(v1), 200, `{"id":` + id1 + `}`},
 		{"GET", "/subjects/t-value/versions", "", 200, `[1]`},
@@ -144,6 +144,9 @@ func TestAPI(t *testing.T) {
 	}
 	runLoose(t, srv, calls)
 	id2 = registerID(t, srv, v2)
+	js := `{"type":"object","properties":{"id":{"type":"integer"}},"required":["id"]}`
+	// The JSON Schema's id, from a registry of its own: ids are the schema's.
+	jsID := registerJSONID(t, js)
 	run(t, srv, []call{
 		{"GET", "/subjects/t-value/versions", "", 200, `[1,2]`},
 		{"DELETE", "/subjects/t-value/versions/1", "", 200, `1`},
@@ -153,6 +156,11 @@ func TestAPI(t *testing.T) {
 		{"DELETE", "/subjects/t-value", "", 200, `[2]`},
 		{"GET", "/subjects", "", 200, `[]`},
 		{"DELETE", "/subjects/t-value?permanent=true", "", 200, `[1,2]`},
+		{"POST", "/subjects/t-value/versions", `{"schemaType":"JSON","schema":"` + quote(js) + `"}`, 200, `{"id":` + jsID + `}`},
+		{"GET", "/subjects/t-value/versions/latest", "", 200, `{"subject":"t-value","version":1,"id":` + jsID + `,"schemaType":"JSON","schema":"` + quote(js) + `"}`},
+		{"GET", "/schemas/ids/" + jsID, "", 200, `{"schemaType":"JSON","schema":"` + quote(js) + `"}`},
+		{"DELETE", "/subjects/t-value", "", 200, `[1]`},
+		{"DELETE", "/subjects/t-value?permanent=true", "", 200, `[1]`},
 		{"GET", "/subjects?deleted=true", "", 200, `[]`},
 		{"GET", "/schemas/ids/" + id2, "", 200, `{"schema":"` + quote(v2) + `"}`},
 	}, nil)
@@ -213,4 +221,20 @@ func TestBasicAuth(t *testing.T) {
 	run(t, srv, []call{{"GET", "/subjects", "", 401, unauthorized}}, nil)
 	run(t, srv, []call{{"GET", "/subjects", "", 401, unauthorized}}, basic("alice", "wrong"))
 	run(t, srv, []call{{"GET", "/subjects", "", 200, `[]`}}, basic("alice", "secret"))
+}
+
+func registerJSONID(t *testing.T, schema string) string {
+	t.Helper()
+	srv := server(t, nil)
+	resp, err := http.Post(srv.URL+"/subjects/t-value/versions", ContentType, strings.NewReader(`{"schemaType":"JSON","schema":"`+quote(schema)+`"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	id := strings.TrimSuffix(strings.TrimPrefix(strings.TrimSpace(string(b)), `{"id":`), `}`)
+	if resp.StatusCode != 200 || id == "" {
+		t.Fatalf("register JSON: %d %s", resp.StatusCode, b)
+	}
+	return id
 }
