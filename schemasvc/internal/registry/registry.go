@@ -25,8 +25,8 @@ import (
 
 	"github.com/ferrygw/ferry/schemasvc/internal/avromap"
 	"github.com/ferrygw/ferry/schemasvc/internal/jsonmap"
-	"github.com/ferrygw/ferry/schemasvc/internal/tablefit"
 	"github.com/ferrygw/ferry/schemasvc/internal/store"
+	"github.com/ferrygw/ferry/schemasvc/internal/tablefit"
 	catalogv1 "github.com/ferrygw/ferry/services/api/gen/ferry/catalog/v1"
 )
 
