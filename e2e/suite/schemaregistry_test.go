@@ -22,8 +22,9 @@ import (
 // TestSchemaRegistryPythonClient: confluent-kafka-python's SchemaRegistryClient and Avro serdes
 // against schemasvc, on a table of the real Fluss cluster: the latest version of a subject
 // nobody registered is derived from the table, a registration gets one id however often it is
-// made, a schema that does not fit the table is refused with 409 naming the field, and a
-// serializer that only uses the latest version frames records with the registered id.
+// made, a schema that does not fit the table is refused with 409 naming the field, a
+// serializer that only uses the latest version frames records with the registered id, and the
+// JSON Schema serializer registers its schema and frames records with its id.
 func TestSchemaRegistryPythonClient(t *testing.T) {
 	e, f := need(t)
 	py := filepath.Join(e.stack.Config().Root, ".cache", "clients", "venv", "bin", "python")
@@ -35,6 +36,8 @@ func TestSchemaRegistryPythonClient(t *testing.T) {
 		{Name: "id", Type: "BIGINT NOT NULL"}, {Name: "name", Type: "STRING"},
 		{Name: "price", Type: "DECIMAL(10, 2)"}, {Name: "at", Type: "TIMESTAMP_LTZ(3)"},
 	}, nil)
+	jsonTopic := topicTable(t, f, db, "events", 1, []testenv.Column{{Name: "id", Type: "BIGINT NOT NULL"}, {Name: "kind", Type: "STRING"}}, nil)
+	jsonSchema := `{"$schema":"http://json-schema.org/draft-07/schema#","title":"Event","type":"object","properties":{"id":{"type":"integer"},"kind":{"type":["string","null"]}},"required":["id"]}`
 	subject := topic + "-value"
 	schema := `{"type":"record","name":"Order","namespace":"com.example","fields":[{"name":"id","type":"long"},{"name":"name","type":["null","string"],"default":null}]}`
 	bad := `{"type":"record","name":"Order","fields":[{"name":"id","type":"string"}]}`
@@ -43,7 +46,7 @@ func TestSchemaRegistryPythonClient(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, py, "-B", filepath.Join(e.stack.Config().Root, "e2e", "clients", "python", "schema_registry.py"),
-		url, subject, schema, bad, `{"id": 7, "name": "seven"}`)
+		url, subject, schema, bad, `{"id": 7, "name": "seven"}`, jsonTopic, jsonSchema, `{"id": 8, "kind": "eight"}`)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
@@ -69,6 +72,12 @@ func TestSchemaRegistryPythonClient(t *testing.T) {
 		Serde struct {
 			Magic, ID int
 			Decoded   map[string]any
+		}
+		JSON struct {
+			Magic, ID    int
+			RegisteredID int `json:"registered_id"`
+			Type         string
+			Decoded      map[string]any
 		}
 	}
 	if err := json.Unmarshal(out, &got); err != nil {
@@ -100,6 +109,10 @@ func TestSchemaRegistryPythonClient(t *testing.T) {
 	}
 	if got.Serde.Magic != 0 || got.Serde.ID != id || got.Serde.Decoded["id"] != float64(7) || got.Serde.Decoded["name"] != "seven" {
 		t.Errorf("serde: %+v, want magic 0, id %d, the record back", got.Serde, id)
+	}
+
+	if j := got.JSON; j.Magic != 0 || j.ID <= 0 || j.ID != j.RegisteredID || j.Type != "JSON" || j.Decoded["id"] != float64(8) || j.Decoded["kind"] != "eight" {
+		t.Errorf("JSON serde: %+v", got.JSON)
 	}
 
 	// The refused registration left nothing behind.
