@@ -9,6 +9,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	neturl "net/url"
 	"slices"
 	"strings"
 
@@ -37,16 +38,23 @@ func Parse(text string, refs map[string]string) (*Schema, error) {
 	}
 	c := jsonschema.NewCompiler()
 	c.DefaultDraft(jsonschema.Draft7)
+	const url = "ferry:///schema.json"
+	base, _ := neturl.Parse(url)
 	for name, r := range refs {
+		// A $ref resolves against the schema's own URL: a relative
+		// reference name ("other.json") is found there.
+		u, err := neturl.Parse(name)
+		if err != nil {
+			return nil, fmt.Errorf("reference name %q: %w", name, err)
+		}
 		rdoc, err := jsonschema.UnmarshalJSON(bytes.NewReader([]byte(r)))
 		if err != nil {
 			return nil, fmt.Errorf("referenced schema %s: %w", name, err)
 		}
-		if err := c.AddResource(name, rdoc); err != nil {
+		if err := c.AddResource(base.ResolveReference(u).String(), rdoc); err != nil {
 			return nil, fmt.Errorf("referenced schema %s: %w", name, err)
 		}
 	}
-	const url = "ferry:///schema.json"
 	if err := c.AddResource(url, doc); err != nil {
 		return nil, err
 	}

@@ -98,3 +98,15 @@ func TestCheck(t *testing.T) {
 		t.Errorf("fitting schema refused: %v", m)
 	}
 }
+
+// A $ref to a referenced schema (registered under another subject) by its
+// reference name resolves, and its type is checked.
+func TestReferences(t *testing.T) {
+	s, err := Parse(`{"type":"object","properties":{"id":{"$ref":"id.json"}},"required":["id"]}`, map[string]string{"id.json": `{"type":"string"}`})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := Check(s, tablefit.Target{Columns: columns()}); m == nil || m.Error() != "field id: JSON type string does not fit column type BIGINT NOT NULL" {
+		t.Errorf("got %v", m)
+	}
+}

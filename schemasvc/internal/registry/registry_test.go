@@ -8,6 +8,7 @@ import (
 
 	"github.com/ferrygw/ferry/schemasvc/internal/store"
 	"github.com/ferrygw/ferry/schemasvc/internal/store/storetest"
+	schemav1 "github.com/ferrygw/ferry/services/api/gen/ferry/schema/v1"
 )
 
 const ordersV1 = `{"type":"record","name":"Order","fields":[
@@ -219,5 +220,37 @@ func TestJSONSchemaRegistration(t *testing.T) {
 	s, err := r.SchemaByID(ctx, id)
 	if err != nil || s.Type != TypeJSON {
 		t.Errorf("schema %d: %+v %v", id, s, err)
+	}
+}
+
+// A schema may use a named type registered under another subject, by
+// reference; GetSchema hands the referenced schema along.
+func TestReferences(t *testing.T) {
+	ctx := context.Background()
+	r := newRegistry(t, &storetest.MemLog{}, ordersCatalog())
+	// The table stores no key: any schema goes under orders-key.
+	kind := `{"type":"enum","name":"Kind","namespace":"com.example","symbols":["TEA","COFFEE"]}`
+	kindID, _, err := r.Register(ctx, "orders-key", Input{Text: kind})
+	if err != nil {
+		t.Fatal(err)
+	}
+	order := `{"type":"record","name":"Order","fields":[{"name":"id","type":"long"},{"name":"item","type":["null","com.example.Kind"],"default":null}]}`
+	refs := []Reference{{Name: "com.example.Kind", Subject: "orders-key", Version: 1}}
+	if _, _, err := r.Register(ctx, "orders-value", Input{Text: order}); AsError(err).Code != CodeInvalidSchema {
+		t.Errorf("without the reference: %v", err)
+	}
+	id, _, err := r.Register(ctx, "orders-value", Input{Text: order, References: refs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := NewServer(r).GetSchema(ctx, &schemav1.GetSchemaRequest{Id: id})
+	if err != nil || len(res.GetReferenced()) != 1 || res.GetReferenced()[0].GetId() != kindID ||
+		len(res.GetSchema().GetReferences()) != 1 || res.GetSchema().GetReferences()[0].GetSubject() != "orders-key" {
+		t.Errorf("GetSchema(%d) = %v %v", id, res, err)
+	}
+	// A reference that is not registered is refused.
+	bad := []Reference{{Name: "com.example.Kind", Subject: "orders-key", Version: 9}}
+	if _, _, err := r.Register(ctx, "orders-value", Input{Text: order, References: bad}); AsError(err).Code != CodeInvalidSchema {
+		t.Errorf("unknown reference: %v", err)
 	}
 }
