@@ -238,3 +238,25 @@ func registerJSONID(t *testing.T, schema string) string {
 	}
 	return id
 }
+
+// Bad input is logged, with what was wrong, and the server keeps serving.
+func TestBadInputIsLogged(t *testing.T) {
+	var logs strings.Builder
+	logger := slog.New(slog.NewTextHandler(&logs, nil))
+	reg, err := registry.New(&storetest.MemLog{}, fakeCatalog{}, logger, noop.NewMeterProvider())
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(Handler(reg, nil, logger))
+	defer srv.Close()
+	run(t, srv, []call{
+		{"POST", "/subjects/t-value/versions", `{"schema":`, 400, `{"error_code":400,"message":"Unrecognized request body: unexpected end of JSON input"}`},
+		{"PUT", "/config", `{"compatibility":"SIDEWAYS"}`, 422, `{"error_code":42203,"message":"Invalid compatibility level. Valid values are none, backward, forward, full, backward_transitive, forward_transitive, and full_transitive"}`},
+		{"GET", "/subjects", "", 200, `[]`},
+	}, nil)
+	for _, want := range []string{"schema registry request body unreadable", "code=42203"} {
+		if !strings.Contains(logs.String(), want) {
+			t.Errorf("log lacks %q:\n%s", want, logs.String())
+		}
+	}
+}
