@@ -224,7 +224,7 @@ func (r *Registry) Register(ctx context.Context, subject string, in Input) (id, 
 		if err := tgt.check(p); err != nil {
 			return err
 		}
-		if err := r.checkCompatible(st, subject, p); err != nil {
+		if err := r.checkCompatible(st, subject, p, nil); err != nil {
 			return err
 		}
 		id, version, err = r.claim(ctx, st, subject, p, false)
@@ -282,9 +282,9 @@ func (r *Registry) claim(ctx context.Context, st *store.State, subject string, p
 	return 0, 0, errorf(CodeStore, "Error in the backend data store: registration under %s lost %d claims to concurrent ones", subject, maxClaims)
 }
 
-// checkCompatible applies subject's compatibility level to s and the
-// subject's live versions.
-func (r *Registry) checkCompatible(st *store.State, subject string, p *prepared) error {
+// checkCompatible applies subject's compatibility level to p and the
+// subject's live versions, or to p and version only when it is set.
+func (r *Registry) checkCompatible(st *store.State, subject string, p *prepared, only *store.Version) error {
 	if p.avro == nil {
 		return nil // compatibility between versions is checked for Avro only
 	}
@@ -293,13 +293,18 @@ func (r *Registry) checkCompatible(st *store.State, subject string, p *prepared)
 	// A derived version constrains nothing beyond the table, which every
 	// registration is checked against anyway; a version in another
 	// language cannot be compared.
-	live := slices.DeleteFunc(st.Live(subject), func(v *store.Version) bool { return v.Derived || st.Schema(v.ID).Type != TypeAvro })
-	if level == "NONE" || len(live) == 0 {
-		return nil
+	comparable := func(v *store.Version) bool { return !v.Derived && st.Schema(v.ID).Type == TypeAvro }
+	against := slices.DeleteFunc(st.Live(subject), func(v *store.Version) bool { return !comparable(v) })
+	switch {
+	case only != nil && comparable(only):
+		against = []*store.Version{only}
+	case only != nil:
+		against = nil
+	case !strings.HasSuffix(level, "_TRANSITIVE") && len(against) > 0:
+		against = against[len(against)-1:]
 	}
-	against := live
-	if !strings.HasSuffix(level, "_TRANSITIVE") {
-		against = live[len(live)-1:]
+	if level == "NONE" {
+		return nil
 	}
 	compat := avro.NewSchemaCompatibility()
 	for _, v := range against {
@@ -703,9 +708,9 @@ func (r *Registry) Compatible(ctx context.Context, subject string, v int32, in I
 		if err != nil {
 			return err
 		}
+		var only *store.Version
 		if v != 0 {
-			f := findVersion(st.Versions(subject), v)
-			if f == nil {
+			if only = findVersion(st.Live(subject), v); only == nil {
 				if len(st.Versions(subject)) == 0 {
 					return subjectNotFound(subject)
 				}
@@ -715,7 +720,7 @@ func (r *Registry) Compatible(ctx context.Context, subject string, v int32, in I
 		if err := tgt.check(p); err != nil {
 			msgs = append(msgs, err.Error())
 		}
-		if err := r.checkCompatible(st, subject, p); err != nil {
+		if err := r.checkCompatible(st, subject, p, only); err != nil {
 			msgs = append(msgs, err.Error())
 		}
 		return nil

@@ -190,6 +190,13 @@ func TestCompatibilityLevels(t *testing.T) {
 	if err != nil || ok || len(msgs) != 1 {
 		t.Errorf("Compatible = %v %v %v", ok, msgs, err)
 	}
+	// Against version 1 by number, as the compatibility endpoint asks.
+	if ok, _, err := r.Compatible(ctx, "orders-value", 1, Input{Text: strict}); err != nil || ok {
+		t.Errorf("Compatible with v1 = %v %v", ok, err)
+	}
+	if _, _, err := r.Compatible(ctx, "orders-value", 7, Input{Text: strict}); AsError(err).Code != CodeVersionNotFound {
+		t.Errorf("Compatible with v7: %v", err)
+	}
 	if err := r.SetConfig(ctx, "orders-value", "NONE"); err != nil {
 		t.Fatal(err)
 	}
