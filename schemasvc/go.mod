@@ -8,6 +8,7 @@ require (
 	github.com/ferrygw/ferry/services/fluss v0.0.0
 	github.com/ferrygw/ferry/services/runtime v0.0.0-00010101000000-000000000000
 	github.com/hamba/avro/v2 v2.31.0
+	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
 	go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp v0.72.0
 	go.opentelemetry.io/otel v1.47.0
 	go.opentelemetry.io/otel/metric v1.47.0

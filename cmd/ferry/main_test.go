@@ -270,6 +270,8 @@ func TestSingleProcess(t *testing.T) {
 		`ferry_frontdoor_produce_records_total`,
 		`ferry_transcode_records_total`, `ferry_append_records_total`,
 		`rpc_client_call_duration_seconds_count{otel_scope_name="github.com/ferrygw/ferry/services/runtime/inproc"`,
+		`ferry_schema_registrations_total{otel_scope_name="github.com/ferrygw/ferry/schemasvc",otel_scope_schema_url="",otel_scope_version="",outcome="derived"} 1`,
+		`http_server_request_duration_seconds_count{http_request_method="GET",http_response_status_code="200",http_route="/subjects/{subject}/versions/{version}"`,
 	} {
 		if !strings.Contains(string(page), want) {
 			t.Errorf("metrics lack %s", want)

@@ -22,8 +22,9 @@ import (
 // TestSchemaRegistryPythonClient: confluent-kafka-python's SchemaRegistryClient and Avro serdes
 // against schemasvc, on a table of the real Fluss cluster: the latest version of a subject
 // nobody registered is derived from the table, a registration gets one id however often it is
-// made, a schema that does not fit the table is refused with 409 naming the field, and a
-// serializer that only uses the latest version frames records with the registered id.
+// made, a schema that does not fit the table is refused with 409 naming the field, a
+// serializer that only uses the latest version frames records with the registered id, and the
+// JSON Schema serializer registers its schema and frames records with its id.
 func TestSchemaRegistryPythonClient(t *testing.T) {
 	e, f := need(t)
 	py := filepath.Join(e.stack.Config().Root, ".cache", "clients", "venv", "bin", "python")
@@ -35,6 +36,8 @@ func TestSchemaRegistryPythonClient(t *testing.T) {
 		{Name: "id", Type: "BIGINT NOT NULL"}, {Name: "name", Type: "STRING"},
 		{Name: "price", Type: "DECIMAL(10, 2)"}, {Name: "at", Type: "TIMESTAMP_LTZ(3)"},
 	}, nil)
+	jsonTopic := topicTable(t, f, db, "events", 1, []testenv.Column{{Name: "id", Type: "BIGINT NOT NULL"}, {Name: "kind", Type: "STRING"}}, nil)
+	jsonSchema := `{"$schema":"http://json-schema.org/draft-07/schema#","title":"Event","type":"object","properties":{"id":{"type":"integer"},"kind":{"type":["string","null"]}},"required":["id"]}`
 	subject := topic + "-value"
 	schema := `{"type":"record","name":"Order","namespace":"com.example","fields":[{"name":"id","type":"long"},{"name":"name","type":["null","string"],"default":null}]}`
 	bad := `{"type":"record","name":"Order","fields":[{"name":"id","type":"string"}]}`
@@ -43,7 +46,7 @@ func TestSchemaRegistryPythonClient(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, py, "-B", filepath.Join(e.stack.Config().Root, "e2e", "clients", "python", "schema_registry.py"),
-		url, subject, schema, bad, `{"id": 7, "name": "seven"}`)
+		url, subject, schema, bad, `{"id": 7, "name": "seven"}`, jsonTopic, jsonSchema, `{"id": 8, "kind": "eight"}`)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
@@ -69,6 +72,12 @@ func TestSchemaRegistryPythonClient(t *testing.T) {
 		Serde struct {
 			Magic, ID int
 			Decoded   map[string]any
+		}
+		JSON struct {
+			Magic, ID    int
+			RegisteredID int `json:"registered_id"`
+			Type         string
+			Decoded      map[string]any
 		}
 	}
 	if err := json.Unmarshal(out, &got); err != nil {
@@ -100,6 +109,10 @@ func TestSchemaRegistryPythonClient(t *testing.T) {
 	}
 	if got.Serde.Magic != 0 || got.Serde.ID != id || got.Serde.Decoded["id"] != float64(7) || got.Serde.Decoded["name"] != "seven" {
 		t.Errorf("serde: %+v, want magic 0, id %d, the record back", got.Serde, id)
+	}
+
+	if j := got.JSON; j.Magic != 0 || j.ID <= 0 || j.ID != j.RegisteredID || j.Type != "JSON" || j.Decoded["id"] != float64(8) || j.Decoded["kind"] != "eight" {
+		t.Errorf("JSON serde: %+v", got.JSON)
 	}
 
 	// The refused registration left nothing behind.
@@ -213,4 +226,77 @@ func sortedJSON(t *testing.T, s string) string {
 		t.Fatalf("%s: %v", s, err)
 	}
 	return canonical(t, v)
+}
+
+// TestSchemaRegistryBasicAuth: a schemasvc given frontdoor's users file (made by `frontdoor
+// hash-password`) and SCRAM credentials file (made by `frontdoor scram-users`) lets
+// confluent-kafka-python's client in with HTTP Basic credentials of a user of either file, and
+// answers 401 (error code 40101) to a wrong password and to no credentials.
+func TestSchemaRegistryBasicAuth(t *testing.T) {
+	e, f := need(t)
+	db := dbName(t, f, "schema_registry_auth")
+	topic := topicTable(t, f, db, "t", 1, []testenv.Column{{Name: "id", Type: "BIGINT NOT NULL"}}, nil)
+	dir := t.TempDir()
+	users := filepath.Join(dir, "users")
+	if err := os.WriteFile(users, []byte(hashPassword(t, "alice", "plain-pw")+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	scram := filepath.Join(dir, "scram")
+	scramUsers(t, scram, "scram-pw", "add", "bob")
+
+	spec, ok := e.stack.Spec(stack.Schema)
+	if !ok {
+		t.Fatal("no schemasvc spec")
+	}
+	ports, err := freePorts(2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	host := e.stack.Config().Host
+	secured := cloneSpec(spec, "schemasvc-auth", map[string]int{"grpc": ports[0], "registry": ports[1]})
+	secured.Env["FERRY_LISTEN"] = net.JoinHostPort(host, strconv.Itoa(ports[0]))
+	secured.Env["FERRY_REGISTRY_LISTEN"] = net.JoinHostPort(host, strconv.Itoa(ports[1]))
+	secured.Env["FERRY_REGISTRY_USERS_FILE"] = users
+	secured.Env["FERRY_REGISTRY_SCRAM_FILE"] = scram
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	if err := e.stack.StartService(ctx, secured); err != nil {
+		t.Fatalf("start schemasvc-auth: %v", err)
+	}
+	t.Cleanup(func() { _ = e.stack.StopService("schemasvc-auth") })
+	url := "http://" + net.JoinHostPort(host, strconv.Itoa(ports[1]))
+
+	py := filepath.Join(e.stack.Config().Root, ".cache", "clients", "venv", "bin", "python")
+	script := filepath.Join(e.stack.Config().Root, "e2e", "clients", "python", "schema_registry_auth.py")
+	call := func(userInfo string) map[string]int {
+		cmd := exec.CommandContext(ctx, py, "-B", script, url, userInfo, topic+"-value")
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("schema_registry_auth.py %s: %v\n%s", userInfo, err, stderr.String())
+		}
+		var got map[string]int
+		if err := json.Unmarshal(out, &got); err != nil {
+			t.Fatalf("%s: %v", out, err)
+		}
+		return got
+	}
+	alice, bob := call("alice:plain-pw"), call("bob:scram-pw")
+	if alice["latest_id"] <= 0 || bob["latest_id"] != alice["latest_id"] {
+		t.Errorf("PLAIN user %v, SCRAM user %v: want the derived schema's id for both", alice, bob)
+	}
+	for _, bad := range []string{"alice:scram-pw", "bob:plain-pw", "carol:plain-pw"} {
+		if got := call(bad); got["http_status"] != 401 || got["code"] != 40101 {
+			t.Errorf("%s: %v, want 401 with 40101", bad, got)
+		}
+	}
+	resp, err := http.Get(url + "/subjects")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 401 || resp.Header.Get("WWW-Authenticate") == "" {
+		t.Errorf("no credentials: %d %v", resp.StatusCode, resp.Header)
+	}
 }

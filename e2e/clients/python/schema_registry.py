@@ -1,6 +1,6 @@
 """Drives a Schema Registry with confluent-kafka-python's SchemaRegistryClient and Avro serdes.
 
-Usage: schema_registry.py URL SUBJECT SCHEMA_JSON BAD_SCHEMA_JSON RECORD_JSON
+Usage: schema_registry.py URL SUBJECT SCHEMA_JSON BAD_SCHEMA_JSON RECORD_JSON JSON_TOPIC JSON_SCHEMA JSON_RECORD
 
 Runs, in order, and prints one JSON object with what each step got:
   latest      get_latest_version(SUBJECT) before anyone registered (the registry derives it)
@@ -10,6 +10,8 @@ Runs, in order, and prints one JSON object with what each step got:
   refused     register_schema(SUBJECT, BAD_SCHEMA): the error's HTTP status, code and message
   serde       AvroSerializer (auto.register.schemas off, use.latest.version on) then
               AvroDeserializer of RECORD: the framed schema id and the decoded record
+  json        JSONSerializer of JSON_RECORD to JSON_TOPIC (registering JSON_SCHEMA), then
+              JSONDeserializer: the framed id, the id registered, the decoded record
 """
 import json
 import sys
@@ -17,11 +19,12 @@ import sys
 from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
 from confluent_kafka.schema_registry.avro import AvroDeserializer, AvroSerializer
 from confluent_kafka.schema_registry.error import SchemaRegistryError
+from confluent_kafka.schema_registry.json_schema import JSONDeserializer, JSONSerializer
 from confluent_kafka.serialization import MessageField, SerializationContext
 
 
 def main():
-    url, subject, schema, bad, record = sys.argv[1:6]
+    url, subject, schema, bad, record, json_topic, json_schema, json_record = sys.argv[1:9]
     client = SchemaRegistryClient({"url": url})
     out = {}
 
@@ -51,6 +54,14 @@ def main():
     des = AvroDeserializer(SchemaRegistryClient({"url": url}))
     decoded = des(framed, ctx)
     out["serde"] = {"magic": framed[0], "id": int.from_bytes(framed[1:5], "big"), "decoded": decoded}
+
+    jctx = SerializationContext(json_topic, MessageField.VALUE)
+    jser = JSONSerializer(json_schema, SchemaRegistryClient({"url": url}))
+    jframed = jser(json.loads(json_record), jctx)
+    jdes = JSONDeserializer(None, schema_registry_client=SchemaRegistryClient({"url": url}))
+    registered = client.get_latest_version(json_topic + "-value")
+    out["json"] = {"magic": jframed[0], "id": int.from_bytes(jframed[1:5], "big"), "registered_id": registered.schema_id,
+                   "type": registered.schema.schema_type, "decoded": jdes(jframed, jctx)}
 
     print(json.dumps(out, default=str))
 

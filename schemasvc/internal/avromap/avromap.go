@@ -12,6 +12,7 @@ import (
 
 	"github.com/hamba/avro/v2"
 
+	"github.com/ferrygw/ferry/schemasvc/internal/tablefit"
 	catalogv1 "github.com/ferrygw/ferry/services/api/gen/ferry/catalog/v1"
 )
 
@@ -33,45 +34,20 @@ func Parse(text string, refs []string) (avro.Schema, error) {
 // Canonical Form) so that a decimal and plain bytes stay different schemas.
 func Canonical(s avro.Schema) string { return s.String() }
 
-// Target is what a schema must map onto: a record of columns (a table's
-// value columns, or a primary key), or one column for a bare value (the key
-// column).
-type Target struct {
-	Columns []*catalogv1.Field
-	// Single, when set, is the one column a non-record schema maps onto.
-	Single *catalogv1.Field
-	// IgnoreUnknown accepts fields without a column (they are dropped);
-	// otherwise such a field refuses the schema.
-	IgnoreUnknown bool
-}
-
-// Mismatch is why a schema does not map onto its target, naming the field.
-type Mismatch struct {
-	Field  string // dotted path; empty for the schema itself
-	Reason string
-}
-
-func (m *Mismatch) Error() string {
-	if m.Field == "" {
-		return m.Reason
-	}
-	return fmt.Sprintf("field %s: %s", m.Field, m.Reason)
-}
-
 // Check reports the first reason records of schema s could not become rows
 // of t, or nil when they can.
-func Check(s avro.Schema, t Target) *Mismatch {
+func Check(s avro.Schema, t tablefit.Target) *tablefit.Mismatch {
 	if t.Single != nil {
 		return checkType("", s, t.Single.GetType())
 	}
 	rec, ok := deref(s).(*avro.RecordSchema)
 	if !ok {
-		return &Mismatch{Reason: fmt.Sprintf("the schema is %s, not a record of the table's columns", s.Type())}
+		return &tablefit.Mismatch{Reason: fmt.Sprintf("the schema is %s, not a record of the table's columns", s.Type())}
 	}
 	return checkFields("", rec, t.Columns, t.IgnoreUnknown)
 }
 
-func checkFields(prefix string, rec *avro.RecordSchema, cols []*catalogv1.Field, ignoreUnknown bool) *Mismatch {
+func checkFields(prefix string, rec *avro.RecordSchema, cols []*catalogv1.Field, ignoreUnknown bool) *tablefit.Mismatch {
 	byName := map[string]*catalogv1.Field{}
 	for _, c := range cols {
 		byName[c.GetName()] = c
@@ -84,7 +60,7 @@ func checkFields(prefix string, rec *avro.RecordSchema, cols []*catalogv1.Field,
 			if ignoreUnknown {
 				continue
 			}
-			return &Mismatch{Field: path, Reason: "no column of that name (the table refuses unknown fields)"}
+			return &tablefit.Mismatch{Field: path, Reason: "no column of that name (the table refuses unknown fields)"}
 		}
 		seen[f.Name()] = true
 		if m := checkType(path, f.Type(), col.GetType()); m != nil {
@@ -93,30 +69,30 @@ func checkFields(prefix string, rec *avro.RecordSchema, cols []*catalogv1.Field,
 	}
 	for _, c := range cols {
 		if !seen[c.GetName()] && !c.GetType().GetNullable() {
-			return &Mismatch{Field: prefix + c.GetName(), Reason: fmt.Sprintf("column %s is %s and the schema has no field for it", c.GetName(), TypeString(c.GetType()))}
+			return &tablefit.Mismatch{Field: prefix + c.GetName(), Reason: fmt.Sprintf("column %s is %s and the schema has no field for it", c.GetName(), tablefit.TypeString(c.GetType()))}
 		}
 	}
 	return nil
 }
 
 // checkType checks a field's schema against its column's type.
-func checkType(path string, s avro.Schema, col *catalogv1.DataType) *Mismatch {
+func checkType(path string, s avro.Schema, col *catalogv1.DataType) *tablefit.Mismatch {
 	s = deref(s)
 	if u, ok := s.(*avro.UnionSchema); ok {
 		inner, nullable := unwrapNullable(u)
 		if inner == nil {
-			return &Mismatch{Field: path, Reason: fmt.Sprintf("union %s: only [\"null\", T] unions map onto a column", u.String())}
+			return &tablefit.Mismatch{Field: path, Reason: fmt.Sprintf("union %s: only [\"null\", T] unions map onto a column", u.String())}
 		}
 		if nullable && !col.GetNullable() {
-			return &Mismatch{Field: path, Reason: fmt.Sprintf("optional in the schema but the column is %s", TypeString(col))}
+			return &tablefit.Mismatch{Field: path, Reason: fmt.Sprintf("optional in the schema but the column is %s", tablefit.TypeString(col))}
 		}
 		return checkType(path, inner, col)
 	}
 	if s.Type() == avro.Null {
-		return &Mismatch{Field: path, Reason: "type null maps onto no column"}
+		return &tablefit.Mismatch{Field: path, Reason: "type null maps onto no column"}
 	}
-	bad := func() *Mismatch {
-		return &Mismatch{Field: path, Reason: fmt.Sprintf("Avro %s does not fit column type %s", describe(s), TypeString(col))}
+	bad := func() *tablefit.Mismatch {
+		return &tablefit.Mismatch{Field: path, Reason: fmt.Sprintf("Avro %s does not fit column type %s", describe(s), tablefit.TypeString(col))}
 	}
 	logical := logicalOf(s)
 	switch col.GetRoot() {
@@ -146,7 +122,7 @@ func checkType(path string, s avro.Schema, col *catalogv1.DataType) *Mismatch {
 			return bad()
 		}
 		if d.Scale() != int(col.GetScale()) || d.Precision() > int(col.GetPrecision()) {
-			return &Mismatch{Field: path, Reason: fmt.Sprintf("decimal(%d, %d) does not fit column type %s (same scale, precision at most the column's)", d.Precision(), d.Scale(), TypeString(col))}
+			return &tablefit.Mismatch{Field: path, Reason: fmt.Sprintf("decimal(%d, %d) does not fit column type %s (same scale, precision at most the column's)", d.Precision(), d.Scale(), tablefit.TypeString(col))}
 		}
 	case catalogv1.TypeRoot_TYPE_ROOT_CHAR, catalogv1.TypeRoot_TYPE_ROOT_STRING:
 		if (s.Type() != avro.String && s.Type() != avro.Enum) || (logical != nil && !isLogical(logical, avro.UUID)) {
@@ -184,7 +160,7 @@ func checkType(path string, s avro.Schema, col *catalogv1.DataType) *Mismatch {
 			return bad()
 		}
 		if k := col.GetKey().GetRoot(); k != catalogv1.TypeRoot_TYPE_ROOT_STRING && k != catalogv1.TypeRoot_TYPE_ROOT_CHAR {
-			return &Mismatch{Field: path, Reason: fmt.Sprintf("an Avro map has string keys; column type %s does not", TypeString(col))}
+			return &tablefit.Mismatch{Field: path, Reason: fmt.Sprintf("an Avro map has string keys; column type %s does not", tablefit.TypeString(col))}
 		}
 		return checkType(path+"{}", m.Values(), col.GetValue())
 	case catalogv1.TypeRoot_TYPE_ROOT_ROW:
@@ -196,7 +172,7 @@ func checkType(path string, s avro.Schema, col *catalogv1.DataType) *Mismatch {
 		// for a field it does not name.
 		return checkFields(path+".", r, col.GetFields(), false)
 	default:
-		return &Mismatch{Field: path, Reason: fmt.Sprintf("column type %s has no Avro mapping", TypeString(col))}
+		return &tablefit.Mismatch{Field: path, Reason: fmt.Sprintf("column type %s has no Avro mapping", tablefit.TypeString(col))}
 	}
 	return nil
 }
@@ -246,54 +222,6 @@ func describe(s avro.Schema) string {
 		return fmt.Sprintf("%s (%s)", s.Type(), l.Type())
 	}
 	return string(s.Type())
-}
-
-// TypeString renders a column type in Fluss SQL, e.g. "BIGINT NOT NULL".
-func TypeString(t *catalogv1.DataType) string {
-	var b strings.Builder
-	writeType(&b, t)
-	return b.String()
-}
-
-func writeType(b *strings.Builder, t *catalogv1.DataType) {
-	name := strings.TrimPrefix(t.GetRoot().String(), "TYPE_ROOT_")
-	switch t.GetRoot() {
-	case catalogv1.TypeRoot_TYPE_ROOT_TIMESTAMP_NTZ:
-		fmt.Fprintf(b, "TIMESTAMP(%d)", t.GetPrecision())
-	case catalogv1.TypeRoot_TYPE_ROOT_TIMESTAMP_LTZ:
-		fmt.Fprintf(b, "TIMESTAMP_LTZ(%d)", t.GetPrecision())
-	case catalogv1.TypeRoot_TYPE_ROOT_TIME:
-		fmt.Fprintf(b, "TIME(%d)", t.GetPrecision())
-	case catalogv1.TypeRoot_TYPE_ROOT_DECIMAL:
-		fmt.Fprintf(b, "DECIMAL(%d, %d)", t.GetPrecision(), t.GetScale())
-	case catalogv1.TypeRoot_TYPE_ROOT_CHAR, catalogv1.TypeRoot_TYPE_ROOT_BINARY:
-		fmt.Fprintf(b, "%s(%d)", name, t.GetLength())
-	case catalogv1.TypeRoot_TYPE_ROOT_ARRAY:
-		b.WriteString("ARRAY<")
-		writeType(b, t.GetElement())
-		b.WriteString(">")
-	case catalogv1.TypeRoot_TYPE_ROOT_MAP:
-		b.WriteString("MAP<")
-		writeType(b, t.GetKey())
-		b.WriteString(", ")
-		writeType(b, t.GetValue())
-		b.WriteString(">")
-	case catalogv1.TypeRoot_TYPE_ROOT_ROW:
-		b.WriteString("ROW<")
-		for i, f := range t.GetFields() {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			b.WriteString(f.GetName() + " ")
-			writeType(b, f.GetType())
-		}
-		b.WriteString(">")
-	default:
-		b.WriteString(name)
-	}
-	if !t.GetNullable() {
-		b.WriteString(" NOT NULL")
-	}
 }
 
 // Derive writes the Avro schema of a record of cols named name in
@@ -400,7 +328,7 @@ func deriveType(path string, t *catalogv1.DataType) (any, error) {
 		base = map[string]any{"type": "array", "items": items}
 	case catalogv1.TypeRoot_TYPE_ROOT_MAP:
 		if k := t.GetKey().GetRoot(); k != catalogv1.TypeRoot_TYPE_ROOT_STRING && k != catalogv1.TypeRoot_TYPE_ROOT_CHAR {
-			return nil, fmt.Errorf("%s: Avro maps have string keys", TypeString(t))
+			return nil, fmt.Errorf("%s: Avro maps have string keys", tablefit.TypeString(t))
 		}
 		values, err := deriveType(path, t.GetValue())
 		if err != nil {
@@ -414,7 +342,7 @@ func deriveType(path string, t *catalogv1.DataType) (any, error) {
 		}
 		base = map[string]any{"type": "record", "name": avroName(path), "fields": fields}
 	default:
-		return nil, fmt.Errorf("column type %s has no Avro mapping", TypeString(t))
+		return nil, fmt.Errorf("column type %s has no Avro mapping", tablefit.TypeString(t))
 	}
 	if t.GetNullable() {
 		return []any{"null", base}, nil

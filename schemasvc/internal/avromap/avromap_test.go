@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ferrygw/ferry/schemasvc/internal/tablefit"
 	catalogv1 "github.com/ferrygw/ferry/services/api/gen/ferry/catalog/v1"
 )
 
@@ -70,7 +71,7 @@ func TestDeriveEveryType(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m := Check(s, Target{Columns: every()}); m != nil {
+	if m := Check(s, tablefit.Target{Columns: every()}); m != nil {
 		t.Errorf("the derived schema does not fit its table: %v", m)
 	}
 }
@@ -103,7 +104,7 @@ func TestCheckNested(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", tc.field, err)
 		}
-		m := Check(s, Target{Columns: cols})
+		m := Check(s, tablefit.Target{Columns: cols})
 		if m == nil || m.Error() != tc.want {
 			t.Errorf("%s: got %v, want %s", tc.field, m, tc.want)
 		}
@@ -117,11 +118,11 @@ func TestSingleColumn(t *testing.T) {
 		t.Errorf("DeriveSingle = %s %v", text, err)
 	}
 	s, _ := Parse(`"string"`, nil)
-	if m := Check(s, Target{Single: key}); m != nil {
+	if m := Check(s, tablefit.Target{Single: key}); m != nil {
 		t.Errorf("string key: %v", m)
 	}
 	s, _ = Parse(`"long"`, nil)
-	if m := Check(s, Target{Single: key}); m == nil {
+	if m := Check(s, tablefit.Target{Single: key}); m == nil {
 		t.Error("long key accepted for a STRING column")
 	}
 }

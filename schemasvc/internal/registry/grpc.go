@@ -34,10 +34,13 @@ func (s *Server) GetSchema(ctx context.Context, in *schemav1.GetSchemaRequest) (
 
 // GetTopicSchema implements SchemaService.
 func (s *Server) GetTopicSchema(ctx context.Context, in *schemav1.GetTopicSchemaRequest) (*schemav1.GetTopicSchemaResponse, error) {
+	typ := TypeAvro
 	switch in.GetType() {
 	case schemav1.SchemaType_SCHEMA_TYPE_UNSPECIFIED, schemav1.SchemaType_SCHEMA_TYPE_AVRO:
+	case schemav1.SchemaType_SCHEMA_TYPE_JSON:
+		typ = TypeJSON
 	default:
-		return nil, status.Errorf(codes.Unimplemented, "deriving a %s schema from a table is not supported (Avro only)", in.GetType())
+		return nil, status.Errorf(codes.Unimplemented, "deriving a %s schema from a table is not supported (Avro and JSON Schema only)", in.GetType())
 	}
 	if in.GetTopic() == "" {
 		return nil, status.Error(codes.InvalidArgument, "topic is empty")
@@ -45,6 +48,9 @@ func (s *Server) GetTopicSchema(ctx context.Context, in *schemav1.GetTopicSchema
 	subject := in.GetTopic() + "-value"
 	if in.GetKey() {
 		subject = in.GetTopic() + "-key"
+	}
+	if err := s.reg.deriveIfEmptyAs(ctx, subject, typ); err != nil {
+		return nil, grpcError(err)
 	}
 	v, err := s.reg.Version(ctx, subject, 0, false)
 	if err != nil {

@@ -2,6 +2,7 @@ package registry
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"google.golang.org/grpc/codes"
@@ -45,5 +46,11 @@ func TestSchemaService(t *testing.T) {
 	}
 	if _, err := srv.GetTopicSchema(ctx, &schemav1.GetTopicSchemaRequest{Topic: "orders", Type: schemav1.SchemaType_SCHEMA_TYPE_PROTOBUF}); status.Code(err) != codes.Unimplemented {
 		t.Errorf("protobuf: %v", err)
+	}
+	// A topic nobody registered a schema for, asked for in JSON Schema.
+	js, err := NewServer(newRegistry(t, &storetest.MemLog{}, ordersCatalog())).GetTopicSchema(ctx,
+		&schemav1.GetTopicSchemaRequest{Topic: "orders", Type: schemav1.SchemaType_SCHEMA_TYPE_JSON})
+	if err != nil || js.GetSchema().GetType() != schemav1.SchemaType_SCHEMA_TYPE_JSON || !strings.Contains(js.GetSchema().GetText(), `"required":["id"]`) {
+		t.Errorf("JSON derivation: %v %v", js, err)
 	}
 }

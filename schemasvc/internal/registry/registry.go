@@ -24,7 +24,9 @@ import (
 	"go.opentelemetry.io/otel/metric"
 
 	"github.com/ferrygw/ferry/schemasvc/internal/avromap"
+	"github.com/ferrygw/ferry/schemasvc/internal/jsonmap"
 	"github.com/ferrygw/ferry/schemasvc/internal/store"
+	"github.com/ferrygw/ferry/schemasvc/internal/tablefit"
 	catalogv1 "github.com/ferrygw/ferry/services/api/gen/ferry/catalog/v1"
 )
 
@@ -109,12 +111,22 @@ func (r *Registry) locked(ctx context.Context, fn func(st *store.State) error) e
 }
 
 // Types lists the schema types the registry accepts.
-func Types() []string { return []string{TypeAvro} }
+func Types() []string { return []string{TypeJSON, TypeAvro} }
 
-// prepared is a parsed, checked input.
+// prepared is a parsed input: avro is set for an Avro schema, json for a
+// JSON Schema.
 type prepared struct {
 	typ, text, canonical, refs string
-	schema                     avro.Schema
+	avro                       avro.Schema
+	json                       *jsonmap.Schema
+}
+
+// fit checks the schema against the table part t.
+func (p *prepared) fit(t tablefit.Target) *tablefit.Mismatch {
+	if p.json != nil {
+		return jsonmap.Check(p.json, t)
+	}
+	return avromap.Check(p.avro, t)
 }
 
 func (p *prepared) key() string { return store.SchemaKey(p.typ, p.canonical, p.refs) }
@@ -126,30 +138,42 @@ func prepare(st *store.State, in Input) (*prepared, error) {
 		typ = TypeAvro
 	}
 	switch typ {
-	case TypeAvro:
-	case TypeProtobuf, TypeJSON:
-		return nil, errorf(CodeInvalidSchema, "Invalid schema: schema type %s is not supported by Ferry's registry yet (AVRO only; docs/limits.md)", typ)
+	case TypeAvro, TypeJSON:
+	case TypeProtobuf:
+		return nil, errorf(CodeInvalidSchema, "Invalid schema: schema type %s is not supported by Ferry's registry yet (AVRO and JSON only; docs/limits.md)", typ)
 	default:
 		return nil, errorf(CodeInvalidSchema, "Invalid schema: unknown schema type %s", typ)
 	}
 	var refTexts []string
+	refByName := map[string]string{}
 	for _, ref := range in.References {
 		v := findVersion(st.Live(ref.Subject), ref.Version)
 		if v == nil {
 			return nil, errorf(CodeInvalidSchema, "Invalid schema: reference %q: subject %s version %d is not registered", ref.Name, ref.Subject, ref.Version)
 		}
 		refTexts = append(refTexts, st.Schema(v.ID).Text)
-	}
-	s, err := avromap.Parse(in.Text, refTexts)
-	if err != nil {
-		return nil, errorf(CodeInvalidSchema, "Invalid schema %s: %v", in.Text, err)
+		refByName[ref.Name] = st.Schema(v.ID).Text
 	}
 	refs := ""
 	if len(in.References) > 0 {
 		b, _ := json.Marshal(in.References)
 		refs = string(b)
 	}
-	return &prepared{typ: typ, text: in.Text, canonical: avromap.Canonical(s), refs: refs, schema: s}, nil
+	p := &prepared{typ: typ, text: in.Text, refs: refs}
+	if typ == TypeJSON {
+		s, err := jsonmap.Parse(in.Text, refByName)
+		if err != nil {
+			return nil, errorf(CodeInvalidSchema, "Invalid schema %s: %v", in.Text, err)
+		}
+		p.json, p.canonical = s, s.Canonical()
+		return p, nil
+	}
+	s, err := avromap.Parse(in.Text, refTexts)
+	if err != nil {
+		return nil, errorf(CodeInvalidSchema, "Invalid schema %s: %v", in.Text, err)
+	}
+	p.avro, p.canonical = s, avromap.Canonical(s)
+	return p, nil
 }
 
 func findVersion(vs []*store.Version, version int32) *store.Version {
@@ -197,10 +221,10 @@ func (r *Registry) Register(ctx context.Context, subject string, in Input) (id, 
 				}
 			}
 		}
-		if err := tgt.check(p.schema); err != nil {
+		if err := tgt.check(p); err != nil {
 			return err
 		}
-		if err := r.checkCompatible(st, subject, p.schema); err != nil {
+		if err := r.checkCompatible(st, subject, p, nil); err != nil {
 			return err
 		}
 		id, version, err = r.claim(ctx, st, subject, p, false)
@@ -258,19 +282,29 @@ func (r *Registry) claim(ctx context.Context, st *store.State, subject string, p
 	return 0, 0, errorf(CodeStore, "Error in the backend data store: registration under %s lost %d claims to concurrent ones", subject, maxClaims)
 }
 
-// checkCompatible applies subject's compatibility level to s and the
-// subject's live versions.
-func (r *Registry) checkCompatible(st *store.State, subject string, s avro.Schema) error {
+// checkCompatible applies subject's compatibility level to p and the
+// subject's live versions, or to p and version only when it is set.
+func (r *Registry) checkCompatible(st *store.State, subject string, p *prepared, only *store.Version) error {
+	if p.avro == nil {
+		return nil // compatibility between versions is checked for Avro only
+	}
+	s := p.avro
 	level := effectiveLevel(st, subject)
 	// A derived version constrains nothing beyond the table, which every
-	// registration is checked against anyway.
-	live := slices.DeleteFunc(st.Live(subject), func(v *store.Version) bool { return v.Derived })
-	if level == "NONE" || len(live) == 0 {
-		return nil
+	// registration is checked against anyway; a version in another
+	// language cannot be compared.
+	comparable := func(v *store.Version) bool { return !v.Derived && st.Schema(v.ID).Type == TypeAvro }
+	against := slices.DeleteFunc(st.Live(subject), func(v *store.Version) bool { return !comparable(v) })
+	switch {
+	case only != nil && comparable(only):
+		against = []*store.Version{only}
+	case only != nil:
+		against = nil
+	case !strings.HasSuffix(level, "_TRANSITIVE") && len(against) > 0:
+		against = against[len(against)-1:]
 	}
-	against := live
-	if !strings.HasSuffix(level, "_TRANSITIVE") {
-		against = live[len(live)-1:]
+	if level == "NONE" {
+		return nil
 	}
 	compat := avro.NewSchemaCompatibility()
 	for _, v := range against {
@@ -497,6 +531,11 @@ func (r *Registry) Version(ctx context.Context, subject string, v int32, deleted
 // deriveIfEmpty registers the schema derived from subject's table as its
 // next version when the subject has no live version and names a table.
 func (r *Registry) deriveIfEmpty(ctx context.Context, subject string) error {
+	return r.deriveIfEmptyAs(ctx, subject, TypeAvro)
+}
+
+// deriveIfEmptyAs is deriveIfEmpty in schema language typ (AVRO or JSON).
+func (r *Registry) deriveIfEmptyAs(ctx context.Context, subject, typ string) error {
 	empty := false
 	if err := r.locked(ctx, func(st *store.State) error {
 		empty = len(st.Live(subject)) == 0
@@ -511,15 +550,15 @@ func (r *Registry) deriveIfEmpty(ctx context.Context, subject string) error {
 		}
 		return err
 	}
-	text, err := tgt.derive()
+	text, err := tgt.derive(typ)
 	if err != nil {
-		return errorf(CodeSubjectNotFound, "Subject '%s' not found: no Avro schema can be derived from table %s: %v", subject, tgt.table, err)
+		return errorf(CodeSubjectNotFound, "Subject '%s' not found: no %s schema can be derived from table %s: %v", subject, typ, tgt.table, err)
 	}
 	err = r.locked(ctx, func(st *store.State) error {
 		if len(st.Live(subject)) > 0 {
 			return nil // someone registered one meanwhile
 		}
-		p, err := prepare(st, Input{Type: TypeAvro, Text: text})
+		p, err := prepare(st, Input{Type: typ, Text: text})
 		if err != nil {
 			return err
 		}
@@ -669,19 +708,19 @@ func (r *Registry) Compatible(ctx context.Context, subject string, v int32, in I
 		if err != nil {
 			return err
 		}
+		var only *store.Version
 		if v != 0 {
-			f := findVersion(st.Versions(subject), v)
-			if f == nil {
+			if only = findVersion(st.Live(subject), v); only == nil {
 				if len(st.Versions(subject)) == 0 {
 					return subjectNotFound(subject)
 				}
 				return versionNotFound(v)
 			}
 		}
-		if err := tgt.check(p.schema); err != nil {
+		if err := tgt.check(p); err != nil {
 			msgs = append(msgs, err.Error())
 		}
-		if err := r.checkCompatible(st, subject, p.schema); err != nil {
+		if err := r.checkCompatible(st, subject, p, only); err != nil {
 			msgs = append(msgs, err.Error())
 		}
 		return nil

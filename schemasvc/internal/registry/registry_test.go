@@ -8,6 +8,7 @@ import (
 
 	"github.com/ferrygw/ferry/schemasvc/internal/store"
 	"github.com/ferrygw/ferry/schemasvc/internal/store/storetest"
+	schemav1 "github.com/ferrygw/ferry/services/api/gen/ferry/schema/v1"
 )
 
 const ordersV1 = `{"type":"record","name":"Order","fields":[
@@ -104,11 +105,19 @@ func TestRegistrationChecksTheTable(t *testing.T) {
 		{"not a record", `"string"`, CodeIncompatible, "the schema is string, not a record"},
 		{"not Avro", `{"type":"record"`, CodeInvalidSchema, "Invalid schema"},
 		{"protobuf", `syntax = "proto3";`, CodeInvalidSchema, "PROTOBUF is not supported"},
+		{"json wrong type", `{"type":"object","properties":{"id":{"type":"string"}},"required":["id"]}`, CodeIncompatible, "field id: JSON type string does not fit column type BIGINT NOT NULL"},
+		{"json optional NOT NULL", `{"type":"object","properties":{"id":{"type":"integer"}}}`, CodeIncompatible, "field id: optional (not in required) in the schema but the column is BIGINT NOT NULL"},
+		{"json nullable NOT NULL", `{"type":"object","properties":{"id":{"oneOf":[{"type":"null"},{"type":"integer"}]}},"required":["id"]}`, CodeIncompatible, "field id: nullable in the schema but the column is BIGINT NOT NULL"},
+		{"json unknown", `{"type":"object","properties":{"id":{"type":"integer"},"qty":{"type":"integer"}},"required":["id"]}`, CodeIncompatible, "field qty: no column of that name"},
+		{"json invalid", `{"type":"object","properties":{"id":{"type":"integr"}}}`, CodeInvalidSchema, "Invalid schema"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			in := Input{Text: tc.schema}
 			if tc.name == "protobuf" {
 				in.Type = TypeProtobuf
+			}
+			if strings.HasPrefix(tc.name, "json") {
+				in.Type = TypeJSON
 			}
 			_, _, err := r.Register(ctx, "orders-value", in)
 			e := AsError(err)
@@ -181,6 +190,13 @@ func TestCompatibilityLevels(t *testing.T) {
 	if err != nil || ok || len(msgs) != 1 {
 		t.Errorf("Compatible = %v %v %v", ok, msgs, err)
 	}
+	// Against version 1 by number, as the compatibility endpoint asks.
+	if ok, _, err := r.Compatible(ctx, "orders-value", 1, Input{Text: strict}); err != nil || ok {
+		t.Errorf("Compatible with v1 = %v %v", ok, err)
+	}
+	if _, _, err := r.Compatible(ctx, "orders-value", 7, Input{Text: strict}); AsError(err).Code != CodeVersionNotFound {
+		t.Errorf("Compatible with v7: %v", err)
+	}
 	if err := r.SetConfig(ctx, "orders-value", "NONE"); err != nil {
 		t.Fatal(err)
 	}
@@ -189,5 +205,59 @@ func TestCompatibilityLevels(t *testing.T) {
 	}
 	if err := r.SetConfig(ctx, "", "SIDEWAYS"); AsError(err).Code != CodeInvalidCompatibility {
 		t.Errorf("bad level: %v", err)
+	}
+}
+
+// A JSON Schema that fits the table registers, with its own id, and a
+// reformatted copy of it is the same schema.
+func TestJSONSchemaRegistration(t *testing.T) {
+	ctx := context.Background()
+	r := newRegistry(t, &storetest.MemLog{}, ordersCatalog())
+	js := `{"$schema":"http://json-schema.org/draft-07/schema#","title":"Order","type":"object",
+		"properties":{"id":{"type":"integer"},"item":{"type":["string","null"]},"price":{"type":"number"},"at":{"type":"string","format":"date-time"}},
+		"required":["id"]}`
+	id, v, err := r.Register(ctx, "orders-value", Input{Type: TypeJSON, Text: js})
+	if err != nil || v != 1 {
+		t.Fatalf("register: id %d v%d %v", id, v, err)
+	}
+	again, _, err := r.Register(ctx, "orders-value", Input{Type: TypeJSON, Text: strings.Join(strings.Fields(js), "")})
+	if err != nil || again != id {
+		t.Errorf("reformatted: id %d %v, want %d", again, err, id)
+	}
+	s, err := r.SchemaByID(ctx, id)
+	if err != nil || s.Type != TypeJSON {
+		t.Errorf("schema %d: %+v %v", id, s, err)
+	}
+}
+
+// A schema may use a named type registered under another subject, by
+// reference; GetSchema hands the referenced schema along.
+func TestReferences(t *testing.T) {
+	ctx := context.Background()
+	r := newRegistry(t, &storetest.MemLog{}, ordersCatalog())
+	// The table stores no key: any schema goes under orders-key.
+	kind := `{"type":"enum","name":"Kind","namespace":"com.example","symbols":["TEA","COFFEE"]}`
+	kindID, _, err := r.Register(ctx, "orders-key", Input{Text: kind})
+	if err != nil {
+		t.Fatal(err)
+	}
+	order := `{"type":"record","name":"Order","fields":[{"name":"id","type":"long"},{"name":"item","type":["null","com.example.Kind"],"default":null}]}`
+	refs := []Reference{{Name: "com.example.Kind", Subject: "orders-key", Version: 1}}
+	if _, _, err := r.Register(ctx, "orders-value", Input{Text: order}); AsError(err).Code != CodeInvalidSchema {
+		t.Errorf("without the reference: %v", err)
+	}
+	id, _, err := r.Register(ctx, "orders-value", Input{Text: order, References: refs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := NewServer(r).GetSchema(ctx, &schemav1.GetSchemaRequest{Id: id})
+	if err != nil || len(res.GetReferenced()) != 1 || res.GetReferenced()[0].GetId() != kindID ||
+		len(res.GetSchema().GetReferences()) != 1 || res.GetSchema().GetReferences()[0].GetSubject() != "orders-key" {
+		t.Errorf("GetSchema(%d) = %v %v", id, res, err)
+	}
+	// A reference that is not registered is refused.
+	bad := []Reference{{Name: "com.example.Kind", Subject: "orders-key", Version: 9}}
+	if _, _, err := r.Register(ctx, "orders-value", Input{Text: order, References: bad}); AsError(err).Code != CodeInvalidSchema {
+		t.Errorf("unknown reference: %v", err)
 	}
 }

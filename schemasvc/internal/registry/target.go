@@ -4,9 +4,9 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/hamba/avro/v2"
-
 	"github.com/ferrygw/ferry/schemasvc/internal/avromap"
+	"github.com/ferrygw/ferry/schemasvc/internal/jsonmap"
+	"github.com/ferrygw/ferry/schemasvc/internal/tablefit"
 	catalogv1 "github.com/ferrygw/ferry/services/api/gen/ferry/catalog/v1"
 )
 
@@ -16,8 +16,8 @@ type target struct {
 	table     string // database.table, for messages
 	database  string
 	name      string
-	avro      *avromap.Target // nil: the part is not stored, any schema goes
-	notStored string          // why avro is nil
+	fit       *tablefit.Target // nil: the part is not stored, any schema goes
+	notStored string           // why avro is nil
 }
 
 func newTarget(m *catalogv1.TopicMapping, key bool) *target {
@@ -30,14 +30,14 @@ func newTarget(m *catalogv1.TopicMapping, key bool) *target {
 	if key {
 		switch {
 		case cm.GetKeyColumn() != "":
-			t.avro = &avromap.Target{Single: byName[cm.GetKeyColumn()]}
+			t.fit = &tablefit.Target{Single: byName[cm.GetKeyColumn()]}
 		case m.GetKind() == catalogv1.TableKind_TABLE_KIND_PRIMARY_KEY:
 			// Keys are records of the primary key (mapping.md §4.4).
 			var cols []*catalogv1.Field
 			for _, pk := range m.GetPrimaryKeys() {
 				cols = append(cols, byName[pk])
 			}
-			t.avro = &avromap.Target{Columns: cols}
+			t.fit = &tablefit.Target{Columns: cols}
 		default:
 			t.notStored = "the table stores no key (no kafka.key.column)"
 		}
@@ -45,7 +45,7 @@ func newTarget(m *catalogv1.TopicMapping, key bool) *target {
 	}
 	switch cm.GetValueFormat() {
 	case catalogv1.ValueFormat_VALUE_FORMAT_RAW, catalogv1.ValueFormat_VALUE_FORMAT_STRING:
-		t.avro = &avromap.Target{Single: byName[cm.GetValueColumn()]}
+		t.fit = &tablefit.Target{Single: byName[cm.GetValueColumn()]}
 		return t
 	}
 	taken := map[string]bool{cm.GetKeyColumn(): true, cm.GetTimestampColumn(): true, cm.GetHeadersColumn(): true}
@@ -55,31 +55,35 @@ func newTarget(m *catalogv1.TopicMapping, key bool) *target {
 			cols = append(cols, c)
 		}
 	}
-	t.avro = &avromap.Target{Columns: cols, IgnoreUnknown: cm.GetUnknownFields() == catalogv1.UnknownFieldPolicy_UNKNOWN_FIELD_POLICY_IGNORE}
+	t.fit = &tablefit.Target{Columns: cols, IgnoreUnknown: cm.GetUnknownFields() == catalogv1.UnknownFieldPolicy_UNKNOWN_FIELD_POLICY_IGNORE}
 	return t
 }
 
-// check refuses s (409, naming the field) when it does not map onto the
+// check refuses p (409, naming the field) when it does not map onto the
 // target.
-func (t *target) check(s avro.Schema) error {
-	if t.avro == nil {
+func (t *target) check(p *prepared) error {
+	if t.fit == nil {
 		return nil
 	}
-	if m := avromap.Check(s, *t.avro); m != nil {
+	if m := p.fit(*t.fit); m != nil {
 		return errorf(CodeIncompatible, "Schema being registered is incompatible with table %s: %v", t.table, m)
 	}
 	return nil
 }
 
-// derive writes the target's Avro schema.
-func (t *target) derive() (string, error) {
+// derive writes the target's schema in language typ (AVRO or JSON).
+func (t *target) derive(typ string) (string, error) {
 	switch {
-	case t.avro == nil:
+	case t.fit == nil:
 		return "", errors.New(t.notStored)
-	case t.avro.Single != nil:
-		return avromap.DeriveSingle(t.avro.Single)
-	case len(t.avro.Columns) == 0:
+	case len(t.fit.Columns) == 0 && t.fit.Single == nil:
 		return "", fmt.Errorf("no columns")
+	case typ == TypeJSON && t.fit.Single != nil:
+		return jsonmap.DeriveSingle(t.fit.Single)
+	case typ == TypeJSON:
+		return jsonmap.Derive(t.name, t.fit.Columns)
+	case t.fit.Single != nil:
+		return avromap.DeriveSingle(t.fit.Single)
 	}
-	return avromap.Derive(t.name, t.database, t.avro.Columns)
+	return avromap.Derive(t.name, t.database, t.fit.Columns)
 }

@@ -97,13 +97,17 @@ func (a *api) reply(w http.ResponseWriter, r *http.Request, v any) {
 }
 
 // fail answers err as Confluent does: {"error_code": ..., "message": ...}
-// with the code's HTTP status. Store failures are logged as errors,
-// refusals at debug (the registry logs refused registrations itself).
+// with the code's HTTP status. Store failures are logged as errors, bad
+// input (422) at info, and "not found" at debug: serializers look a
+// schema up before registering it, so those are the normal flow.
 func (a *api) fail(w http.ResponseWriter, r *http.Request, err error) {
 	e := registry.AsError(err)
-	if e.HTTPStatus() >= 500 {
+	switch e.HTTPStatus() {
+	case http.StatusInternalServerError:
 		a.logger.ErrorContext(r.Context(), "schema registry request failed", "method", r.Method, "path", r.URL.Path, "err", err)
-	} else {
+	case http.StatusUnprocessableEntity:
+		a.logger.InfoContext(r.Context(), "schema registry request refused", "method", r.Method, "path", r.URL.Path, "code", e.Code, "err", e.Message)
+	default:
 		a.logger.DebugContext(r.Context(), "schema registry request refused", "method", r.Method, "path", r.URL.Path, "code", e.Code, "err", e.Message)
 	}
 	writeError(w, e.HTTPStatus(), e.Code, e.Message)
@@ -123,7 +127,7 @@ func (a *api) decode(w http.ResponseWriter, r *http.Request, v any) bool {
 		err = json.Unmarshal(data, v)
 	}
 	if err != nil {
-		a.logger.DebugContext(r.Context(), "unreadable request body", "path", r.URL.Path, "err", err)
+		a.logger.InfoContext(r.Context(), "schema registry request body unreadable", "method", r.Method, "path", r.URL.Path, "err", err)
 		writeError(w, http.StatusBadRequest, http.StatusBadRequest, "Unrecognized request body: "+err.Error())
 		return false
 	}

@@ -102,7 +102,7 @@ func TestAPI(t *testing.T) {
 	id1, id2 := registerID(t, srv, v1), ""
 	calls := []call{
 		{"GET", "/", "", 200, `{}`},
-		{"GET", "/schemas/types", "", 200, `["AVRO"]`},
+		{"GET", "/schemas/types", "", 200, `["JSON","AVRO"]`},
 		{"GET", "/subjects", "", 200, `["t-value"]`},
 		{"POST", "/subjects/t-value/versions", reg(v1), 200, `{"id":` + id1 + `}`},
 		{"GET", "/subjects/t-value/versions", "", 200, `[1]`},
@@ -117,6 +117,7 @@ func TestAPI(t *testing.T) {
 		{"GET", "/subjects/t-value/versions/9", "", 404, `{"error_code":40402,"message":"Version 9 not found."}`},
 		{"GET", "/subjects/t-value/versions/0", "", 422, `{"error_code":42202,"message":"The specified version '0' is not a valid version id. Allowed values are between [1, 2^31-1] and the string \"latest\""}`},
 		{"GET", "/subjects/x-value/versions", "", 404, `{"error_code":40401,"message":"Subject 'x-value' not found."}`},
+		{"GET", "/subjects/a%2Fb-value/versions", "", 404, `{"error_code":40401,"message":"Subject 'a/b-value' not found."}`},
 		{"GET", "/subjects/x-value/versions/latest", "", 404, `{"error_code":40401,"message":"Subject 'x-value' not found."}`},
 		{"POST", "/subjects/t-value/versions", `{"schema":"{\"type\":\"record\",\"name\":\"R\",\"fields\":[{\"name\":\"id\",\"type\":\"string\"}]}"}`, 409,
 			`{"error_code":409,"message":"Schema being registered is incompatible with table db.t: field id: Avro string does not fit column type BIGINT NOT NULL"}`},
@@ -143,6 +144,9 @@ func TestAPI(t *testing.T) {
 	}
 	runLoose(t, srv, calls)
 	id2 = registerID(t, srv, v2)
+	js := `{"type":"object","properties":{"id":{"type":"integer"}},"required":["id"]}`
+	// The JSON Schema's id, from a registry of its own: ids are the schema's.
+	jsID := registerJSONID(t, js)
 	run(t, srv, []call{
 		{"GET", "/subjects/t-value/versions", "", 200, `[1,2]`},
 		{"DELETE", "/subjects/t-value/versions/1", "", 200, `1`},
@@ -152,6 +156,11 @@ func TestAPI(t *testing.T) {
 		{"DELETE", "/subjects/t-value", "", 200, `[2]`},
 		{"GET", "/subjects", "", 200, `[]`},
 		{"DELETE", "/subjects/t-value?permanent=true", "", 200, `[1,2]`},
+		{"POST", "/subjects/t-value/versions", `{"schemaType":"JSON","schema":"` + quote(js) + `"}`, 200, `{"id":` + jsID + `}`},
+		{"GET", "/subjects/t-value/versions/latest", "", 200, `{"subject":"t-value","version":1,"id":` + jsID + `,"schemaType":"JSON","schema":"` + quote(js) + `"}`},
+		{"GET", "/schemas/ids/" + jsID, "", 200, `{"schemaType":"JSON","schema":"` + quote(js) + `"}`},
+		{"DELETE", "/subjects/t-value", "", 200, `[1]`},
+		{"DELETE", "/subjects/t-value?permanent=true", "", 200, `[1]`},
 		{"GET", "/subjects?deleted=true", "", 200, `[]`},
 		{"GET", "/schemas/ids/" + id2, "", 200, `{"schema":"` + quote(v2) + `"}`},
 	}, nil)
@@ -212,4 +221,42 @@ func TestBasicAuth(t *testing.T) {
 	run(t, srv, []call{{"GET", "/subjects", "", 401, unauthorized}}, nil)
 	run(t, srv, []call{{"GET", "/subjects", "", 401, unauthorized}}, basic("alice", "wrong"))
 	run(t, srv, []call{{"GET", "/subjects", "", 200, `[]`}}, basic("alice", "secret"))
+}
+
+func registerJSONID(t *testing.T, schema string) string {
+	t.Helper()
+	srv := server(t, nil)
+	resp, err := http.Post(srv.URL+"/subjects/t-value/versions", ContentType, strings.NewReader(`{"schemaType":"JSON","schema":"`+quote(schema)+`"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	id := strings.TrimSuffix(strings.TrimPrefix(strings.TrimSpace(string(b)), `{"id":`), `}`)
+	if resp.StatusCode != 200 || id == "" {
+		t.Fatalf("register JSON: %d %s", resp.StatusCode, b)
+	}
+	return id
+}
+
+// Bad input is logged, with what was wrong, and the server keeps serving.
+func TestBadInputIsLogged(t *testing.T) {
+	var logs strings.Builder
+	logger := slog.New(slog.NewTextHandler(&logs, nil))
+	reg, err := registry.New(&storetest.MemLog{}, fakeCatalog{}, logger, noop.NewMeterProvider())
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(Handler(reg, nil, logger))
+	defer srv.Close()
+	run(t, srv, []call{
+		{"POST", "/subjects/t-value/versions", `{"schema":`, 400, `{"error_code":400,"message":"Unrecognized request body: unexpected end of JSON input"}`},
+		{"PUT", "/config", `{"compatibility":"SIDEWAYS"}`, 422, `{"error_code":42203,"message":"Invalid compatibility level. Valid values are none, backward, forward, full, backward_transitive, forward_transitive, and full_transitive"}`},
+		{"GET", "/subjects", "", 200, `[]`},
+	}, nil)
+	for _, want := range []string{"schema registry request body unreadable", "code=42203"} {
+		if !strings.Contains(logs.String(), want) {
+			t.Errorf("log lacks %q:\n%s", want, logs.String())
+		}
+	}
 }
