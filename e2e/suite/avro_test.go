@@ -320,7 +320,10 @@ func TestAvroRegistryOutageIsRetried(t *testing.T) {
 	db := dbName(t, f, "avro_outage")
 	topic := topicTable(t, f, db, "orders", 1, []testenv.Column{{Name: "id", Type: "BIGINT NOT NULL"}, {Name: "name", Type: "STRING"}},
 		map[string]string{"kafka.value.format": "avro"})
-	id := int32(register(t, e.stack.Config().RegistryURL(), topic+"-value", avroOrderSchema))
+	// A schema of its own: the registry gives equal schemas one id, which transcodesvc may have
+	// cached for another test.
+	schema := strings.Replace(avroOrderSchema, `"name":"Order"`, `"name":"Order","namespace":"`+db+`"`, 1)
+	id := int32(register(t, e.stack.Config().RegistryURL(), topic+"-value", schema))
 	logs := filepath.Join(e.stack.Dir(), "logs")
 	refusals := func() int {
 		n := 0

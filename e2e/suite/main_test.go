@@ -246,7 +246,7 @@ const envSingle = "FERRY_TEST_SINGLE"
 // Registry's REST API. The others are about one service's process, the gRPC hops between them or
 // a topology of their own.
 var singleTests = []string{"TestProduceJSON", "TestConsumeWhatFerryWrote", "TestConsumerGroup", "TestFaultKill", "TestFaultKillIdempotentClients",
-	"TestTracingOneTracePerProduce", "TestSchemaRegistryPythonClient", "TestAvroProduceConsumePython"}
+	"TestTracingOneTracePerProduce", "TestSchemaRegistryPythonClient", "TestAvroProduceConsumePython", "TestJSONSchemaProduceConsumePython"}
 
 func singleMode() bool { return os.Getenv(envSingle) == "1" }
 
