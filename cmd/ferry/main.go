@@ -1,5 +1,5 @@
 // Command ferry runs every Ferry service in one process: catalogsvc,
-// transcodesvc, appendsvc, fetchsvc and frontdoor, calling each other
+// schemasvc, transcodesvc, appendsvc, fetchsvc and frontdoor, calling each other
 // through their gRPC client interfaces in-process (services/runtime/inproc)
 // instead of over the network. It takes the union of the services'
 // settings, with the same flags and environment variables; a setting
@@ -8,8 +8,8 @@
 // are not used.
 //
 // The process serves one gRPC port (-listen) with every service and the
-// health service on it, one Kafka port and, with -metrics-addr, one
-// metrics endpoint. The microservices topology (one process per service,
+// health service on it, one Kafka port, the Schema Registry's REST port
+// (-registry-listen) and, with -metrics-addr, one metrics endpoint. The microservices topology (one process per service,
 // scaled apart) is what compose and Helm deploy; this is the small
 // deployment and the one with the least CPU per record.
 package main

@@ -24,9 +24,11 @@ import (
 	catalogsvc "github.com/ferrygw/ferry/catalogsvc/service"
 	fetchsvc "github.com/ferrygw/ferry/fetchsvc/service"
 	"github.com/ferrygw/ferry/frontdoor/gateway"
+	schemasvc "github.com/ferrygw/ferry/schemasvc/service"
 	appendv1 "github.com/ferrygw/ferry/services/api/gen/ferry/append/v1"
 	catalogv1 "github.com/ferrygw/ferry/services/api/gen/ferry/catalog/v1"
 	fetchv1 "github.com/ferrygw/ferry/services/api/gen/ferry/fetch/v1"
+	schemav1 "github.com/ferrygw/ferry/services/api/gen/ferry/schema/v1"
 	transcodev1 "github.com/ferrygw/ferry/services/api/gen/ferry/transcode/v1"
 	"github.com/ferrygw/ferry/services/runtime"
 	"github.com/ferrygw/ferry/services/testenv"
@@ -61,6 +63,7 @@ func TestSettingsAreTheServices(t *testing.T) {
 		"transcodesvc": func(s *runtime.Settings) { transcodesvc.Declare(s) },
 		"appendsvc":    func(s *runtime.Settings) { appendsvc.Declare(s) },
 		"fetchsvc":     func(s *runtime.Settings) { fetchsvc.Declare(s) },
+		"schemasvc":    func(s *runtime.Settings) { schemasvc.Declare(s) },
 		"frontdoor":    func(s *runtime.Settings) { gateway.Declare(s) },
 	} {
 		union = append(union, settingsOf(t, name, declare)...)
@@ -141,13 +144,13 @@ func TestSingleProcess(t *testing.T) {
 		CustomProperties: map[string]string{"kafka.enabled": "true"}})
 	topic := db + ".t"
 
-	listen, kafka, metrics := freeAddr(t), freeAddr(t), freeAddr(t)
+	listen, kafka, metrics, registry := freeAddr(t), freeAddr(t), freeAddr(t), freeAddr(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	var logs syncBuffer
 	exited := make(chan int, 1)
 	go func() {
 		exited <- runtime.RunService(ctx, service("test"), []string{
-			"-listen", listen, "-kafka-listen", kafka, "-metrics-addr", metrics, "-grpc-plaintext",
+			"-listen", listen, "-kafka-listen", kafka, "-metrics-addr", metrics, "-registry-listen", registry, "-grpc-plaintext",
 			"-fluss-bootstrap", f.Bootstrap, "-databases", db, "-state-dir", t.TempDir(), "-log-level", "warn",
 		}, func(string) (string, bool) { return "", false }, &logs)
 	}()
@@ -183,11 +186,23 @@ func TestSingleProcess(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	for _, svc := range []string{catalogv1.CatalogService_ServiceDesc.ServiceName, transcodev1.TranscodeService_ServiceDesc.ServiceName,
-		appendv1.AppendService_ServiceDesc.ServiceName, fetchv1.FetchService_ServiceDesc.ServiceName} {
+		appendv1.AppendService_ServiceDesc.ServiceName, fetchv1.FetchService_ServiceDesc.ServiceName, schemav1.SchemaService_ServiceDesc.ServiceName} {
 		resp, err := health.Check(ctx, &healthpb.HealthCheckRequest{Service: svc})
 		if err != nil || resp.GetStatus() != healthpb.HealthCheckResponse_SERVING {
 			t.Errorf("health of %s: %v %v", svc, resp, err)
 		}
+	}
+
+	// The Schema Registry answers on its own port, deriving the topic's
+	// value schema from the table.
+	reg, err := http.Get("http://" + registry + "/subjects/" + topic + "-value/versions/latest")
+	if err != nil {
+		t.Fatal(err)
+	}
+	derived, _ := io.ReadAll(reg.Body)
+	reg.Body.Close()
+	if reg.StatusCode != 200 || !strings.Contains(string(derived), `\"name\":\"id\",\"type\":[\"null\",\"long\"]`) {
+		t.Errorf("registry latest of %s-value: %d %s", topic, reg.StatusCode, derived)
 	}
 
 	// Many small batches, several in flight at once: converters are
@@ -255,6 +270,8 @@ func TestSingleProcess(t *testing.T) {
 		`ferry_frontdoor_produce_records_total`,
 		`ferry_transcode_records_total`, `ferry_append_records_total`,
 		`rpc_client_call_duration_seconds_count{otel_scope_name="github.com/ferrygw/ferry/services/runtime/inproc"`,
+		`ferry_schema_registrations_total{otel_scope_name="github.com/ferrygw/ferry/schemasvc",otel_scope_schema_url="",otel_scope_version="",outcome="derived"} 1`,
+		`http_server_request_duration_seconds_count{http_request_method="GET",http_response_status_code="200",http_route="/subjects/{subject}/versions/{version}"`,
 	} {
 		if !strings.Contains(string(page), want) {
 			t.Errorf("metrics lack %s", want)

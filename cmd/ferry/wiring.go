@@ -7,6 +7,7 @@ import (
 	catalogsvc "github.com/ferrygw/ferry/catalogsvc/service"
 	fetchsvc "github.com/ferrygw/ferry/fetchsvc/service"
 	"github.com/ferrygw/ferry/frontdoor/gateway"
+	schemasvc "github.com/ferrygw/ferry/schemasvc/service"
 	"github.com/ferrygw/ferry/services/runtime"
 	"github.com/ferrygw/ferry/services/runtime/inproc"
 	transcodesvc "github.com/ferrygw/ferry/transcodesvc/service"
@@ -33,6 +34,7 @@ type config struct {
 	Transcode *transcodesvc.Config
 	Append    *appendsvc.Config
 	Fetch     *fetchsvc.Config
+	Schema    *schemasvc.Config
 	Frontdoor *gateway.Config
 
 	settings *runtime.Settings // where each value came from, after parsing
@@ -44,14 +46,15 @@ func declare(s *runtime.Settings) *config {
 		Transcode: transcodesvc.Declare(s),
 		Append:    appendsvc.Declare(s),
 		Fetch:     fetchsvc.Declare(s),
+		Schema:    schemasvc.Declare(s),
 		Frontdoor: gateway.Declare(s),
 		settings:  s,
 	}
 }
 
-// unusedFlags are frontdoor's settings that say where its peers are: in
+// unusedFlags are the settings that say where a service's peers are: in
 // this process they are no address.
-var unusedFlags = []string{"catalog-addr", "transcode-addr", "transcode-resolve-interval", "append-addr", "fetch-addr"}
+var unusedFlags = []string{"catalog-addr", "transcode-addr", "transcode-resolve-interval", "append-addr", "fetch-addr", "schema-addr"}
 
 // ignored lists the unused settings that were set, by flag or environment.
 func (c *config) ignored() []string {
@@ -65,7 +68,7 @@ func (c *config) ignored() []string {
 }
 
 func (c *config) Validate() error {
-	for _, v := range []interface{ Validate() error }{c.Catalog, c.Transcode, c.Append, c.Fetch, c.Frontdoor} {
+	for _, v := range []interface{ Validate() error }{c.Catalog, c.Transcode, c.Append, c.Fetch, c.Schema, c.Frontdoor} {
 		if err := v.Validate(); err != nil {
 			return err
 		}
@@ -85,6 +88,19 @@ func setup(ctx context.Context, app *runtime.App, c *config) error {
 	if err != nil {
 		return err
 	}
+	in, err := inproc.New(app.Telemetry.TracerProvider, app.Telemetry.MeterProvider, app.Logger)
+	if err != nil {
+		return err
+	}
+	// The Schema Registry's REST API listens on its own port
+	// (-registry-listen); transcodesvc and fetchsvc reach its
+	// SchemaService in-process through in.Schema(sch).
+	sch, err := schemasvc.New(ctx, app, c.Schema, in.Catalog(cat))
+	if err != nil {
+		return err
+	}
+	c.Transcode.Schemas = in.Schema(sch)
+	c.Fetch.Schemas = in.Schema(sch)
 	// Answers are not serialized on their way to frontdoor: the
 	// converters must not reuse their bytes.
 	c.Transcode.Transcode.AnswersShared = true
@@ -97,10 +113,6 @@ func setup(ctx context.Context, app *runtime.App, c *config) error {
 		return err
 	}
 	fe, err := fetchsvc.New(ctx, app, c.Fetch)
-	if err != nil {
-		return err
-	}
-	in, err := inproc.New(app.Telemetry.TracerProvider, app.Telemetry.MeterProvider, app.Logger)
 	if err != nil {
 		return err
 	}

@@ -126,7 +126,7 @@ func (c *config) flags(fs *flag.FlagSet) {
 	fs.IntVar(&c.ZooKeeperPort, "zk-port", 27181, "Ferry stack: ZooKeeper port")
 	fs.IntVar(&c.CoordinatorPort, "coordinator-port", 27122, "Ferry stack: Fluss coordinator port")
 	fs.IntVar(&c.TabletPort, "tablet-port", 27123, "Ferry stack: Fluss tablet server port")
-	fs.IntVar(&c.ServicePortBase, "service-port-base", 27100, "Ferry stack: gRPC ports base+1 catalogsvc, +2 and +12 transcodesvc, +3 appendsvc, +4 frontdoor, +5 fetchsvc; appendsvc's metrics +53")
+	fs.IntVar(&c.ServicePortBase, "service-port-base", 27100, "Ferry stack: gRPC ports base+1 catalogsvc, +2 and +12 transcodesvc, +3 appendsvc, +4 frontdoor, +5 fetchsvc, +6 schemasvc (+7 its REST port); appendsvc's metrics +53")
 	fs.IntVar(&c.FerryKafkaPort, "ferry-kafka-port", 27092, "Ferry stack: frontdoor's Kafka port")
 	fs.IntVar(&c.KafkaPort, "kafka-port", 27192, "reference Kafka broker: client port")
 	fs.IntVar(&c.KafkaControllerPort, "kafka-controller-port", 27193, "reference Kafka broker: KRaft controller port")
@@ -266,6 +266,7 @@ func (c *config) ports() []flagPort {
 		{"-service-port-base (+1 catalogsvc)", b + 1}, {"-service-port-base (+2 transcodesvc)", b + 2},
 		{"-service-port-base (+12 transcodesvc-2)", b + 12}, {"-service-port-base (+3 appendsvc)", b + 3},
 		{"-service-port-base (+4 frontdoor)", b + 4}, {"-service-port-base (+5 fetchsvc)", b + 5},
+		{"-service-port-base (+6 schemasvc)", b + 6}, {"-service-port-base (+7 schemasvc REST)", b + 7},
 		{"-service-port-base (+53 appendsvc metrics)", b + 53},
 		{"-ferry-kafka-port", c.FerryKafkaPort},
 		{"-kafka-port", c.KafkaPort}, {"-kafka-controller-port", c.KafkaControllerPort},

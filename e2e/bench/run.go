@@ -805,9 +805,10 @@ func startBenchStack(ctx context.Context, cfg *config, root string, flussOnly bo
 	base := cfg.ServicePortBase
 	sc.CatalogPort, sc.TranscodePorts, sc.AppendPort, sc.FrontdoorPort, sc.FetchPort = base+1, []int{base + 2, base + 12}, base+3, base+4, base+5
 	sc.KafkaPort = cfg.FerryKafkaPort
+	sc.SchemaPort, sc.RegistryPort = base+6, base+7
 	// No metrics endpoints on the defaults, which would collide with a developer's stack; only
 	// appendsvc's (the single process's), on the bench's own port, for its request_jobs.
-	sc.CatalogMetricsPort, sc.TranscodeMetricsPorts, sc.AppendMetricsPort, sc.FrontdoorMetricsPort, sc.FetchMetricsPort = 0, nil, cfg.appendMetricsPort(), 0, 0
+	sc.CatalogMetricsPort, sc.TranscodeMetricsPorts, sc.AppendMetricsPort, sc.FrontdoorMetricsPort, sc.FetchMetricsPort, sc.SchemaMetricsPort = 0, nil, cfg.appendMetricsPort(), 0, 0, 0
 	if cfg.Single {
 		sc.AppendMetricsPort, sc.FrontdoorMetricsPort = 0, cfg.appendMetricsPort()
 	}

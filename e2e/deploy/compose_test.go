@@ -128,6 +128,17 @@ func TestComposeServicesMatchTheLauncher(t *testing.T) {
 		} else if !containsString(svc.Expose, strconv.Itoa(metrics)) {
 			t.Errorf("%s: metrics port %d is not exposed (expose: %v)", spec.Package, metrics, svc.Expose)
 		}
+		if registry, ok := spec.Ports["registry"]; ok {
+			published := false
+			for _, p := range svc.Ports {
+				if p.Target == uint32(registry) && p.Published == strconv.Itoa(registry) {
+					published = true
+				}
+			}
+			if !published || svc.Environment["FERRY_REGISTRY_LISTEN"] == nil || port(t, *svc.Environment["FERRY_REGISTRY_LISTEN"]) != registry {
+				t.Errorf("%s: Schema Registry port %d is not published and listened on", spec.Package, registry)
+			}
+		}
 		if kafka, ok := spec.Ports["kafka"]; ok {
 			published := false
 			for _, p := range svc.Ports {

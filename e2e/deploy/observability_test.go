@@ -50,8 +50,8 @@ func ferryMetricsPorts(t *testing.T, project *types.Project) map[string]int {
 			ports[s.Name] = port(t, *v)
 		}
 	}
-	if len(ports) != 5 {
-		t.Fatalf("want 5 Ferry services with metrics, got %v", ports)
+	if len(ports) != 6 {
+		t.Fatalf("want 6 Ferry services with metrics, got %v", ports)
 	}
 	return ports
 }

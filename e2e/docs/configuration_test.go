@@ -18,7 +18,7 @@ import (
 
 // services are the binaries whose settings docs/configuration.md documents,
 // as paths from the repository root (each is a main package).
-var services = []string{"frontdoor", "catalogsvc", "transcodesvc", "appendsvc", "fetchsvc"}
+var services = []string{"frontdoor", "catalogsvc", "transcodesvc", "appendsvc", "fetchsvc", "schemasvc"}
 
 // configDoc is the document the generated tables live in, from the root.
 const configDoc = "docs/configuration.md"

@@ -60,8 +60,8 @@ func TestChartObjectsAreValid(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			objs := render(t, vals)
 			ws := workloads(objs)
-			if len(ws) != 5 {
-				t.Fatalf("%d workloads, want catalogsvc, transcodesvc, appendsvc, fetchsvc, frontdoor", len(ws))
+			if len(ws) != 6 {
+				t.Fatalf("%d workloads, want catalogsvc, transcodesvc, appendsvc, fetchsvc, schemasvc, frontdoor", len(ws))
 			}
 			for _, o := range objs {
 				for _, msg := range validation.IsDNS1123Subdomain(o.name) {
@@ -266,14 +266,14 @@ func documentedSettings(t *testing.T) map[string]map[string]bool {
 			continue
 		}
 		switch section {
-		case stack.Frontdoor, stack.Catalog, stack.Transcode, stack.Append, stack.Fetch:
+		case stack.Frontdoor, stack.Catalog, stack.Transcode, stack.Append, stack.Fetch, stack.Schema:
 			if out[section] == nil {
 				out[section] = map[string]bool{}
 			}
 			out[section][m[1]] = true
 		}
 	}
-	for _, svc := range []string{stack.Frontdoor, stack.Catalog, stack.Transcode, stack.Append, stack.Fetch} {
+	for _, svc := range []string{stack.Frontdoor, stack.Catalog, stack.Transcode, stack.Append, stack.Fetch, stack.Schema} {
 		if !out[svc]["FERRY_LISTEN"] {
 			t.Fatalf("docs/configuration.md: no settings table for %s (found %v)", svc, out)
 		}

@@ -117,8 +117,30 @@ func TestChartValueSets(t *testing.T) {
 			}
 		}
 	}
-	if monitors != 5 {
+	if monitors != 6 {
 		t.Errorf("%d ServiceMonitors, want one per service", monitors)
+	}
+	// The registry's users and HTTPS files are mounted where its settings point.
+	if d := find[*appsv1.Deployment](full, "ferry-schemasvc"); d == nil {
+		t.Error("no schemasvc Deployment")
+	} else {
+		c := d.Spec.Template.Spec.Containers[0]
+		mounts := map[string]string{}
+		for _, m := range c.VolumeMounts {
+			mounts[m.Name] = m.MountPath
+		}
+		for setting, volume := range map[string]string{"FERRY_REGISTRY_USERS_FILE": "registry-users", "FERRY_REGISTRY_TLS_CERT": "registry-tls", "FERRY_REGISTRY_TLS_KEY": "registry-tls"} {
+			e, ok := env(c, setting)
+			if !ok || mounts[volume] == "" || !strings.HasPrefix(e.Value, mounts[volume]+"/") {
+				t.Errorf("schemasvc %s=%q is not in volume %s (mounts %v)", setting, e.Value, volume, mounts)
+			}
+		}
+		if s := find[*corev1.Service](full, "ferry-schemasvc"); s == nil || s.Spec.Type != corev1.ServiceTypeLoadBalancer {
+			t.Errorf("schemasvc Service type from the values: %+v", s)
+		}
+	}
+	if d := find[*appsv1.Deployment](def, "ferry-schemasvc"); d == nil || len(d.Spec.Template.Spec.Volumes) != 2 {
+		t.Errorf("default schemasvc: want only the tmp and gRPC TLS volumes")
 	}
 	if d := find[*appsv1.Deployment](full, "ferry-appendsvc"); d == nil || d.Spec.Template.Spec.Containers[0].Image != "registry.example.com/ferry/appendsvc:1.2.3" {
 		t.Errorf("image from the values: %+v", d)

@@ -23,6 +23,7 @@ const (
 	Transcode = "transcodesvc"
 	Append    = "appendsvc"
 	Fetch     = "fetchsvc"
+	Schema    = "schemasvc"
 	Frontdoor = "frontdoor"
 )
 
@@ -57,9 +58,10 @@ const (
 	SinglePackage = "cmd/ferry"
 )
 
-// ServiceNames lists the Ferry services in start order: frontdoor needs catalogsvc,
-// transcodesvc and appendsvc, and serves consumers when fetchsvc runs too.
-var ServiceNames = []string{Catalog, Transcode, Append, Fetch, Frontdoor}
+// ServiceNames lists the Ferry services in start order: schemasvc needs catalogsvc,
+// frontdoor needs catalogsvc, transcodesvc and appendsvc, and serves consumers when fetchsvc
+// runs too; transcodesvc and fetchsvc resolve schema ids at schemasvc when it runs.
+var ServiceNames = []string{Catalog, Schema, Transcode, Append, Fetch, Frontdoor}
 
 // Config is everything a stack run needs. DefaultConfig is what `make up` runs; TestConfig moves
 // every port out of the way of a developer's stack so tests can run next to it.
@@ -107,8 +109,11 @@ type Config struct {
 	TranscodePorts []int
 	AppendPort     int
 	FetchPort      int
-	FrontdoorPort  int // frontdoor's gRPC (health) port
-	KafkaPort      int
+	// SchemaPort is schemasvc's gRPC port, RegistryPort its Schema Registry REST port.
+	SchemaPort    int
+	RegistryPort  int
+	FrontdoorPort int // frontdoor's gRPC (health) port
+	KafkaPort     int
 	// The metrics ports: each service serves Prometheus /metrics there (FERRY_METRICS_ADDR).
 	// 0 leaves a service without the endpoint. TranscodeMetricsPorts pairs with TranscodePorts
 	// by index; a transcodesvc past its end has no endpoint.
@@ -116,6 +121,7 @@ type Config struct {
 	TranscodeMetricsPorts []int
 	AppendMetricsPort     int
 	FetchMetricsPort      int
+	SchemaMetricsPort     int
 	FrontdoorMetricsPort  int
 	// AdvertisedAddr is what frontdoor tells Kafka clients; empty means Host:KafkaPort.
 	AdvertisedAddr string
@@ -186,6 +192,8 @@ func DefaultConfig() Config {
 		AppendPort:      7103,
 		FrontdoorPort:   7104,
 		FetchPort:       7105,
+		SchemaPort:      7106,
+		RegistryPort:    8081,
 		KafkaPort:       9092,
 		NodeID:          1, // as in deploy/compose.yaml
 		LogLevel:        "info",
@@ -201,6 +209,7 @@ func DefaultConfig() Config {
 		AppendMetricsPort:     7203,
 		FrontdoorMetricsPort:  7204,
 		FetchMetricsPort:      7205,
+		SchemaMetricsPort:     7206,
 	}
 }
 
@@ -372,13 +381,18 @@ func (c Config) namedPorts() []namedPort {
 		}
 	}
 	if c.Single {
-		ps = append(ps, namedPort{"FrontdoorPort", c.FrontdoorPort}, namedPort{"KafkaPort", c.KafkaPort})
+		ps = append(ps, namedPort{"FrontdoorPort", c.FrontdoorPort}, namedPort{"KafkaPort", c.KafkaPort},
+			namedPort{"RegistryPort", c.RegistryPort})
 		metrics("FrontdoorMetricsPort", c.FrontdoorMetricsPort)
 		return ps
 	}
 	if c.wants(Catalog) {
 		ps = append(ps, namedPort{"CatalogPort", c.CatalogPort})
 		metrics("CatalogMetricsPort", c.CatalogMetricsPort)
+	}
+	if c.wants(Schema) {
+		ps = append(ps, namedPort{"SchemaPort", c.SchemaPort}, namedPort{"RegistryPort", c.RegistryPort})
+		metrics("SchemaMetricsPort", c.SchemaMetricsPort)
 	}
 	if c.wants(Transcode) {
 		for i, p := range c.TranscodePorts {
@@ -445,6 +459,9 @@ func (c Config) FlussBootstrap() string {
 	}
 	return c.addr(c.CoordinatorPort)
 }
+
+// RegistryURL is the Schema Registry REST API's base URL (schemasvc, or the single process).
+func (c Config) RegistryURL() string { return "http://" + c.addr(c.RegistryPort) }
 
 // TabletAddr is the tablet server's address.
 func (c Config) TabletAddr() string { return c.addr(c.TabletPort) }
@@ -528,8 +545,9 @@ func (c Config) ServiceSpecs() []ServiceSpec {
 		env["FERRY_KAFKA_LISTEN"] = c.addr(c.KafkaPort)
 		env["FERRY_ADVERTISED_ADDR"] = c.KafkaAddr()
 		env["FERRY_NODE_ID"] = strconv.Itoa(c.NodeID)
+		env["FERRY_REGISTRY_LISTEN"] = c.addr(c.RegistryPort)
 		return []ServiceSpec{{Name: Single, Package: SinglePackage, GRPCAddr: c.addr(c.FrontdoorPort),
-			Env: env, Ports: ports(map[string]int{"grpc": c.FrontdoorPort, "kafka": c.KafkaPort}, c.FrontdoorMetricsPort)}}
+			Env: env, Ports: ports(map[string]int{"grpc": c.FrontdoorPort, "kafka": c.KafkaPort, "registry": c.RegistryPort}, c.FrontdoorMetricsPort)}}
 	}
 	var specs []ServiceSpec
 	if c.wants(Catalog) {
@@ -537,6 +555,21 @@ func (c Config) ServiceSpecs() []ServiceSpec {
 		env["FERRY_FLUSS_BOOTSTRAP"] = c.FlussBootstrap()
 		specs = append(specs, ServiceSpec{Name: Catalog, Package: Catalog, GRPCAddr: c.addr(c.CatalogPort),
 			Env: env, Ports: ports(map[string]int{"grpc": c.CatalogPort}, c.CatalogMetricsPort)})
+	}
+	if c.wants(Schema) {
+		env := common(c.SchemaPort, c.SchemaMetricsPort)
+		env["FERRY_FLUSS_BOOTSTRAP"] = c.FlussBootstrap()
+		env["FERRY_CATALOG_ADDR"] = c.addr(c.CatalogPort)
+		env["FERRY_REGISTRY_LISTEN"] = c.addr(c.RegistryPort)
+		specs = append(specs, ServiceSpec{Name: Schema, Package: Schema, GRPCAddr: c.addr(c.SchemaPort),
+			Env: env, Ports: ports(map[string]int{"grpc": c.SchemaPort, "registry": c.RegistryPort}, c.SchemaMetricsPort)})
+	}
+	// schemaEnv points a service at schemasvc's gRPC address when the stack runs it.
+	schemaEnv := func(env map[string]string) map[string]string {
+		if c.wants(Schema) {
+			env["FERRY_SCHEMA_ADDR"] = c.addr(c.SchemaPort)
+		}
+		return env
 	}
 	var transcodeAddrs []string
 	if c.wants(Transcode) {
@@ -548,7 +581,7 @@ func (c Config) ServiceSpecs() []ServiceSpec {
 			transcodeAddrs = append(transcodeAddrs, c.addr(p))
 			mp := c.transcodeMetricsPort(i)
 			specs = append(specs, ServiceSpec{Name: name, Package: Transcode, GRPCAddr: c.addr(p),
-				Env: common(p, mp), Ports: ports(map[string]int{"grpc": p}, mp)})
+				Env: schemaEnv(common(p, mp)), Ports: ports(map[string]int{"grpc": p}, mp)})
 		}
 	}
 	if c.wants(Append) {
@@ -558,7 +591,7 @@ func (c Config) ServiceSpecs() []ServiceSpec {
 			Env: env, Ports: ports(map[string]int{"grpc": c.AppendPort}, c.AppendMetricsPort)})
 	}
 	if c.wants(Fetch) {
-		env := common(c.FetchPort, c.FetchMetricsPort)
+		env := schemaEnv(common(c.FetchPort, c.FetchMetricsPort))
 		env["FERRY_FLUSS_BOOTSTRAP"] = c.FlussBootstrap()
 		specs = append(specs, ServiceSpec{Name: Fetch, Package: Fetch, GRPCAddr: c.addr(c.FetchPort),
 			Env: env, Ports: ports(map[string]int{"grpc": c.FetchPort}, c.FetchMetricsPort)})
@@ -607,6 +640,9 @@ func (c Config) TestEnv() map[string]string {
 	}
 	if c.wants(Frontdoor) {
 		env["FERRY_TEST_KAFKA_BOOTSTRAP"] = c.KafkaAddr()
+	}
+	if c.Single || c.wants(Schema) {
+		env["FERRY_TEST_SCHEMA_REGISTRY_URL"] = c.RegistryURL()
 	}
 	return env
 }

@@ -93,6 +93,7 @@ func TestDefaultPorts(t *testing.T) {
 		"AppendPort": 7103, "FrontdoorPort": 7104, "FetchPort": 7105, "KafkaPort": 9092,
 		"CatalogMetricsPort": 7201, "TranscodeMetricsPorts[0]": 7202, "TranscodeMetricsPorts[1]": 7212,
 		"AppendMetricsPort": 7203, "FrontdoorMetricsPort": 7204, "FetchMetricsPort": 7205,
+		"SchemaPort": 7106, "RegistryPort": 8081, "SchemaMetricsPort": 7206,
 	}
 	for k, v := range got {
 		if v >= 32768 {
@@ -123,7 +124,7 @@ func TestServiceSpecs(t *testing.T) {
 		names = append(names, s.Name)
 		byName[s.Name] = s
 	}
-	if got := strings.Join(names, ","); got != "catalogsvc,transcodesvc,transcodesvc-2,appendsvc,fetchsvc,frontdoor" {
+	if got := strings.Join(names, ","); got != "catalogsvc,schemasvc,transcodesvc,transcodesvc-2,appendsvc,fetchsvc,frontdoor" {
 		t.Fatalf("service order = %s", got)
 	}
 	for _, s := range specs {
@@ -176,6 +177,22 @@ func TestServiceSpecs(t *testing.T) {
 		if fd[k] != v {
 			t.Errorf("frontdoor %s = %q, want %q", k, fd[k], v)
 		}
+	}
+	sc := byName[Schema].Env
+	for k, v := range map[string]string{"FERRY_LISTEN": "127.0.0.1:7106", "FERRY_REGISTRY_LISTEN": "127.0.0.1:8081",
+		"FERRY_CATALOG_ADDR": "127.0.0.1:7101", "FERRY_FLUSS_BOOTSTRAP": "127.0.0.1:9123", "FERRY_METRICS_ADDR": "127.0.0.1:7206"} {
+		if sc[k] != v {
+			t.Errorf("schemasvc %s = %q, want %q", k, sc[k], v)
+		}
+	}
+	// transcodesvc and fetchsvc resolve schema ids at schemasvc.
+	for _, n := range []string{Transcode, "transcodesvc-2", Fetch} {
+		if got := byName[n].Env["FERRY_SCHEMA_ADDR"]; got != "127.0.0.1:7106" {
+			t.Errorf("%s FERRY_SCHEMA_ADDR = %q", n, got)
+		}
+	}
+	if got := c.TestEnv()["FERRY_TEST_SCHEMA_REGISTRY_URL"]; got != "http://127.0.0.1:8081" {
+		t.Errorf("TestEnv registry URL = %q", got)
 	}
 	if _, ok := byName[Transcode].Env["FERRY_FLUSS_BOOTSTRAP"]; ok {
 		t.Error("transcodesvc must not get a Fluss address: it is stateless")
@@ -275,12 +292,13 @@ func TestSingleServiceSpec(t *testing.T) {
 	for k, v := range map[string]string{
 		"FERRY_LISTEN": "127.0.0.1:7104", "FERRY_KAFKA_LISTEN": "127.0.0.1:9092", "FERRY_FLUSS_BOOTSTRAP": "fluss:9123",
 		"FERRY_METRICS_ADDR": "127.0.0.1:7204", "FERRY_ADVERTISED_ADDR": "127.0.0.1:9092", "FERRY_NODE_ID": "1",
+		"FERRY_REGISTRY_LISTEN": "127.0.0.1:8081",
 	} {
 		if sp.Env[k] != v {
 			t.Errorf("%s=%q, want %q", k, sp.Env[k], v)
 		}
 	}
-	for _, k := range []string{"FERRY_CATALOG_ADDR", "FERRY_TRANSCODE_ADDR", "FERRY_APPEND_ADDR", "FERRY_FETCH_ADDR"} {
+	for _, k := range []string{"FERRY_CATALOG_ADDR", "FERRY_TRANSCODE_ADDR", "FERRY_APPEND_ADDR", "FERRY_FETCH_ADDR", "FERRY_SCHEMA_ADDR"} {
 		if _, set := sp.Env[k]; set {
 			t.Errorf("%s set for the single process", k)
 		}
@@ -290,8 +308,8 @@ func TestSingleServiceSpec(t *testing.T) {
 			t.Errorf("%s is not run by the single process", svc)
 		}
 	}
-	if got := len(c.Ports()); got != 3 {
-		t.Errorf("ports %v, want gRPC, Kafka and metrics", c.Ports())
+	if got := len(c.Ports()); got != 4 {
+		t.Errorf("ports %v, want gRPC, Kafka, Schema Registry and metrics", c.Ports())
 	}
 	if DefaultConfig().ProcessOf(Append) != Append {
 		t.Error("microservices: appendsvc runs in a process of another name")

@@ -147,10 +147,10 @@ func startSuite(log *slog.Logger) (*suiteEnv, error) {
 	return e, nil
 }
 
-// servicesConfig is a stack of the five services (two transcodesvc) on free loopback ports, for
+// servicesConfig is a stack of the six services (two transcodesvc) on free loopback ports, for
 // the caller to point at a Fluss cluster (ExternalFluss, or Fluss ports of its own).
 func servicesConfig(name, root string) (stack.Config, error) {
-	ports, err := freePorts(13)
+	ports, err := freePorts(16)
 	if err != nil {
 		return stack.Config{}, err
 	}
@@ -168,6 +168,9 @@ func servicesConfig(name, root string) (stack.Config, error) {
 	cfg.FrontdoorMetricsPort = ports[10]
 	cfg.FetchPort = ports[11]
 	cfg.FetchMetricsPort = ports[12]
+	cfg.SchemaPort = ports[13]
+	cfg.RegistryPort = ports[14]
+	cfg.SchemaMetricsPort = ports[15]
 	cfg.LogLevel = "debug"
 	cfg.StopGrace = 10 * time.Second
 	cfg.ReadyTimeout = 9 * time.Minute
@@ -239,10 +242,11 @@ func (e *suiteEnv) stop() error {
 const envSingle = "FERRY_TEST_SINGLE"
 
 // singleTests are the tests that make sense for one process: produce, consume, consumer groups,
-// idempotence, crashes of the process (every service at once) and a produce's trace. The others
-// are about one service's process, the gRPC hops between them or a topology of their own.
+// idempotence, crashes of the process (every service at once), a produce's trace and the Schema
+// Registry's REST API. The others are about one service's process, the gRPC hops between them or
+// a topology of their own.
 var singleTests = []string{"TestProduceJSON", "TestConsumeWhatFerryWrote", "TestConsumerGroup", "TestFaultKill", "TestFaultKillIdempotentClients",
-	"TestTracingOneTracePerProduce"}
+	"TestTracingOneTracePerProduce", "TestSchemaRegistryPythonClient", "TestAvroProduceConsumePython", "TestJSONSchemaProduceConsumePython"}
 
 func singleMode() bool { return os.Getenv(envSingle) == "1" }
 

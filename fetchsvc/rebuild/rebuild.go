@@ -1,13 +1,14 @@
 // Package rebuild turns rows of a Fluss table back into Kafka records, per
 // the topic's mapping (docs/mapping.md): the inverse of transcodesvc's
 // conversion, for the read path (issue #14). The value is rebuilt in the
-// table's value format (a JSON object of the value columns, or the raw or
-// string column's bytes), and the key, timestamp and headers come from
+// table's value format (a JSON object of the value columns, framed or not,
+// a framed Avro record of them, or the raw or string column's bytes), and the key, timestamp and headers come from
 // their mapped columns; a primary-key table without a key column gets the
 // JSON object of its primary key as the key, as producers send it.
 package rebuild
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"slices"
@@ -39,6 +40,10 @@ type Plan struct {
 	// pkKey are the primary-key columns whose JSON object is the key of a
 	// primary-key table without a key column.
 	pkKey []int
+	// avro writes AVRO values; set by WithAvro.
+	avro *avroValue
+	// jsonHeader frames JSON_SCHEMA values; set by WithJSONSchema.
+	jsonHeader []byte
 }
 
 // Compile builds the plan of m with the table's columns.
@@ -69,7 +74,7 @@ func Compile(m *catalogv1.TopicMapping, columns []types.Field) (*Plan, error) {
 		return nil, err
 	}
 	switch p.format {
-	case catalogv1.ValueFormat_VALUE_FORMAT_JSON:
+	case catalogv1.ValueFormat_VALUE_FORMAT_JSON, catalogv1.ValueFormat_VALUE_FORMAT_AVRO, catalogv1.ValueFormat_VALUE_FORMAT_JSON_SCHEMA:
 		for i := range columns {
 			if i != p.key && i != p.timestamp && i != p.headers {
 				p.valueColumns = append(p.valueColumns, i)
@@ -116,7 +121,20 @@ func (p *Plan) Rebuild(r *Record, rec arrow.RecordBatch, row int, commitTimestam
 	switch {
 	case p.value >= 0:
 		r.Value = bytesOf(rec.Column(p.value), row, r.Value)
+	case p.format == catalogv1.ValueFormat_VALUE_FORMAT_AVRO:
+		if p.avro == nil {
+			return errors.New("value: no Avro schema to write the value with")
+		}
+		if r.Value, err = p.avro.appendAvro(r.Value, rec, row); err != nil {
+			return fmt.Errorf("value: %w", err)
+		}
 	default:
+		if p.format == catalogv1.ValueFormat_VALUE_FORMAT_JSON_SCHEMA {
+			if p.jsonHeader == nil {
+				return errors.New("value: no JSON Schema id to frame the value with")
+			}
+			r.Value = append(r.Value, p.jsonHeader...)
+		}
 		if r.Value, err = p.appendObject(r.Value, rec, row, p.valueColumns); err != nil {
 			return fmt.Errorf("value: %w", err)
 		}
@@ -133,6 +151,14 @@ func (p *Plan) Rebuild(r *Record, rec arrow.RecordBatch, row int, commitTimestam
 		}
 	}
 	return nil
+}
+
+// WithJSONSchema returns a plan that frames JSON values with the id of a
+// registered JSON Schema, as Schema Registry deserializers expect.
+func (p *Plan) WithJSONSchema(id int32) *Plan {
+	q := *p
+	q.jsonHeader = binary.BigEndian.AppendUint32([]byte{0}, uint32(id))
+	return &q
 }
 
 // RebuildDelete fills r as the tombstone of row of rec: a primary-key

@@ -10,6 +10,7 @@ import (
 	"github.com/ferrygw/ferry/fetchsvc/internal/groupoffsets"
 	"github.com/ferrygw/ferry/fetchsvc/internal/reader"
 	fetchv1 "github.com/ferrygw/ferry/services/api/gen/ferry/fetch/v1"
+	schemav1 "github.com/ferrygw/ferry/services/api/gen/ferry/schema/v1"
 	"github.com/ferrygw/ferry/services/fluss"
 	"github.com/ferrygw/ferry/services/runtime"
 )
@@ -19,6 +20,12 @@ import (
 type Config struct {
 	Fluss *runtime.FlussConfig
 	Read  reader.Config
+	// SchemaAddr is the SchemaService (the schema registry) whose schemas
+	// AVRO topics are served in; empty refuses to read those topics.
+	SchemaAddr string
+	// Schemas, when set, is an in-process SchemaService used instead of
+	// dialling SchemaAddr (the single-process mode).
+	Schemas schemav1.SchemaServiceClient
 }
 
 // Declare registers the settings on s and returns the config they fill.
@@ -30,6 +37,9 @@ func Declare(s *runtime.Settings) *Config {
 	s.StringVar(&c.Read.GroupOffsetsTable, runtime.Spec[string]{Flag: "group-offsets-table", Env: "FERRY_GROUP_OFFSETS_TABLE",
 		Default: groupoffsets.DefaultTable,
 		Usage:   "Fluss table database.table keeping consumer groups' committed offsets; created (with its database) when first needed"})
+	s.StringVar(&c.SchemaAddr, runtime.Spec[string]{Flag: "schema-addr", Env: "FERRY_SCHEMA_ADDR",
+		Validate: runtime.OptionalDialAddr,
+		Usage:    "schema registry (SchemaService) gRPC address host:port whose schemas Avro and JSON Schema topics are served in; empty: topics with kafka.value.format=avro or json-schema are not served"})
 	return c
 }
 
@@ -60,7 +70,16 @@ func New(ctx context.Context, app *runtime.App, cfg *Config) (fetchv1.FetchServi
 		return nil, fmt.Errorf("fluss: %w", err)
 	}
 	app.Add(runtime.ComponentFuncs{ComponentName: "fluss-client", ShutdownFunc: func(context.Context) error { return client.Close() }})
-	svc, err := reader.New(cfg.Read, client, app.Logger, app.Telemetry.MeterProvider)
+	read := cfg.Read
+	read.Schemas = cfg.Schemas
+	if read.Schemas == nil && cfg.SchemaAddr != "" {
+		conn, err := app.Dial("schemasvc", cfg.SchemaAddr)
+		if err != nil {
+			return nil, err
+		}
+		read.Schemas = schemav1.NewSchemaServiceClient(conn)
+	}
+	svc, err := reader.New(read, client, app.Logger, app.Telemetry.MeterProvider)
 	if err != nil {
 		return nil, err
 	}

@@ -44,7 +44,7 @@ func TestResolveAnswers(t *testing.T) {
 	f := newFake()
 	f.create("shop", "orders")
 	f.create("shop", "private", mapping.PropEnabled, "false")
-	f.create("shop", "broken", mapping.PropValueFormat, "avro")
+	f.create("shop", "broken", mapping.PropValueFormat, "xml")
 	f.create("shop", "renamed", mapping.PropTopic, "events")
 	c, _ := startCatalog(t, f, testConfig())
 
@@ -57,7 +57,7 @@ func TestResolveAnswers(t *testing.T) {
 		{"events", 0, ""},
 		{"shop.renamed", kerr.UnknownTopicOrPartition.Code, "does not exist"},
 		{"shop.private", kerr.UnknownTopicOrPartition.Code, "kafka.enabled=true"},
-		{"shop.broken", kerr.InvalidTopicException.Code, `kafka.value.format is "avro"`},
+		{"shop.broken", kerr.InvalidTopicException.Code, `kafka.value.format is "xml"`},
 		{"shop.nothing", kerr.UnknownTopicOrPartition.Code, "no exposed Fluss table shop.nothing"},
 		{"bare", kerr.UnknownTopicOrPartition.Code, "named database.table or by a table's kafka.topic"},
 		{"bad/name", kerr.InvalidTopicException.Code, "contains '/'"},
@@ -339,8 +339,8 @@ func TestExposedTopicWinsNameOverRefusedTable(t *testing.T) {
 	f := newFake()
 	f.create("a", "b")
 	// Claims a.b too, but is refused, so a.b stays the exposed table's.
-	f.create("x", "y", mapping.PropTopic, "a.b", mapping.PropValueFormat, "avro")
-	f.create("z", "z", mapping.PropTopic, "only-broken", mapping.PropValueFormat, "avro")
+	f.create("x", "y", mapping.PropTopic, "a.b", mapping.PropValueFormat, "xml")
+	f.create("z", "z", mapping.PropTopic, "only-broken", mapping.PropValueFormat, "xml")
 	c, _ := startCatalog(t, f, testConfig())
 	r := c.Resolve(ctxT(t), []string{"a.b", "only-broken"})
 	if r[0].Code != 0 || r[0].Mapping.Database != "a" {

@@ -439,8 +439,14 @@ func columnMapping(t Table, cols map[string]types.DataType, p *problems) *catalo
 		cm.ValueFormat = catalogv1.ValueFormat_VALUE_FORMAT_RAW
 	case "string":
 		cm.ValueFormat = catalogv1.ValueFormat_VALUE_FORMAT_STRING
+	case "avro":
+		cm.ValueFormat = catalogv1.ValueFormat_VALUE_FORMAT_AVRO
+	case "json-schema":
+		cm.ValueFormat = catalogv1.ValueFormat_VALUE_FORMAT_JSON_SCHEMA
+	case "protobuf":
+		p.addf("%s is %q: Protobuf values are not supported yet", PropValueFormat, props[PropValueFormat])
 	default:
-		p.addf("%s is %q: want json, raw or string", PropValueFormat, props[PropValueFormat])
+		p.addf("%s is %q: want json, raw, string, avro or json-schema", PropValueFormat, props[PropValueFormat])
 	}
 
 	// Which property claimed which column, to refuse overlaps.
@@ -475,9 +481,9 @@ func columnMapping(t Table, cols map[string]types.DataType, p *problems) *catalo
 
 	unknown, hasUnknown := props[PropJSONUnknownFields]
 	switch cm.ValueFormat {
-	case catalogv1.ValueFormat_VALUE_FORMAT_JSON:
+	case catalogv1.ValueFormat_VALUE_FORMAT_JSON, catalogv1.ValueFormat_VALUE_FORMAT_JSON_SCHEMA:
 		if v, ok := props[PropValueColumn]; ok {
-			p.addf("%s=%s contradicts %s=json: a JSON value fills every column not taken by the key, timestamp or headers", PropValueColumn, v, PropValueFormat)
+			p.addf("%s=%s contradicts %s=%s: a JSON value fills every column not taken by the key, timestamp or headers", PropValueColumn, v, PropValueFormat, format)
 		}
 		cm.UnknownFields = catalogv1.UnknownFieldPolicy_UNKNOWN_FIELD_POLICY_IGNORE
 		if hasUnknown {
@@ -490,11 +496,23 @@ func columnMapping(t Table, cols map[string]types.DataType, p *problems) *catalo
 			}
 		}
 		if len(claimed) >= len(t.Columns) && len(t.Columns) > 0 {
-			p.addf("%s=json needs at least one column besides the key, timestamp and headers columns", PropValueFormat)
+			p.addf("%s=%s needs at least one column besides the key, timestamp and headers columns", PropValueFormat, format)
+		}
+	case catalogv1.ValueFormat_VALUE_FORMAT_AVRO:
+		// An Avro record fills the columns its fields name, as a JSON
+		// object does; fields without a column are skipped.
+		if v, ok := props[PropValueColumn]; ok {
+			p.addf("%s=%s contradicts %s=avro: an Avro record fills every column not taken by the key, timestamp or headers", PropValueColumn, v, PropValueFormat)
+		}
+		if hasUnknown {
+			p.addf("%s only applies to %s=json or json-schema, not %s", PropJSONUnknownFields, PropValueFormat, format)
+		}
+		if len(claimed) >= len(t.Columns) && len(t.Columns) > 0 {
+			p.addf("%s=avro needs at least one column besides the key, timestamp and headers columns", PropValueFormat)
 		}
 	case catalogv1.ValueFormat_VALUE_FORMAT_RAW, catalogv1.ValueFormat_VALUE_FORMAT_STRING:
 		if hasUnknown {
-			p.addf("%s only applies to %s=json, not %s", PropJSONUnknownFields, PropValueFormat, format)
+			p.addf("%s only applies to %s=json or json-schema, not %s", PropJSONUnknownFields, PropValueFormat, format)
 		}
 		want, check := "BYTES", bytesType
 		if cm.ValueFormat == catalogv1.ValueFormat_VALUE_FORMAT_STRING {

@@ -176,6 +176,16 @@ func TestResolveAccepts(t *testing.T) {
 			func(t *testing.T, m *catalogv1.TopicMapping) {
 				expect(t, "level", m.ArrowCompressionLevel, int32(9))
 			}},
+		{"avro", with(props(PropValueFormat, "Avro")), opts,
+			func(t *testing.T, m *catalogv1.TopicMapping) {
+				expect(t, "format", m.Mapping.ValueFormat, catalogv1.ValueFormat_VALUE_FORMAT_AVRO)
+				expect(t, "value column", m.Mapping.ValueColumn, "")
+			}},
+		{"json-schema takes the unknown-fields policy", with(props(PropValueFormat, "JSON-Schema", PropJSONUnknownFields, "reject")), opts,
+			func(t *testing.T, m *catalogv1.TopicMapping) {
+				expect(t, "format", m.Mapping.ValueFormat, catalogv1.ValueFormat_VALUE_FORMAT_JSON_SCHEMA)
+				expect(t, "unknown", m.Mapping.UnknownFields, catalogv1.UnknownFieldPolicy_UNKNOWN_FIELD_POLICY_REJECT)
+			}},
 		{"explicit arrow log format", with(func(t *Table) { t.Properties[PropLogFormat] = "arrow" }), opts, nil},
 		{"non-kafka custom properties are ignored", with(props("owner", "team-a", "kafkaesque", "x")), opts, nil},
 	}
@@ -282,10 +292,16 @@ func TestResolveRefuses(t *testing.T) {
 		{"override with illegal char", with(props(PropTopic, "orders/v1")), opts, Incompatible, "", []string{`contains '/'`}},
 		{"override internal prefix", with(props(PropTopic, "__orders")), opts, Incompatible, "", []string{"reserves for internal topics"}},
 		{"override dot", with(props(PropTopic, "..")), opts, Incompatible, "", []string{"not allowed"}},
-		{"bad value format", with(props(PropValueFormat, "avro")), opts, Incompatible, "shop.orders", []string{`kafka.value.format is "avro"`}},
+		{"bad value format", with(props(PropValueFormat, "xml")), opts, Incompatible, "shop.orders", []string{`kafka.value.format is "xml": want json, raw, string, avro or json-schema`}},
+		{"protobuf not yet", with(props(PropValueFormat, "protobuf")), opts, Incompatible, "shop.orders", []string{`kafka.value.format is "protobuf": Protobuf values are not supported yet`}},
+		{"value column with json-schema", with(props(PropValueFormat, "json-schema", PropValueColumn, "item")), opts, Incompatible, "shop.orders", []string{"contradicts kafka.value.format=json-schema"}},
+		{"value column with avro", with(props(PropValueFormat, "avro", PropValueColumn, "item")), opts, Incompatible, "shop.orders", []string{"contradicts kafka.value.format=avro"}},
+		{"unknown-fields with avro", with(props(PropValueFormat, "AVRO", PropJSONUnknownFields, "reject")), opts, Incompatible, "shop.orders", []string{"only applies to kafka.value.format=json or json-schema, not avro"}},
+		{"avro without value column", with(chain(columns(types.Field{Name: "b", Type: tBytes}), props(PropValueFormat, "avro", PropKeyColumn, "b"))),
+			opts, Incompatible, "shop.orders", []string{"kafka.value.format=avro needs at least one column"}},
 		{"value column with json", with(props(PropValueColumn, "item")), opts, Incompatible, "shop.orders", []string{"contradicts kafka.value.format=json"}},
 		{"unknown-fields with raw", with(chain(columns(types.Field{Name: "b", Type: tBytes}), props(PropValueFormat, "raw", PropJSONUnknownFields, "ignore"))),
-			opts, Incompatible, "shop.orders", []string{"only applies to kafka.value.format=json"}},
+			opts, Incompatible, "shop.orders", []string{"only applies to kafka.value.format=json or json-schema, not raw"}},
 		{"bad fetch compression", with(props(PropFetchCompression, "snappy")), opts, Incompatible, "shop.orders", []string{`kafka.fetch.compression is "snappy": want none, gzip, lz4 or zstd`}},
 		{"bad unknown-fields", with(props(PropJSONUnknownFields, "drop")), opts, Incompatible, "shop.orders", []string{"want ignore or reject"}},
 		{"missing key column", with(props(PropKeyColumn, "nope")), opts, Incompatible, "shop.orders", []string{`names column "nope", which the table does not have (columns: id, item)`}},

@@ -22,8 +22,8 @@ import (
 	"github.com/ferrygw/ferry/services/testenv/devpki"
 )
 
-// defaultNames are the four services; each presents its certificate as server and as client.
-var defaultNames = []string{"catalogsvc", "transcodesvc", "appendsvc", "fetchsvc", "frontdoor"}
+// defaultNames are the services; each presents its certificate as server and as client.
+var defaultNames = []string{"catalogsvc", "transcodesvc", "appendsvc", "fetchsvc", "schemasvc", "frontdoor"}
 
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))

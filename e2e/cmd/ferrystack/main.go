@@ -134,6 +134,7 @@ func parseFlags(args []string, stderr io.Writer) (stack.Config, cliOptions, erro
 	single := fs.Bool("single", false, "run every service in one process (cmd/ferry; gRPC health on 7104, Kafka on -kafka-port) instead of one process each")
 	services := fs.String("services", "", "comma-separated subset of "+strings.Join(stack.ServiceNames, ",")+" (default all)")
 	kafka := fs.Int("kafka-port", def.KafkaPort, "frontdoor Kafka port")
+	registry := fs.Int("registry-port", def.RegistryPort, "Schema Registry REST port (schemasvc)")
 	transcode := fs.String("transcode-ports", "7102,7112", "one transcodesvc per port, comma-separated")
 	logLevel := fs.String("log-level", def.LogLevel, "services' FERRY_LOG_LEVEL")
 	logFormat := fs.String("log-format", def.LogFormat, "services' FERRY_LOG_FORMAT")
@@ -184,6 +185,7 @@ func parseFlags(args []string, stderr io.Writer) (stack.Config, cliOptions, erro
 		cfg.CoordinatorInternalPort, cfg.TabletInternalPort = cfg.CoordinatorPort+1000, cfg.TabletPort+1000
 	}
 	cfg.KafkaPort = *kafka
+	cfg.RegistryPort = *registry
 	cfg.LogLevel, cfg.LogFormat, cfg.OTLPEndpoint = *logLevel, *logFormat, *otlp
 	cfg.ReadyTimeout, cfg.StopGrace, cfg.Keep = *ready, *grace, *keep
 	cfg.GRPCPlaintext = *plaintext

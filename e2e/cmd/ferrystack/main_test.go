@@ -19,8 +19,8 @@ func TestParseFlags(t *testing.T) {
 			if c.FlussOnly || c.ZooKeeperPort != 2181 || c.CoordinatorPort != 9123 || c.TabletPort != 9124 || c.Name != "dev" {
 				t.Errorf("config = %+v", c)
 			}
-			if len(c.ServiceSpecs()) != 6 {
-				t.Errorf("want all services (two transcoders), got %d", len(c.ServiceSpecs()))
+			if len(c.ServiceSpecs()) != 7 {
+				t.Errorf("want all services (two transcoders, schemasvc), got %d", len(c.ServiceSpecs()))
 			}
 		}},
 		{name: "test runner", args: []string{"-only", "fluss", "-test-ports", "-env-file", "/tmp/x.env"}, check: func(t *testing.T, c stack.Config, o cliOptions) {

@@ -24,6 +24,7 @@ import (
 	"github.com/ferrygw/ferry/fetchsvc/internal/groupoffsets"
 	catalogv1 "github.com/ferrygw/ferry/services/api/gen/ferry/catalog/v1"
 	fetchv1 "github.com/ferrygw/ferry/services/api/gen/ferry/fetch/v1"
+	schemav1 "github.com/ferrygw/ferry/services/api/gen/ferry/schema/v1"
 	"github.com/ferrygw/ferry/services/fluss"
 	"github.com/ferrygw/ferry/services/fluss/logbatch"
 )
@@ -62,6 +63,9 @@ type Config struct {
 	// GroupOffsetsTable is the Fluss table ("database.table") consumer
 	// groups' committed offsets are kept in; empty: groupoffsets.DefaultTable.
 	GroupOffsetsTable string
+	// Schemas is the registry whose schemas AVRO topics' values are
+	// written in (GetTopicSchema); nil refuses to read those topics.
+	Schemas schemav1.SchemaServiceClient
 }
 
 // DefaultPollInterval keeps a tailing consumer's added latency around
@@ -84,7 +88,7 @@ func New(cfg Config, f Fluss, log *slog.Logger, mp metric.MeterProvider) (*Servi
 		return nil, err
 	}
 	meter := mp.Meter(instrumentation)
-	s := &Service{fluss: f, tables: newTables(f), compressors: newCompressors(2 * runtime.GOMAXPROCS(0)), log: log, pollMin: max(cfg.PollInterval/10, time.Millisecond), pollMax: cfg.PollInterval,
+	s := &Service{fluss: f, tables: newTables(f, cfg.Schemas), compressors: newCompressors(2 * runtime.GOMAXPROCS(0)), log: log, pollMin: max(cfg.PollInterval/10, time.Millisecond), pollMax: cfg.PollInterval,
 		offsets: offsets}
 	if s.records, err = meter.Int64Counter("ferry.fetch.records", metric.WithUnit("{record}"),
 		metric.WithDescription("Kafka records served to consumers, by topic")); err != nil {

@@ -6,10 +6,12 @@ import (
 	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/hamba/avro/v2"
 
 	"github.com/ferrygw/ferry/fetchsvc/internal/groupoffsets"
 	"github.com/ferrygw/ferry/fetchsvc/rebuild"
 	catalogv1 "github.com/ferrygw/ferry/services/api/gen/ferry/catalog/v1"
+	schemav1 "github.com/ferrygw/ferry/services/api/gen/ferry/schema/v1"
 	"github.com/ferrygw/ferry/services/fluss"
 	"github.com/ferrygw/ferry/services/fluss/logbatch"
 	"github.com/ferrygw/ferry/services/fluss/types"
@@ -49,10 +51,11 @@ func (p *schemaPlan) decoder() (*logbatch.Decoder, error) {
 // tables knows which table ids the Fluss client can route (it routes only
 // tables it looked up by path) and the plans of the schema versions met.
 type tables struct {
-	fluss Fluss
-	mu    sync.Mutex
-	known map[int64]*fluss.TableInfo
-	plans map[schemaKey]*schemaPlan
+	fluss   Fluss
+	schemas schemav1.SchemaServiceClient // nil: AVRO topics are refused
+	mu      sync.Mutex
+	known   map[int64]*fluss.TableInfo
+	plans   map[schemaKey]*schemaPlan
 	// growth is each table's Kafka bytes per Fluss log byte, as last seen
 	// (JSON values are several times their compressed Arrow form).
 	growth map[int64]float64
@@ -101,8 +104,8 @@ func (t *tables) observeGrowth(tableID int64, c converted) {
 	t.mu.Unlock()
 }
 
-func newTables(f Fluss) *tables {
-	return &tables{fluss: f, known: map[int64]*fluss.TableInfo{}, plans: map[schemaKey]*schemaPlan{}, growth: map[int64]float64{}}
+func newTables(f Fluss, schemas schemav1.SchemaServiceClient) *tables {
+	return &tables{fluss: f, schemas: schemas, known: map[int64]*fluss.TableInfo{}, plans: map[schemaKey]*schemaPlan{}, growth: map[int64]float64{}}
 }
 
 // errTableGone answers a mapping whose table was dropped (its path may now
@@ -171,6 +174,18 @@ func (t *tables) plan(ctx context.Context, m *catalogv1.TopicMapping, info *flus
 	if err != nil {
 		return nil, fmt.Errorf("schema %d of %s: %w", schemaID, info.TablePath, err)
 	}
+	switch m.GetMapping().GetValueFormat() {
+	case catalogv1.ValueFormat_VALUE_FORMAT_AVRO:
+		if rp, err = t.withAvro(ctx, m, rp); err != nil {
+			return nil, err
+		}
+	case catalogv1.ValueFormat_VALUE_FORMAT_JSON_SCHEMA:
+		s, _, err := t.topicSchema(ctx, m, schemav1.SchemaType_SCHEMA_TYPE_JSON)
+		if err != nil {
+			return nil, err
+		}
+		rp = rp.WithJSONSchema(s.GetId())
+	}
 	p = &schemaPlan{arrow: as, rebuild: rp}
 	t.mu.Lock()
 	if len(t.plans) > maxPlans {
@@ -181,6 +196,53 @@ func (t *tables) plan(ctx context.Context, m *catalogv1.TopicMapping, info *flus
 	t.plans[key] = p
 	t.mu.Unlock()
 	return p, nil
+}
+
+// topicSchema is the schema the topic's values are served in: the latest
+// registered for its subject, or one the registry derives from the table.
+// It is kept with the plan, i.e. until the mapping or the table's schema
+// changes.
+func (t *tables) topicSchema(ctx context.Context, m *catalogv1.TopicMapping, typ schemav1.SchemaType) (*schemav1.Schema, []*schemav1.Schema, error) {
+	if t.schemas == nil {
+		return nil, nil, fmt.Errorf("topic %s has Schema Registry framed values, but this fetchsvc runs without a schema registry (-schema-addr / FERRY_SCHEMA_ADDR)", m.GetTopic())
+	}
+	// A Fluss partition's topic shares its table's subject.
+	topic := m.GetTopic()
+	if fp := m.GetFlussPartition(); fp != nil && fp.GetTableTopic() != "" {
+		topic = fp.GetTableTopic()
+	}
+	resp, err := t.schemas.GetTopicSchema(ctx, &schemav1.GetTopicSchemaRequest{Topic: topic, Type: typ})
+	if err != nil {
+		return nil, nil, fmt.Errorf("the schema registry has no schema for topic %s: %w", topic, err)
+	}
+	s := resp.GetSchema()
+	got := s.GetType()
+	if got == schemav1.SchemaType_SCHEMA_TYPE_UNSPECIFIED {
+		got = schemav1.SchemaType_SCHEMA_TYPE_AVRO
+	}
+	if got != typ {
+		return nil, nil, fmt.Errorf("the schema registry's schema id %d for topic %s is %s, not %s", s.GetId(), topic, got, typ)
+	}
+	return s, resp.GetReferenced(), nil
+}
+
+// withAvro gives rp the Avro schema the topic's values are served in.
+func (t *tables) withAvro(ctx context.Context, m *catalogv1.TopicMapping, rp *rebuild.Plan) (*rebuild.Plan, error) {
+	s, refs, err := t.topicSchema(ctx, m, schemav1.SchemaType_SCHEMA_TYPE_AVRO)
+	if err != nil {
+		return nil, err
+	}
+	cache := &avro.SchemaCache{}
+	for _, ref := range refs {
+		if _, err := avro.ParseWithCache(ref.GetText(), "", cache); err != nil {
+			return nil, fmt.Errorf("schema id %d referenced by schema id %d of topic %s: %w", ref.GetId(), s.GetId(), m.GetTopic(), err)
+		}
+	}
+	parsed, err := avro.ParseWithCache(s.GetText(), "", cache)
+	if err != nil {
+		return nil, fmt.Errorf("schema id %d of topic %s: %w", s.GetId(), m.GetTopic(), err)
+	}
+	return rp.WithAvro(s.GetId(), parsed)
 }
 
 // maxPlans bounds the cached plans (one per mapping and schema version).

@@ -5,7 +5,7 @@ import "testing"
 // TestLogBytesFor: reads ask Fluss for the log bytes that become the Kafka
 // bytes asked for, once a conversion of the table showed its growth.
 func TestLogBytesFor(t *testing.T) {
-	tb := newTables(nil)
+	tb := newTables(nil, nil)
 	if got := tb.logBytesFor(1, 1<<20); got != 1<<20 {
 		t.Errorf("before any conversion: %d", got)
 	}

@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math/big"
 	"runtime"
 	"strconv"
 	"testing"
@@ -13,10 +14,12 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/hamba/avro/v2"
 
 	catalogv1 "github.com/ferrygw/ferry/services/api/gen/ferry/catalog/v1"
 	"github.com/ferrygw/ferry/services/fluss/arrowmem"
 	"github.com/ferrygw/ferry/transcodesvc/internal/kafkabatch"
+	"github.com/ferrygw/ferry/transcodesvc/internal/schemas"
 )
 
 // BenchmarkJSON converts the 1000-record "bench" fixture (10 mixed-type
@@ -159,31 +162,96 @@ func FuzzConvertJSON(f *testing.F) {
 	})
 }
 
-// BenchmarkBenchRows converts batches of 330 rows shaped as e2e/bench writes
-// them (the same ten columns and JSON spelling) into LZ4 records sections:
-// one transcode job of that bench, without the Kafka batch decoding.
-func BenchmarkBenchRows(b *testing.B) {
-	m := jsonMapping(catalogv1.UnknownFieldPolicy_UNKNOWN_FIELD_POLICY_IGNORE,
+// benchRowsColumns are the ten columns e2e/bench writes.
+func benchRowsColumns() []*catalogv1.Field {
+	return []*catalogv1.Field{
 		fld("id", tBig(false)), fld("qty", tInt(true)), fld("price", tDouble(true)), fld("flag", tBool(true)),
 		fld("name", tString(true)), fld("category", tString(true)), fld("ts", tLTZ(3, true)),
-		fld("amount", tDec(10, 2, true)), fld("payload", tBytes(true)), fld("day", tDate(true)))
-	m.ArrowCompression = catalogv1.ArrowCompression_ARROW_COMPRESSION_LZ4_FRAME
-	p := mustCompile(b, m)
-	var values [][]byte
+		fld("amount", tDec(10, 2, true)), fld("payload", tBytes(true)), fld("day", tDate(true))}
+}
+
+// benchRow is row i of the bench's shape: every tenth name is null.
+type benchRow struct {
+	i       int64
+	name    *string
+	payload [16]byte
+}
+
+func benchRows() []benchRow {
+	var rows []benchRow
 	for i := int64(1_000_000); i < 1_000_330; i++ {
-		name := "null"
+		r := benchRow{i: i}
 		if i%10 != 0 {
-			name = fmt.Sprintf(`"name-%d"`, i)
+			n := fmt.Sprintf("name-%d", i)
+			r.name = &n
 		}
-		var payload [16]byte
-		binary.LittleEndian.PutUint64(payload[:8], uint64(i))
-		binary.LittleEndian.PutUint64(payload[8:], uint64(i*31))
+		binary.LittleEndian.PutUint64(r.payload[:8], uint64(i))
+		binary.LittleEndian.PutUint64(r.payload[8:], uint64(i*31))
+		rows = append(rows, r)
+	}
+	return rows
+}
+
+// benchRowsJSON spells the rows as e2e/bench's JSON producers do.
+func benchRowsJSON() [][]byte {
+	var values [][]byte
+	for _, r := range benchRows() {
+		i := r.i
+		name := "null"
+		if r.name != nil {
+			name = strconv.Quote(*r.name)
+		}
 		values = append(values, fmt.Appendf(nil,
 			`{"id":%d,"qty":%d,"price":%s,"flag":%t,"name":%s,"category":"cat-%d","ts":"%s","amount":"%d.%02d","payload":"%s","day":"%s"}`,
 			i, i%1000, strconv.FormatFloat(float64(i)*0.25, 'f', -1, 64), i%2 == 0, name, i%8,
 			time.UnixMilli(1_767_225_600_000+i).UTC().Format("2006-01-02T15:04:05.000Z07:00"), i%1_000_000/100, i%100,
-			base64.StdEncoding.EncodeToString(payload[:]), time.Unix((19000+i%365)*86400, 0).UTC().Format("2006-01-02")))
+			base64.StdEncoding.EncodeToString(r.payload[:]), time.Unix((19000+i%365)*86400, 0).UTC().Format("2006-01-02")))
 	}
+	return values
+}
+
+// benchRowsAvroSchema is the schema an Avro producer of the bench's rows
+// registers: nullable columns as ["null", T] unions.
+const benchRowsAvroSchema = `{"type":"record","name":"row","fields":[
+	{"name":"id","type":"long"},
+	{"name":"qty","type":["null","int"]},
+	{"name":"price","type":["null","double"]},
+	{"name":"flag","type":["null","boolean"]},
+	{"name":"name","type":["null","string"]},
+	{"name":"category","type":["null","string"]},
+	{"name":"ts","type":["null",{"type":"long","logicalType":"timestamp-millis"}]},
+	{"name":"amount","type":["null",{"type":"bytes","logicalType":"decimal","precision":10,"scale":2}]},
+	{"name":"payload","type":["null","bytes"]},
+	{"name":"day","type":["null",{"type":"int","logicalType":"date"}]}]}`
+
+// benchRowsAvro encodes the same rows as framed Avro of schema id 1.
+func benchRowsAvro(b testing.TB) ([][]byte, map[int32]*schemas.Schema) {
+	s := avro.MustParse(benchRowsAvroSchema)
+	var values [][]byte
+	for _, r := range benchRows() {
+		i := r.i
+		var name any
+		if r.name != nil {
+			name = *r.name
+		}
+		values = append(values, framed(b, 1, s, map[string]any{
+			"id": i, "qty": int32(i % 1000), "price": float64(i) * 0.25, "flag": i%2 == 0, "name": name,
+			"category": fmt.Sprintf("cat-%d", i%8), "ts": time.UnixMilli(1_767_225_600_000 + i).UTC(),
+			"amount": big.NewRat(i%1_000_000, 100), "payload": r.payload[:],
+			"day": time.Unix((19000+i%365)*86400, 0).UTC(),
+		}))
+	}
+	return values, map[int32]*schemas.Schema{1: {ID: 1, Avro: s}}
+}
+
+// BenchmarkBenchRows converts batches of 330 rows shaped as e2e/bench writes
+// them (the same ten columns and JSON spelling) into LZ4 records sections:
+// one transcode job of that bench, without the Kafka batch decoding.
+func BenchmarkBenchRows(b *testing.B) {
+	m := jsonMapping(catalogv1.UnknownFieldPolicy_UNKNOWN_FIELD_POLICY_IGNORE, benchRowsColumns()...)
+	m.ArrowCompression = catalogv1.ArrowCompression_ARROW_COMPRESSION_LZ4_FRAME
+	p := mustCompile(b, m)
+	values := benchRowsJSON()
 	batch := valuesBatch(values...)
 	c := p.NewConverter(&arrowmem.Pool{})
 	b.ReportAllocs()
@@ -193,4 +261,61 @@ func BenchmarkBenchRows(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(len(values)*b.N)/b.Elapsed().Seconds(), "rows/s")
+}
+
+// BenchmarkAvroVsJSON converts the bench's rows (BenchmarkBenchRows) once
+// as JSON and once as framed Avro into Arrow, interleaved batch by batch
+// so both see the same machine, and reports rows/s of each and Avro's
+// speed-up. "arrow" stops at the Arrow record batch; "records" also writes
+// the LZ4 records section a transcode job answers with.
+func BenchmarkAvroVsJSON(b *testing.B) {
+	jm := jsonMapping(catalogv1.UnknownFieldPolicy_UNKNOWN_FIELD_POLICY_IGNORE, benchRowsColumns()...)
+	am := avroMapping(benchRowsColumns()...)
+	jm.ArrowCompression = catalogv1.ArrowCompression_ARROW_COMPRESSION_LZ4_FRAME
+	am.ArrowCompression = catalogv1.ArrowCompression_ARROW_COMPRESSION_LZ4_FRAME
+	jc := mustCompile(b, jm).NewConverter(&arrowmem.Pool{})
+	ac := mustCompile(b, am).NewConverter(&arrowmem.Pool{})
+	avroValues, known := benchRowsAvro(b)
+	ac.UseSchemas(known)
+	jb, ab := valuesBatch(benchRowsJSON()...), valuesBatch(avroValues...)
+	rows := len(ab.Records)
+	toArrow := func(c *Converter, batch *kafkabatch.Batch) {
+		rec, err := c.ConvertRecord(batch, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		rec.Release()
+	}
+	toRecords := func(c *Converter, batch *kafkabatch.Batch) {
+		if _, err := c.ConvertTo(batch, EncodingLogRecords); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for _, stage := range []struct {
+		name string
+		run  func(*Converter, *kafkabatch.Batch)
+	}{{"arrow", toArrow}, {"records", toRecords}} {
+		b.Run(stage.name, func(b *testing.B) {
+			var tj, ta time.Duration
+			for i := 0; i < b.N; i++ {
+				t0 := time.Now()
+				stage.run(jc, jb)
+				t1 := time.Now()
+				stage.run(ac, ab)
+				tj += t1.Sub(t0)
+				ta += time.Since(t1)
+			}
+			b.ReportMetric(float64(rows*b.N)/tj.Seconds(), "json-rows/s")
+			b.ReportMetric(float64(rows*b.N)/ta.Seconds(), "avro-rows/s")
+			b.ReportMetric(tj.Seconds()/ta.Seconds(), "avro-x-faster")
+			// Outside the timed loop: reading the counter stops the world.
+			const n = 100
+			m0 := mallocs()
+			for range n {
+				stage.run(ac, ab)
+			}
+			b.ReportMetric(float64(mallocs()-m0)/float64(rows*n), "avro-allocs/row")
+			b.ReportMetric(0, "ns/op")
+		})
+	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/ferrygw/ferry/services/fluss/logbatch"
 	"github.com/ferrygw/ferry/services/fluss/types"
 	"github.com/ferrygw/ferry/transcodesvc/internal/kafkabatch"
+	"github.com/ferrygw/ferry/transcodesvc/internal/schemas"
 )
 
 // MaxRecordErrors bounds how many record errors one failure lists; a batch
@@ -45,8 +46,10 @@ type Converter struct {
 	mem  memory.Allocator
 
 	rb      *array.RecordBuilder
-	obj     *objectDecoder // the JSON columns
-	fast    *fastDecoder   // the JSON columns' common shape; nil when a type has no fast path
+	obj     *objectDecoder            // the JSON columns
+	fast    *fastDecoder              // the JSON columns' common shape; nil when a type has no fast path
+	avro    *avroValues               // the Avro columns
+	known   map[int32]*schemas.Schema // the batch's writer schemas (UseSchemas)
 	columns []func(r *kafkabatch.Record, b *kafkabatch.Batch) error
 	scan    scanner
 	out     []byte            // the last ConvertTo's answer, reused
@@ -75,15 +78,17 @@ func (c *Converter) build() {
 	rejectUnknown := p.rejectUnknown
 	var jsonFields []types.Field
 	var jsonWriters []writer
-	var jsonBuilders []array.Builder
+	var valueBuilders []array.Builder
 	for i, src := range p.sources {
 		col := p.Columns[i]
 		b := c.rb.Field(i)
 		switch src {
 		case srcJSONField:
 			jsonFields = append(jsonFields, col)
-			jsonWriters = append(jsonWriters, newWriter(col.Type, b, rejectUnknown))
-			jsonBuilders = append(jsonBuilders, b)
+			valueBuilders = append(valueBuilders, b)
+			if p.jsonValues() {
+				jsonWriters = append(jsonWriters, newWriter(col.Type, b, rejectUnknown))
+			}
 		case srcNone:
 			c.columns = append(c.columns, func(*kafkabatch.Record, *kafkabatch.Batch) error { b.AppendNull(); return nil })
 		case srcKey:
@@ -97,9 +102,19 @@ func (c *Converter) build() {
 		}
 	}
 	c.obj, c.fast = nil, nil
-	if p.isJSON() {
+	if p.jsonValues() {
 		c.obj = newObjectDecoder(jsonFields, jsonWriters, rejectUnknown)
-		c.fast = newFastDecoder(jsonFields, jsonBuilders)
+		c.fast = newFastDecoder(jsonFields, valueBuilders)
+	}
+	if p.isAvro() {
+		// New builders: the decoders compiled for the old ones go; the
+		// batch's schemas stay.
+		var known map[int32]*schemas.Schema
+		if c.avro != nil {
+			known = c.avro.schemas
+		}
+		c.avro = newAvroValues(p.Topic, jsonFields, valueBuilders)
+		c.avro.schemas = known
 	}
 	c.broken = false
 }
@@ -281,16 +296,26 @@ func (c *Converter) convertRecord(r *kafkabatch.Record, b *kafkabatch.Batch) err
 			return err
 		}
 	}
+	if c.avro != nil {
+		return c.avro.decodeValue(r.Value)
+	}
 	if c.obj == nil {
 		return nil
 	}
-	if r.Value == nil {
+	v := r.Value
+	if c.plan.isJSONSchema() {
+		var err error
+		if v, err = c.unframeJSON(v); err != nil {
+			return err
+		}
+	}
+	if v == nil {
 		return &fieldError{msg: "record value is null (a tombstone); a JSON topic needs a JSON object"}
 	}
-	if c.fast != nil && c.fast.decode(r.Value) {
+	if c.fast != nil && c.fast.decode(v) {
 		return nil
 	}
-	c.scan.reset(r.Value)
+	c.scan.reset(v)
 	if err := c.obj.decode(&c.scan); err != nil {
 		return err
 	}
@@ -301,6 +326,13 @@ func (c *Converter) convertRecord(r *kafkabatch.Record, b *kafkabatch.Batch) err
 }
 
 func (p *Plan) isJSON() bool { return p.format == catalogv1.ValueFormat_VALUE_FORMAT_JSON }
+func (p *Plan) isAvro() bool { return p.format == catalogv1.ValueFormat_VALUE_FORMAT_AVRO }
+func (p *Plan) isJSONSchema() bool {
+	return p.format == catalogv1.ValueFormat_VALUE_FORMAT_JSON_SCHEMA
+}
+
+// jsonValues: the value is a JSON object, framed (JSON Schema) or not.
+func (p *Plan) jsonValues() bool { return p.isJSON() || p.isJSONSchema() }
 
 func nullOr(col types.Field, b array.Builder, what string) error {
 	if !col.Type.Nullable {

@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"runtime"
 	"sync"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"go.opentelemetry.io/otel/attribute"
@@ -20,11 +21,13 @@ import (
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 
+	schemav1 "github.com/ferrygw/ferry/services/api/gen/ferry/schema/v1"
 	transcodev1 "github.com/ferrygw/ferry/services/api/gen/ferry/transcode/v1"
 	"github.com/ferrygw/ferry/services/recordbatch"
 	ferryrt "github.com/ferrygw/ferry/services/runtime"
 	"github.com/ferrygw/ferry/transcodesvc/internal/convert"
 	"github.com/ferrygw/ferry/transcodesvc/internal/kafkabatch"
+	"github.com/ferrygw/ferry/transcodesvc/internal/schemas"
 )
 
 // Config tunes the service.
@@ -48,6 +51,13 @@ type Config struct {
 	// their bytes must stay valid after it: a converter then leaves its
 	// output buffer to the answer and writes the next into a new one.
 	AnswersShared bool
+	// Schemas is the registry the writer schemas of framed values (Avro)
+	// are fetched from; nil refuses topics of those formats.
+	Schemas schemav1.SchemaServiceClient
+	// SchemaCacheSize bounds the writer schemas kept by id.
+	SchemaCacheSize int
+	// SchemaTimeout bounds one batch's wait for the registry.
+	SchemaTimeout time.Duration
 }
 
 // DefaultConfig uses one worker per core.
@@ -59,6 +69,8 @@ func DefaultConfig() Config {
 		MaxStreamMappings:    1024,
 		MaxOutputBytes:       ferryrt.MaxMessageSize - 1<<20, // headroom for the envelope
 		MaxStreamPending:     4 * runtime.GOMAXPROCS(0),
+		SchemaCacheSize:      1024,
+		SchemaTimeout:        10 * time.Second,
 	}
 }
 
@@ -77,6 +89,10 @@ func (c Config) Validate() error {
 		return fmt.Errorf("MaxOutputBytes must be at least 1024, got %d", c.MaxOutputBytes)
 	case c.MaxStreamPending < 1:
 		return fmt.Errorf("MaxStreamPending must be at least 1, got %d", c.MaxStreamPending)
+	case c.Schemas != nil && c.SchemaCacheSize < 1:
+		return fmt.Errorf("SchemaCacheSize must be at least 1, got %d", c.SchemaCacheSize)
+	case c.Schemas != nil && c.SchemaTimeout <= 0:
+		return fmt.Errorf("SchemaTimeout must be positive, got %s", c.SchemaTimeout)
 	}
 	return nil
 }
@@ -99,6 +115,7 @@ type Service struct {
 	slots      chan struct{} // one token per running job
 	decoders   sync.Pool
 	plans      *planCache
+	schemas    *schemas.Cache // nil without a registry
 
 	jobs    metric.Int64Counter
 	records metric.Int64Counter
@@ -121,6 +138,16 @@ func New(cfg Config, log *slog.Logger, tel Telemetry) (*Service, error) {
 	s.decoders.New = func() any { return kafkabatch.NewDecoder(cfg.MaxDecompressedBytes) }
 	meter := tel.Meter.Meter("github.com/ferrygw/ferry/transcodesvc")
 	var err error
+	if cfg.Schemas != nil {
+		s.schemas = schemas.NewCache(cfg.Schemas, cfg.SchemaCacheSize)
+		fetches, err := meter.Int64Counter("ferry.transcode.schema_fetches", metric.WithDescription("Writer schemas asked of the schema registry, by result (ok, unknown, error); cached ids are not asked again"))
+		if err != nil {
+			return nil, err
+		}
+		s.schemas.OnFetch = func(ctx context.Context, result string) {
+			fetches.Add(ctx, 1, metric.WithAttributes(attribute.String("result", result)))
+		}
+	}
 	if s.jobs, err = meter.Int64Counter("ferry.transcode.jobs", metric.WithDescription("Transcode jobs by result (ok or the Kafka error code)")); err != nil {
 		return nil, err
 	}
@@ -213,6 +240,15 @@ func (s *Service) Transcode(srv transcodev1.TranscodeService_TranscodeServer) er
 // on the stream for later requests), one the stream sent before, or one
 // this instance compiled for another stream.
 func (s *Service) resolve(st *stream, req *transcodev1.TranscodeRequest) (*planEntry, *transcodev1.TranscodeFailure) {
+	e, f := s.resolvePlan(st, req)
+	if f == nil && e.plan.Framed() && s.schemas == nil {
+		return nil, &transcodev1.TranscodeFailure{ErrorCode: int32(kerr.UnknownServerError.Code), ErrorMessage: fmt.Sprintf(
+			"topic %s takes Schema Registry framed values, but this transcodesvc runs without a schema registry (-schema-addr / FERRY_SCHEMA_ADDR)", e.plan.Topic)}
+	}
+	return e, f
+}
+
+func (s *Service) resolvePlan(st *stream, req *transcodev1.TranscodeRequest) (*planEntry, *transcodev1.TranscodeFailure) {
 	fail := func(format string, args ...any) *transcodev1.TranscodeFailure {
 		return &transcodev1.TranscodeFailure{ErrorCode: int32(kerr.UnknownServerError.Code), ErrorMessage: fmt.Sprintf(format, args...)}
 	}
@@ -312,10 +348,16 @@ func (s *Service) run(ctx context.Context, req *transcodev1.TranscodeRequest, e 
 	if floor := int64(len(batch.Records)) * minRowBytes(e.plan.Schema); floor > int64(s.cfg.MaxOutputBytes) {
 		return failed(kerr.MessageTooLarge.Code, fmt.Sprintf("the batch's %d records convert to at least %d bytes of Arrow, more than the %d an answer may carry; send smaller batches (batch.size / max.request.size)", len(batch.Records), floor, s.cfg.MaxOutputBytes), nil)
 	}
+	known, err := s.writerSchemas(ctx, e.plan, batch)
+	if err != nil {
+		// Retriable: the producer sends the batch again.
+		return failed(kerr.RequestTimedOut.Code, err.Error(), nil)
+	}
 	if e.router != nil {
-		return s.runRouted(ctx, req, e, batch, failed)
+		return s.runRouted(ctx, req, e, batch, known, failed)
 	}
 	conv := e.converter()
+	conv.UseSchemas(known)
 	out, err := conv.ConvertTo(batch, encodingOf(req))
 	if err != nil {
 		e.converters.Put(conv)
@@ -359,9 +401,10 @@ func encodingOf(req *transcodev1.TranscodeRequest) convert.Encoding {
 
 // runRouted splits a batch of a table that places rows itself into pieces
 // per Fluss partition and bucket.
-func (s *Service) runRouted(ctx context.Context, req *transcodev1.TranscodeRequest, e *planEntry, batch *kafkabatch.Batch,
+func (s *Service) runRouted(ctx context.Context, req *transcodev1.TranscodeRequest, e *planEntry, batch *kafkabatch.Batch, known map[int32]*schemas.Schema,
 	failed func(int16, string, []convert.RecordError) (*transcodev1.TranscodeResponse, func())) (*transcodev1.TranscodeResponse, func()) {
 	conv, keys := e.converter(), e.keyConverter()
+	conv.UseSchemas(known)
 	defer func() {
 		e.converters.Put(conv)
 		if keys != nil {
@@ -392,6 +435,22 @@ func (s *Service) runRouted(ctx context.Context, req *transcodev1.TranscodeReque
 	h := &batch.Header
 	out.ProducerId, out.ProducerEpoch, out.BaseSequence, out.MaxTimestamp = h.ProducerID, int32(h.ProducerEpoch), h.BaseSequence, h.MaxTimestamp
 	return &transcodev1.TranscodeResponse{JobId: req.GetJobId(), Result: &transcodev1.TranscodeResponse_Batch{Batch: out}}, func() {}
+}
+
+// writerSchemas fetches the writer schemas the framed values of batch name
+// (nil for other formats). An error means the registry could not answer.
+func (s *Service) writerSchemas(ctx context.Context, p *convert.Plan, batch *kafkabatch.Batch) (map[int32]*schemas.Schema, error) {
+	if !p.Framed() {
+		return nil, nil
+	}
+	ids := p.SchemaIDs(batch, nil)
+	known := make(map[int32]*schemas.Schema, len(ids))
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.SchemaTimeout)
+	defer cancel()
+	if err := s.schemas.Resolve(ctx, ids, known); err != nil {
+		return nil, err
+	}
+	return known, nil
 }
 
 func (s *Service) countJob(ctx context.Context, code int32) {

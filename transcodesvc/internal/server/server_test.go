@@ -317,8 +317,18 @@ func mustPlan(t *testing.T, m *catalogv1.TopicMapping) *convert.Plan {
 // tinyRecordsBatch is an uncompressed record batch (magic 2, no producer
 // id) of n records with value v, keys and headers empty.
 func tinyRecordsBatch(n int, v string) []byte {
+	values := make([][]byte, n)
+	for i := range values {
+		values[i] = []byte(v)
+	}
+	return recordsBatch(values...)
+}
+
+// recordsBatch is an uncompressed batch of records with these values.
+func recordsBatch(values ...[]byte) []byte {
+	n := len(values)
 	var records []byte
-	for i := range n {
+	for i, v := range values {
 		var r []byte
 		r = append(r, 0)                     // attributes
 		r = binary.AppendVarint(r, 0)        // timestamp delta

@@ -28,10 +28,10 @@ helm.sh/chart: {{ printf "%s-%s" .root.Chart.Name .root.Chart.Version }}
 
 {{/* The ports every service listens on (the local stack's, checked by e2e/helm). */}}
 {{- define "ferry.grpcPort" -}}
-{{- get (dict "catalogsvc" 7101 "transcodesvc" 7102 "appendsvc" 7103 "frontdoor" 7104 "fetchsvc" 7105) .service -}}
+{{- get (dict "catalogsvc" 7101 "transcodesvc" 7102 "appendsvc" 7103 "frontdoor" 7104 "fetchsvc" 7105 "schemasvc" 7106) .service -}}
 {{- end -}}
 {{- define "ferry.metricsPort" -}}
-{{- get (dict "catalogsvc" 7201 "transcodesvc" 7202 "appendsvc" 7203 "frontdoor" 7204 "fetchsvc" 7205) .service -}}
+{{- get (dict "catalogsvc" 7201 "transcodesvc" 7202 "appendsvc" 7203 "frontdoor" 7204 "fetchsvc" 7205 "schemasvc" 7206) .service -}}
 {{- end -}}
 
 {{/* Settings every service takes, and its internal gRPC security. */}}

@@ -1,0 +1,120 @@
+package suite
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ferrygw/ferry/services/testenv"
+)
+
+// TestJSONSchemaProduceConsumePython: confluent-kafka-python's JSONSerializer produces through
+// Ferry into a json-schema table with its schema auto-registered, the Fluss Java reader reads the
+// typed values, and its JSONDeserializer consumes the rows back through Ferry, framed with the
+// subject's latest id, into the objects sent. Rows the Fluss Java writer wrote are consumed the
+// same way, in the JSON Schema the registry derives from the table.
+func TestJSONSchemaProduceConsumePython(t *testing.T) {
+	e, f := need(t)
+	py := filepath.Join(e.stack.Config().Root, ".cache", "clients", "venv", "bin", "python")
+	if _, err := os.Stat(py); err != nil {
+		t.Fatalf("confluent-kafka venv missing (tools/install-clients.sh): %v", err)
+	}
+	db := dbName(t, f, "json_schema")
+	cols := []testenv.Column{
+		{Name: "id", Type: "BIGINT NOT NULL"}, {Name: "name", Type: "STRING"}, {Name: "price", Type: "DECIMAL(10, 2)"},
+		{Name: "at", Type: "TIMESTAMP_LTZ(3)"}, {Name: "tags", Type: "ARRAY<STRING>"},
+	}
+	writer := `{"type":"object","title":"Order","properties":{
+		"id":{"type":"integer"},"name":{"type":["string","null"]},"price":{"type":["number","null"]},
+		"at":{"type":["string","null"],"format":"date-time"},"tags":{"type":["array","null"],"items":{"type":["string","null"]}}},
+		"required":["id"]}`
+	records := []map[string]any{
+		{"id": 1, "name": "kettle ✓", "price": 24.9, "at": "2026-01-02T03:04:05.678Z", "tags": []any{"a", nil}},
+		{"id": 2, "name": nil, "price": nil, "at": nil, "tags": nil},
+	}
+	rows := []map[string]any{
+		{"id": 1, "name": "kettle ✓", "price": "24.90", "at": "2026-01-02T03:04:05.678000000Z", "tags": []any{"a", nil}},
+		{"id": 2, "name": nil, "price": nil, "at": nil, "tags": nil},
+	}
+	input, err := json.Marshal(records)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mode := range []string{"auto", "consume"} {
+		t.Run(mode, func(t *testing.T) {
+			table := "orders_" + mode
+			topic := topicTable(t, f, db, table, 1, cols, map[string]string{"kafka.value.format": "json-schema"})
+			if mode == "consume" {
+				f.Write(t, db, table, rows)
+			}
+			args := []string{"-B", filepath.Join(e.stack.Config().Root, "e2e", "clients", "python", "json_schema_roundtrip.py"),
+				e.kafka, e.stack.Config().RegistryURL(), topic, mode, string(input)}
+			if mode == "auto" {
+				args = append(args, writer)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, py, args...)
+			var stderr strings.Builder
+			cmd.Stderr = &stderr
+			out, err := cmd.Output()
+			if err != nil {
+				t.Fatalf("json_schema_roundtrip.py: %v\n%s", err, stderr.String())
+			}
+			var got struct {
+				Produced []struct {
+					Offset *int64
+					Error  string
+				}
+				Consumed []struct {
+					Offset int64
+					Magic  int
+					ID     int32
+					Value  map[string]any
+					Error  string
+				}
+			}
+			if err := json.Unmarshal(out, &got); err != nil {
+				t.Fatalf("output %s: %v", out, err)
+			}
+			for i, p := range got.Produced {
+				if p.Error != "" || p.Offset == nil || *p.Offset != int64(i) {
+					t.Fatalf("record %d: produced %+v, want offset %d\n%s", i, p, i, out)
+				}
+			}
+			scanned := f.Scan(t, db, table, testenv.ScanOptions{Expect: len(records), Timeout: 60 * time.Second})
+			if len(scanned) != len(records) {
+				t.Fatalf("Fluss holds %d rows, want %d", len(scanned), len(records))
+			}
+			for _, r := range scanned {
+				if g, w := canonical(t, r.Row), canonical(t, rows[r.Offset]); g != w {
+					t.Errorf("row at offset %d:\n got %s\nwant %s", r.Offset, g, w)
+				}
+			}
+			var latest struct {
+				ID         int32
+				SchemaType string
+			}
+			getJSON(t, e.stack.Config().RegistryURL()+"/subjects/"+topic+"-value/versions/latest", 200, &latest)
+			if latest.SchemaType != "JSON" {
+				t.Errorf("the subject's latest version is of type %q, want JSON", latest.SchemaType)
+			}
+			if len(got.Consumed) != len(records) {
+				t.Fatalf("consumed %d records, want %d: %s", len(got.Consumed), len(records), out)
+			}
+			for i, c := range got.Consumed {
+				if c.Error != "" || c.Offset != int64(i) || c.Magic != 0 || c.ID != latest.ID {
+					t.Errorf("consumed %d: offset %d magic %d id %d error %q, want offset %d, magic 0, id %d", i, c.Offset, c.Magic, c.ID, c.Error, i, latest.ID)
+				}
+				if g, w := canonical(t, c.Value), canonical(t, records[i]); g != w {
+					t.Errorf("consumed %d:\n got %s\nwant %s", i, g, w)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,89 @@
+package registry
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/ferrygw/ferry/schemasvc/internal/avromap"
+	"github.com/ferrygw/ferry/schemasvc/internal/jsonmap"
+	"github.com/ferrygw/ferry/schemasvc/internal/tablefit"
+	catalogv1 "github.com/ferrygw/ferry/services/api/gen/ferry/catalog/v1"
+)
+
+// target is what a subject's schemas must map onto: the part of its
+// table's row the record's value (or key) fills (docs/mapping.md).
+type target struct {
+	table     string // database.table, for messages
+	database  string
+	name      string
+	fit       *tablefit.Target // nil: the part is not stored, any schema goes
+	notStored string           // why avro is nil
+}
+
+func newTarget(m *catalogv1.TopicMapping, key bool) *target {
+	t := &target{table: m.GetDatabase() + "." + m.GetTable(), database: m.GetDatabase(), name: m.GetTable()}
+	cm := m.GetMapping()
+	byName := map[string]*catalogv1.Field{}
+	for _, c := range m.GetColumns() {
+		byName[c.GetName()] = c
+	}
+	if key {
+		switch {
+		case cm.GetKeyColumn() != "":
+			t.fit = &tablefit.Target{Single: byName[cm.GetKeyColumn()]}
+		case m.GetKind() == catalogv1.TableKind_TABLE_KIND_PRIMARY_KEY:
+			// Keys are records of the primary key (mapping.md §4.4).
+			var cols []*catalogv1.Field
+			for _, pk := range m.GetPrimaryKeys() {
+				cols = append(cols, byName[pk])
+			}
+			t.fit = &tablefit.Target{Columns: cols}
+		default:
+			t.notStored = "the table stores no key (no kafka.key.column)"
+		}
+		return t
+	}
+	switch cm.GetValueFormat() {
+	case catalogv1.ValueFormat_VALUE_FORMAT_RAW, catalogv1.ValueFormat_VALUE_FORMAT_STRING:
+		t.fit = &tablefit.Target{Single: byName[cm.GetValueColumn()]}
+		return t
+	}
+	taken := map[string]bool{cm.GetKeyColumn(): true, cm.GetTimestampColumn(): true, cm.GetHeadersColumn(): true}
+	var cols []*catalogv1.Field
+	for _, c := range m.GetColumns() {
+		if !taken[c.GetName()] {
+			cols = append(cols, c)
+		}
+	}
+	t.fit = &tablefit.Target{Columns: cols, IgnoreUnknown: cm.GetUnknownFields() == catalogv1.UnknownFieldPolicy_UNKNOWN_FIELD_POLICY_IGNORE}
+	return t
+}
+
+// check refuses p (409, naming the field) when it does not map onto the
+// target.
+func (t *target) check(p *prepared) error {
+	if t.fit == nil {
+		return nil
+	}
+	if m := p.fit(*t.fit); m != nil {
+		return errorf(CodeIncompatible, "Schema being registered is incompatible with table %s: %v", t.table, m)
+	}
+	return nil
+}
+
+// derive writes the target's schema in language typ (AVRO or JSON).
+func (t *target) derive(typ string) (string, error) {
+	switch {
+	case t.fit == nil:
+		return "", errors.New(t.notStored)
+	case len(t.fit.Columns) == 0 && t.fit.Single == nil:
+		return "", fmt.Errorf("no columns")
+	case typ == TypeJSON && t.fit.Single != nil:
+		return jsonmap.DeriveSingle(t.fit.Single)
+	case typ == TypeJSON:
+		return jsonmap.Derive(t.name, t.fit.Columns)
+	case t.fit.Single != nil:
+		return avromap.DeriveSingle(t.fit.Single)
+	}
+	return avromap.Derive(t.name, t.database, t.fit.Columns)
+}
