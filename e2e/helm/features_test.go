@@ -142,6 +142,17 @@ func TestChartValueSets(t *testing.T) {
 	if d := find[*appsv1.Deployment](def, "ferry-schemasvc"); d == nil || len(d.Spec.Template.Spec.Volumes) != 2 {
 		t.Errorf("default schemasvc: want only the tmp and gRPC TLS volumes")
 	}
+	// Avro and JSON Schema topics need the registry on both record paths.
+	for _, name := range []string{"ferry-transcodesvc", "ferry-fetchsvc"} {
+		d := find[*appsv1.Deployment](def, name)
+		if d == nil {
+			t.Errorf("no %s Deployment", name)
+			continue
+		}
+		if e, ok := env(d.Spec.Template.Spec.Containers[0], "FERRY_SCHEMA_ADDR"); !ok || e.Value != "ferry-schemasvc:7106" {
+			t.Errorf("%s: FERRY_SCHEMA_ADDR=%q, want ferry-schemasvc:7106", name, e.Value)
+		}
+	}
 	if d := find[*appsv1.Deployment](full, "ferry-appendsvc"); d == nil || d.Spec.Template.Spec.Containers[0].Image != "registry.example.com/ferry/appendsvc:1.2.3" {
 		t.Errorf("image from the values: %+v", d)
 	}
