@@ -23,7 +23,7 @@ func tracerOf(tp trace.TracerProvider) trace.Tracer {
 // metrics are what an operator watches of transactions: how many are
 // open, how they end, and how long commits take to apply.
 type metrics struct {
-	begun   metric.Int64Counter
+	begun    metric.Int64Counter
 	ends     metric.Int64Counter
 	timeouts metric.Int64Counter
 	retries  metric.Int64Counter
