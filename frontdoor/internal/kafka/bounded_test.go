@@ -346,6 +346,7 @@ func shapeSeeds() []kmsg.Request {
 		out = append(out, r)
 	}
 	out = append(out, adminShapeSeeds()...)
+	out = append(out, txnShapeSeeds()...)
 	for v := int16(findCoordinatorMin); v <= findCoordinatorMax; v++ {
 		r := kmsg.NewPtrFindCoordinatorRequest()
 		r.Version, r.CoordinatorKey, r.CoordinatorKeys = v, "g", []string{"a", "b"}

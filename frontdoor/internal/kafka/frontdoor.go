@@ -10,6 +10,7 @@ import (
 	"github.com/ferrygw/ferry/frontdoor/internal/fetchsession"
 	"github.com/ferrygw/ferry/frontdoor/internal/groups"
 	"github.com/ferrygw/ferry/frontdoor/internal/idempotence"
+	"github.com/ferrygw/ferry/frontdoor/internal/txn"
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
 	"go.opentelemetry.io/otel/trace/noop"
@@ -36,6 +37,9 @@ type Deps struct {
 	// and batches with a producer id are refused.
 	Idempotence        idempotence.Config
 	DisableIdempotence bool
+	// Transactions bounds the transaction coordinator (served with
+	// idempotence and Fetcher); its zero value means txn.DefaultConfig.
+	Transactions txn.Config
 	// StateDir, when set, keeps anchors of the idempotent producer state in
 	// this directory so that it can be rebuilt from the Fluss log after a
 	// restart (docs/idempotence.md); empty keeps the state in memory only.
@@ -115,11 +119,8 @@ func NewFrontdoor(cfg Config, d Deps) (*Server, error) {
 		apiVersionsAPI(func() *Registry { return reg }),
 		(&metadataHandler{catalog: d.Catalog}).api(),
 		fh.api(),
-		(&producer{cfg: d.Produce, catalog: d.Catalog, tc: d.Transcoder, ap: d.Appender, seq: NewSequencer(), idem: states, tracer: tracer, metrics: metrics}).api(),
 	}
-	if states != nil {
-		apis = append(apis, (&initProducerIDHandler{states: states}).api())
-	}
+	prod := &producer{cfg: d.Produce, catalog: d.Catalog, tc: d.Transcoder, ap: d.Appender, seq: NewSequencer(), idem: states, tracer: tracer, metrics: metrics}
 	var gh *groupHandlers
 	if d.Fetcher != nil {
 		gcfg := d.Groups
@@ -132,9 +133,34 @@ func NewFrontdoor(cfg Config, d Deps) (*Server, error) {
 		apis = append(apis, (&offsetForLeaderEpochHandler{catalog: d.Catalog, fetcher: d.Fetcher}).api())
 		apis = append(apis, gh.apis()...)
 	}
-	apis = append(apis, (&findCoordinatorHandler{groups: gh}).api())
+	var th *txnHandlers
+	if gh != nil && states != nil {
+		coord, err := txn.New(d.Transactions, txnBackend{ap: d.Appender, groups: gh.coord}, d.Logger, d.TracerProvider, d.MeterProvider)
+		if err != nil {
+			return nil, err
+		}
+		defer func() {
+			if !ok {
+				coord.Close()
+			}
+		}()
+		th = &txnHandlers{coord: coord, groups: gh}
+		apis = append(apis, th.apis()...)
+	}
+	apis = append(apis, (&findCoordinatorHandler{groups: gh, txns: th != nil}).api())
+	if states != nil {
+		ih := &initProducerIDHandler{states: states}
+		if th != nil {
+			ih.txns, prod.txns = th, th.coord
+		}
+		apis = append(apis, ih.api())
+	}
+	apis = append(apis, prod.api())
 	apis = append(apis, adminAPIs(cfg, d, states)...)
 	opts := []Option{WithLogger(d.Logger), WithTracerProvider(d.TracerProvider), withMetrics(metrics), withProducerStates(states)}
+	if th != nil {
+		opts = append(opts, withTxnCoordinator(th.coord))
+	}
 	if d.Listener != nil {
 		opts = append(opts, WithListener(d.Listener))
 	}

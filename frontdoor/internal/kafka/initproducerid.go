@@ -13,8 +13,9 @@ import (
 
 // InitProducerId v0-v5 (Kafka 4's range; v2+ flexible) gives idempotent
 // producers their producer id: a fresh Fluss writer id allocated through
-// appendsvc, with epoch 0. Transactional ids are refused: Ferry has no
-// transaction coordinator.
+// appendsvc, with epoch 0. A transactional id goes to the transaction
+// coordinator (txn.go), which bumps the id's epoch to fence the previous
+// producer; without one (no fetchsvc) it is refused.
 const (
 	initProducerIDKey int16 = 22
 	initProducerIDMin       = 0
@@ -27,6 +28,7 @@ const initProducerIDTimeout = 30 * time.Second
 
 type initProducerIDHandler struct {
 	states *idempotence.States
+	txns   *txnHandlers // nil: transactions not served
 }
 
 func (h *initProducerIDHandler) api() API {
@@ -37,10 +39,13 @@ func (h *initProducerIDHandler) serve(_ context.Context, s *Session, req Request
 	r := req.Body.(*kmsg.InitProducerIDRequest)
 	resp := r.ResponseKind().(*kmsg.InitProducerIDResponse)
 	resp.ProducerID, resp.ProducerEpoch = -1, -1
+	if r.TransactionalID != nil && h.txns != nil {
+		return h.initTransactional(s, r, resp), nil
+	}
 	if r.TransactionalID != nil {
 		// The response has no message field; the log line says why.
 		resp.ErrorCode = kerr.TransactionalIDAuthorizationFailed.Code
-		s.Log.Info("InitProducerId with a transactional id refused: ferry does not support transactions",
+		s.Log.Info("InitProducerId with a transactional id refused: transactions need consumer groups (frontdoor -fetch-addr)",
 			"transactional_id", *r.TransactionalID)
 		return ready(resp), nil
 	}
@@ -72,4 +77,34 @@ func (h *initProducerIDHandler) serve(_ context.Context, s *Session, req Request
 			"previous_producer_id", r.ProducerID, "previous_epoch", r.ProducerEpoch)
 		return resp, nil
 	}}, nil
+}
+
+// initTransactional gives a transactional producer its id and epoch.
+func (h *initProducerIDHandler) initTransactional(s *Session, r *kmsg.InitProducerIDRequest, resp *kmsg.InitProducerIDResponse) Reply {
+	id := *r.TransactionalID
+	if id == "" {
+		// As Kafka's coordinator answers an empty transactional id.
+		resp.ErrorCode = kerr.InvalidRequest.Code
+		s.Log.Info("InitProducerId with an empty transactional id refused")
+		return ready(resp)
+	}
+	expectID, expectEpoch := int64(-1), int16(-1)
+	if r.Version >= 3 {
+		expectID, expectEpoch = r.ProducerID, r.ProducerEpoch
+	}
+	log := s.Log
+	return Reply{Later: func(ctx context.Context) (kmsg.Response, error) {
+		ctx, cancel := context.WithTimeout(ctx, initProducerIDTimeout)
+		defer cancel()
+		e := h.txns.owned(ctx, id)
+		if e == nil {
+			timeout := time.Duration(r.TransactionTimeoutMillis) * time.Millisecond
+			resp.ProducerID, resp.ProducerEpoch, e = h.txns.coord.InitProducer(ctx, id, timeout, expectID, expectEpoch)
+		}
+		if e != nil {
+			resp.ProducerID, resp.ProducerEpoch, resp.ErrorCode = -1, -1, e.Code
+			log.Info("InitProducerId with a transactional id refused", "transactional_id", id, "error", e.Error())
+		}
+		return resp, nil
+	}}
 }

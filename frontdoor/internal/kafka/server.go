@@ -14,6 +14,7 @@ import (
 
 	"github.com/ferrygw/ferry/frontdoor/internal/acl"
 	"github.com/ferrygw/ferry/frontdoor/internal/idempotence"
+	"github.com/ferrygw/ferry/frontdoor/internal/txn"
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
 	"go.opentelemetry.io/otel/trace/noop"
@@ -109,6 +110,7 @@ type Server struct {
 	// producers is the idempotent producer state (NewFrontdoor), nil when
 	// idempotence is disabled; kept here for ProducerCount and its gauge.
 	producers *idempotence.States
+	txns      *txn.Coordinator // nil: transactions not served
 	meters    metric.MeterProvider
 	metrics   *serverMetrics
 	gauges    metric.Registration
@@ -147,6 +149,9 @@ func WithMeterProvider(mp metric.MeterProvider) Option { return func(s *Server) 
 // withProducerStates hands the server the idempotent producer state for
 // ProducerCount and the producers gauge.
 func withProducerStates(ps *idempotence.States) Option { return func(s *Server) { s.producers = ps } }
+
+// withTxnCoordinator closes the transaction coordinator at shutdown.
+func withTxnCoordinator(c *txn.Coordinator) Option { return func(s *Server) { s.txns = c } }
 
 // withMetrics shares instruments already built for the handlers.
 func withMetrics(m *serverMetrics) Option { return func(s *Server) { s.metrics = m } }
@@ -372,6 +377,9 @@ func (s *Server) Shutdown(ctx context.Context) error {
 // stopProducers writes the idempotence anchors that moved and closes their
 // store, once no handler can admit batches any more.
 func (s *Server) stopProducers() error {
+	if s.txns != nil {
+		s.txns.Close()
+	}
 	if s.producers == nil {
 		return nil
 	}

@@ -1,0 +1,56 @@
+package kafka
+
+import (
+	"context"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// DescribeTransactions v0: the state of transactional ids this frontdoor
+// coordinates (kafka-transactions describe). An unknown id is
+// TRANSACTIONAL_ID_NOT_FOUND, one coordinated elsewhere NOT_COORDINATOR.
+const (
+	describeTransactionsKey int16 = 65
+	describeTransactionsMin       = 0
+	describeTransactionsMax       = 0
+)
+
+func (h *txnHandlers) describeTransactions(_ context.Context, _ *Session, req Request) (Reply, error) {
+	r := req.Body.(*kmsg.DescribeTransactionsRequest)
+	return Reply{Later: func(ctx context.Context) (kmsg.Response, error) {
+		resp := r.ResponseKind().(*kmsg.DescribeTransactionsResponse)
+		for _, id := range r.TransactionalIDs {
+			st := kmsg.NewDescribeTransactionsResponseTransactionState()
+			st.TransactionalID, st.ProducerID, st.ProducerEpoch, st.StartTimestamp = id, -1, -1, -1
+			in, found := h.coord.Describe(id)
+			switch e := h.owned(ctx, id); {
+			case e != nil:
+				st.ErrorCode = e.Code
+			case !found:
+				st.ErrorCode = kerr.TransactionalIDNotFound.Code
+			default:
+				st.State = in.State.String()
+				st.TimeoutMillis = int32(in.Timeout.Milliseconds())
+				st.ProducerID, st.ProducerEpoch = in.ProducerID, in.Epoch
+				if !in.Started.IsZero() {
+					st.StartTimestamp = in.Started.UnixMilli()
+				}
+				byTopic := map[string]int{}
+				for _, p := range in.Partitions {
+					i, ok := byTopic[p.Topic]
+					if !ok {
+						i = len(st.Topics)
+						byTopic[p.Topic] = i
+						t := kmsg.NewDescribeTransactionsResponseTransactionStateTopic()
+						t.Topic = p.Topic
+						st.Topics = append(st.Topics, t)
+					}
+					st.Topics[i].Partitions = append(st.Topics[i].Partitions, p.Partition)
+				}
+			}
+			resp.TransactionStates = append(resp.TransactionStates, st)
+		}
+		return resp, nil
+	}}, nil
+}

@@ -1,0 +1,57 @@
+package kafka
+
+import (
+	"context"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/ferrygw/ferry/frontdoor/internal/txn"
+)
+
+// ListTransactions v0-v1: the transactional ids this frontdoor
+// coordinates, filtered by state, producer id and (v1) minimum running
+// time, as a broker filters them. A state filter naming no known state is
+// listed in unknown_state_filters.
+const (
+	listTransactionsKey int16 = 66
+	listTransactionsMin       = 0
+	listTransactionsMax       = 1
+)
+
+func (h *txnHandlers) listTransactions(_ context.Context, _ *Session, req Request) (Reply, error) {
+	r := req.Body.(*kmsg.ListTransactionsRequest)
+	resp := r.ResponseKind().(*kmsg.ListTransactionsResponse)
+	states := map[txn.State]bool{}
+	for _, f := range r.StateFilters {
+		if st, ok := txn.ParseState(f); ok {
+			states[st] = true
+		} else {
+			resp.UnknownStateFilters = append(resp.UnknownStateFilters, f)
+		}
+	}
+	if len(resp.UnknownStateFilters) > 0 && len(states) == 0 {
+		// Only unknown states asked for: nothing matches them.
+		return ready(resp), nil
+	}
+	pids := map[int64]bool{}
+	for _, p := range r.ProducerIDFilters {
+		pids[p] = true
+	}
+	now := time.Now()
+	for _, in := range h.coord.List() {
+		switch {
+		case len(states) > 0 && !states[in.State]:
+			continue
+		case len(pids) > 0 && !pids[in.ProducerID]:
+			continue
+		case r.DurationFilterMillis >= 0 && r.Version >= 1 &&
+			(in.Started.IsZero() || now.Sub(in.Started).Milliseconds() < r.DurationFilterMillis):
+			continue
+		}
+		t := kmsg.NewListTransactionsResponseTransactionState()
+		t.TransactionalID, t.ProducerID, t.TransactionState = in.ID, in.ProducerID, in.State.String()
+		resp.TransactionStates = append(resp.TransactionStates, t)
+	}
+	return ready(resp), nil
+}

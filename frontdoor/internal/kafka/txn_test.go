@@ -1,0 +1,287 @@
+package kafka
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/ferrygw/ferry/frontdoor/internal/fakebackends"
+	fetchv1 "github.com/ferrygw/ferry/services/api/gen/ferry/fetch/v1"
+)
+
+// txnShapeSeeds: one request per transaction API and version, with
+// tags and nulls where versions allow them.
+func txnShapeSeeds() []kmsg.Request {
+	var out []kmsg.Request
+	withTags := func(t *kmsg.Tags) { t.Set(7, []byte("x")) }
+	for v := int16(addPartitionsToTxnMin); v <= addPartitionsToTxnMax; v++ {
+		r := kmsg.NewPtrAddPartitionsToTxnRequest()
+		r.Version, r.TransactionalID, r.ProducerID, r.ProducerEpoch = v, "tx", 1, 2
+		for _, n := range []string{"orders", "events"} {
+			t := kmsg.NewAddPartitionsToTxnRequestTopic()
+			t.Topic, t.Partitions = n, []int32{0, 1}
+			withTags(&t.UnknownTags)
+			r.Topics = append(r.Topics, t)
+		}
+		withTags(&r.UnknownTags)
+		out = append(out, r)
+	}
+	for v := int16(addOffsetsToTxnMin); v <= addOffsetsToTxnMax; v++ {
+		r := kmsg.NewPtrAddOffsetsToTxnRequest()
+		r.Version, r.TransactionalID, r.ProducerID, r.ProducerEpoch, r.Group = v, "tx", 1, 2, "g"
+		withTags(&r.UnknownTags)
+		out = append(out, r)
+	}
+	for v := int16(txnOffsetCommitMin); v <= txnOffsetCommitMax; v++ {
+		r := kmsg.NewPtrTxnOffsetCommitRequest()
+		r.Version, r.TransactionalID, r.Group, r.ProducerID, r.ProducerEpoch = v, "tx", "g", 1, 2
+		r.Generation, r.MemberID = 3, "m"
+		for _, n := range []string{"orders", "events"} {
+			t := kmsg.NewTxnOffsetCommitRequestTopic()
+			t.Topic = n
+			for p := range int32(2) {
+				tp := kmsg.NewTxnOffsetCommitRequestTopicPartition()
+				tp.Partition, tp.Offset = p, 10
+				if p == 1 {
+					tp.Metadata = kmsg.StringPtr("meta")
+				}
+				withTags(&tp.UnknownTags)
+				t.Partitions = append(t.Partitions, tp)
+			}
+			out = append(out, r)
+			r.Topics = append(r.Topics, t)
+		}
+		withTags(&r.UnknownTags)
+	}
+	for v := int16(endTxnMin); v <= endTxnMax; v++ {
+		r := kmsg.NewPtrEndTxnRequest()
+		r.Version, r.TransactionalID, r.ProducerID, r.ProducerEpoch, r.Commit = v, "tx", 1, 2, true
+		withTags(&r.UnknownTags)
+		out = append(out, r)
+	}
+	d := kmsg.NewPtrDescribeTransactionsRequest()
+	d.TransactionalIDs = []string{"a", "b"}
+	withTags(&d.UnknownTags)
+	out = append(out, d)
+	for v := int16(listTransactionsMin); v <= listTransactionsMax; v++ {
+		r := kmsg.NewPtrListTransactionsRequest()
+		r.Version, r.StateFilters, r.ProducerIDFilters, r.DurationFilterMillis = v, []string{"Ongoing"}, []int64{1, 2}, 5
+		withTags(&r.UnknownTags)
+		out = append(out, r)
+	}
+	return out
+}
+
+func txnHarness(t *testing.T) (*harness, *fakebackends.Offsets) {
+	offs := fakebackends.NewOffsets()
+	return newHarness(t, harnessOpts{offsets: offs}), offs
+}
+
+func txnClient(t *testing.T, addr, id string, opts ...kgo.Opt) *kgo.Client {
+	t.Helper()
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(addr), kgo.TransactionalID(id),
+		kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.RetryTimeout(10 * time.Second),
+		kgo.ProducerBatchCompression(kgo.NoCompression())}, opts...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cl.Close)
+	return cl
+}
+
+// TestKgoTransactionsCommitAndAbort: franz-go's transactional producer
+// writes nothing until EndTxn(commit), everything at it, and nothing of an
+// aborted transaction.
+func TestKgoTransactionsCommitAndAbort(t *testing.T) {
+	h, _ := txnHarness(t)
+	cl := txnClient(t, h.addr, "tx-commit")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	produce := func(what string, n int) {
+		t.Helper()
+		if err := cl.BeginTransaction(); err != nil {
+			t.Fatal(err)
+		}
+		for i := range n {
+			r := &kgo.Record{Topic: "orders", Partition: int32(i % 2), Value: []byte(fmt.Sprintf("%s-%d", what, i))}
+			if i%3 == 0 {
+				r.Topic, r.Partition = "events", 1
+			}
+			if err := cl.ProduceSync(ctx, r).FirstErr(); err != nil {
+				t.Fatalf("%s: produce: %v", what, err)
+			}
+		}
+	}
+	stored := func() int { return len(h.ap.Log(100, 0)) + len(h.ap.Log(100, 1)) + len(h.ap.Log(200, 1)) }
+
+	produce("committed", 9)
+	if n := stored(); n != 0 {
+		t.Fatalf("%d records stored before the commit", n)
+	}
+	if err := cl.EndTransaction(ctx, kgo.TryCommit); err != nil {
+		t.Fatalf("commit: %v", err)
+	}
+	if n := stored(); n != 9 {
+		t.Fatalf("%d records stored after the commit, want 9", n)
+	}
+	produce("aborted", 6)
+	if err := cl.EndTransaction(ctx, kgo.TryAbort); err != nil {
+		t.Fatalf("abort: %v", err)
+	}
+	produce("second", 3)
+	if err := cl.EndTransaction(ctx, kgo.TryCommit); err != nil {
+		t.Fatalf("second commit: %v", err)
+	}
+	for _, b := range [][2]int64{{100, 0}, {100, 1}, {200, 1}} {
+		for _, v := range h.ap.Log(b[0], int32(b[1])) {
+			if len(v) >= 7 && v[:7] == "aborted" {
+				t.Fatalf("aborted record %q stored in table %d bucket %d", v, b[0], b[1])
+			}
+		}
+	}
+	if n := stored(); n != 12 {
+		t.Fatalf("%d records stored, want 12", n)
+	}
+}
+
+// TestKgoTransactionFencing: a second producer with the same
+// transactional id fences the first, whose open transaction is dropped.
+func TestKgoTransactionFencing(t *testing.T) {
+	h, _ := txnHarness(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	first := txnClient(t, h.addr, "tx-fence")
+	if err := first.BeginTransaction(); err != nil {
+		t.Fatal(err)
+	}
+	if err := first.ProduceSync(ctx, &kgo.Record{Topic: "orders", Partition: 3, Value: []byte("zombie")}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	second := txnClient(t, h.addr, "tx-fence")
+	if err := second.BeginTransaction(); err != nil {
+		t.Fatal(err)
+	}
+	if err := second.ProduceSync(ctx, &kgo.Record{Topic: "orders", Partition: 3, Value: []byte("new")}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	err := first.EndTransaction(ctx, kgo.TryCommit)
+	if !errors.Is(err, kerr.ProducerFenced) && !errors.Is(err, kerr.InvalidProducerEpoch) {
+		t.Fatalf("fenced producer's commit: %v, want PRODUCER_FENCED", err)
+	}
+	if err := second.EndTransaction(ctx, kgo.TryCommit); err != nil {
+		t.Fatalf("second commit: %v", err)
+	}
+	if got := h.ap.Log(100, 3); len(got) != 1 || got[0] != "new" {
+		t.Fatalf("stored %q, want only the new producer's record", got)
+	}
+}
+
+// TestTxnOffsetCommitAppliesAtCommit: offsets sent in a transaction are
+// the group's only once it commits, and never when it aborts.
+func TestTxnOffsetCommitAppliesAtCommit(t *testing.T) {
+	h, offs := txnHarness(t)
+	c := dialRaw(t, h.addr)
+	init := kmsg.NewPtrInitProducerIDRequest()
+	init.Version, init.TransactionalID, init.TransactionTimeoutMillis = 4, kmsg.StringPtr("tx-offsets"), 60000
+	ir := c.roundTrip(init).(*kmsg.InitProducerIDResponse)
+	if ir.ErrorCode != 0 {
+		t.Fatalf("init: %v", kerr.ErrorForCode(ir.ErrorCode))
+	}
+	committed := func() int64 {
+		resp, err := offs.ListCommittedOffsets(context.Background(), &fetchv1.ListCommittedOffsetsRequest{Group: "g"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, o := range resp.GetOffsets() {
+			if o.GetTopic() == "orders" && o.GetPartition() == 0 {
+				return o.GetOffset()
+			}
+		}
+		return -1
+	}
+	round := func(offset int64, commit bool) {
+		t.Helper()
+		add := kmsg.NewPtrAddOffsetsToTxnRequest()
+		add.Version, add.TransactionalID, add.ProducerID, add.ProducerEpoch, add.Group = 3, "tx-offsets", ir.ProducerID, ir.ProducerEpoch, "g"
+		if e := c.roundTrip(add).(*kmsg.AddOffsetsToTxnResponse).ErrorCode; e != 0 {
+			t.Fatalf("add offsets: %v", kerr.ErrorForCode(e))
+		}
+		oc := kmsg.NewPtrTxnOffsetCommitRequest()
+		oc.Version, oc.TransactionalID, oc.Group, oc.ProducerID, oc.ProducerEpoch, oc.Generation = 3, "tx-offsets", "g", ir.ProducerID, ir.ProducerEpoch, -1
+		tp := kmsg.NewTxnOffsetCommitRequestTopicPartition()
+		tp.Partition, tp.Offset = 0, offset
+		oc.Topics = []kmsg.TxnOffsetCommitRequestTopic{{Topic: "orders", Partitions: []kmsg.TxnOffsetCommitRequestTopicPartition{tp}}}
+		if e := c.roundTrip(oc).(*kmsg.TxnOffsetCommitResponse).Topics[0].Partitions[0].ErrorCode; e != 0 {
+			t.Fatalf("txn offset commit: %v", kerr.ErrorForCode(e))
+		}
+		if got := committed(); got == offset {
+			t.Fatalf("offset %d is the group's before EndTxn", offset)
+		}
+		end := kmsg.NewPtrEndTxnRequest()
+		end.Version, end.TransactionalID, end.ProducerID, end.ProducerEpoch, end.Commit = 3, "tx-offsets", ir.ProducerID, ir.ProducerEpoch, commit
+		if e := c.roundTrip(end).(*kmsg.EndTxnResponse).ErrorCode; e != 0 {
+			t.Fatalf("end: %v", kerr.ErrorForCode(e))
+		}
+	}
+	round(17, false)
+	if got := committed(); got != -1 {
+		t.Fatalf("aborted offsets committed: %d", got)
+	}
+	round(42, true)
+	if got := committed(); got != 42 {
+		t.Fatalf("committed offset %d, want 42", got)
+	}
+
+	// The admin views see the transactional id.
+	lr := c.roundTrip(kmsg.NewPtrListTransactionsRequest()).(*kmsg.ListTransactionsResponse)
+	if len(lr.TransactionStates) != 1 || lr.TransactionStates[0].TransactionalID != "tx-offsets" || lr.TransactionStates[0].TransactionState != "CompleteCommit" {
+		t.Fatalf("ListTransactions: %+v", lr.TransactionStates)
+	}
+	dr := kmsg.NewPtrDescribeTransactionsRequest()
+	dr.TransactionalIDs = []string{"tx-offsets", "unknown"}
+	d := c.roundTrip(dr).(*kmsg.DescribeTransactionsResponse)
+	if d.TransactionStates[0].ProducerID != ir.ProducerID || d.TransactionStates[0].State != "CompleteCommit" ||
+		d.TransactionStates[1].ErrorCode != kerr.TransactionalIDNotFound.Code {
+		t.Fatalf("DescribeTransactions: %+v", d.TransactionStates)
+	}
+}
+
+// TestTransactionalProduceRules: a transactional batch without the
+// partition added is INVALID_TXN_STATE, and a batch whose transactional bit
+// does not match the request is refused.
+func TestTransactionalProduceRules(t *testing.T) {
+	h, _ := txnHarness(t)
+	c := dialRaw(t, h.addr)
+	init := kmsg.NewPtrInitProducerIDRequest()
+	init.Version, init.TransactionalID, init.TransactionTimeoutMillis = 4, kmsg.StringPtr("tx-rules"), 60000
+	ir := c.roundTrip(init).(*kmsg.InitProducerIDResponse)
+	txnBatch := func(attrs int16) []byte {
+		b := batchWith([]string{"x"}, ir.ProducerID, attrs)
+		return b
+	}
+	send := func(txnID *string, records []byte) kmsg.ProduceResponseTopicPartition {
+		req := produceReq(9, -1, "orders", 0, records)
+		req.TransactionID = txnID
+		return c.roundTrip(req).(*kmsg.ProduceResponse).Topics[0].Partitions[0]
+	}
+	if p := send(kmsg.StringPtr("tx-rules"), txnBatch(0x10)); p.ErrorCode != kerr.InvalidTxnState.Code {
+		t.Fatalf("partition not added: %v", kerr.ErrorForCode(p.ErrorCode))
+	}
+	if p := send(kmsg.StringPtr("tx-rules"), txnBatch(0)); p.ErrorCode != kerr.InvalidRecord.Code {
+		t.Fatalf("non-transactional batch in a transactional request: %v", kerr.ErrorForCode(p.ErrorCode))
+	}
+	if p := send(nil, txnBatch(0x10)); p.ErrorCode != kerr.TransactionalIDAuthorizationFailed.Code {
+		t.Fatalf("transactional batch without transactional id: %v", kerr.ErrorForCode(p.ErrorCode))
+	}
+	fc := kmsg.NewPtrFindCoordinatorRequest()
+	fc.Version, fc.CoordinatorType, fc.CoordinatorKeys = 4, 1, []string{"tx-rules"}
+	if co := c.roundTrip(fc).(*kmsg.FindCoordinatorResponse).Coordinators[0]; co.ErrorCode != 0 || co.NodeID != 7 {
+		t.Fatalf("FindCoordinator(transaction): %+v", co)
+	}
+}
