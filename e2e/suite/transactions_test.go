@@ -1,0 +1,181 @@
+package suite
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/ferrygw/ferry/services/testenv"
+)
+
+// Transactions (docs/transactions.md, issue #31) with real clients and real Fluss: what the Fluss
+// Java reader (flusshelper) and a read_committed consumer see is exactly the committed
+// transactions.
+
+var txnColumns = []testenv.Column{
+	{Name: "id", Type: "BIGINT", Nullable: testenv.NotNull()},
+	{Name: "name", Type: "STRING"},
+}
+
+// javaTxn compiles testdata/FerryTxn.java and returns a runner of its modes.
+func javaTxn(t *testing.T) func(args ...string) string {
+	t.Helper()
+	cp := os.Getenv("FERRY_TEST_KAFKA_CLIENTS_CP")
+	javac, err1 := exec.LookPath("javac")
+	java, err2 := exec.LookPath("java")
+	if cp == "" || err1 != nil || err2 != nil {
+		if os.Getenv("FERRY_TEST_REQUIRE_CLIENTS") == "1" {
+			t.Fatal("FERRY_TEST_KAFKA_CLIENTS_CP, javac or java missing")
+		}
+		t.Skip("skipping: FERRY_TEST_KAFKA_CLIENTS_CP, javac or java missing")
+	}
+	classes := t.TempDir()
+	if out, err := exec.Command(javac, "-cp", cp, "-d", classes, filepath.Join("testdata", "FerryTxn.java")).CombinedOutput(); err != nil {
+		t.Fatalf("javac: %v\n%s", err, out)
+	}
+	return func(args ...string) string {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, java, append([]string{"-cp", cp + string(os.PathListSeparator) + classes, "FerryTxn"}, args...)...)
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("java %v: %v\nstderr:\n%s", args, err, tail(stderr.String(), 4000))
+		}
+		return strings.TrimSpace(string(out))
+	}
+}
+
+func tail(s string, n int) string {
+	if len(s) > n {
+		return s[len(s)-n:]
+	}
+	return s
+}
+
+// idsOf scans a table and returns its ids, sorted, failing on a repeated one.
+func idsOf(t *testing.T, f *testenv.Cluster, db, table string) []int64 {
+	t.Helper()
+	rows := f.Scan(t, db, table, testenv.ScanOptions{Timeout: 60 * time.Second})
+	var ids []int64
+	for _, r := range rows {
+		id, err := r.Row["id"].(json.Number).Int64()
+		if err != nil {
+			t.Fatalf("row %v: %v", r.Row, err)
+		}
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	for i := 1; i < len(ids); i++ {
+		if ids[i] == ids[i-1] {
+			t.Fatalf("%s.%s: id %d stored twice", db, table, ids[i])
+		}
+	}
+	return ids
+}
+
+// TestTransactionsJava: the Java producer commits and aborts transactions across two tables, with
+// sendOffsetsToTransaction; Fluss holds exactly the committed records, a read_committed consumer
+// through Ferry reads exactly them, and the group's offset is the last committed transaction's.
+// A second producer with the same transactional id fences the first, and a transaction left open
+// past its timeout is aborted and leaves nothing.
+func TestTransactionsJava(t *testing.T) {
+	e, f := need(t)
+	run := javaTxn(t)
+	db := dbName(t, f, "txn")
+	a := topicTable(t, f, db, "a", 3, txnColumns, nil)
+	b := topicTable(t, f, db, "b", 2, txnColumns, nil)
+	group := db + "-group"
+
+	const n = 6
+	if out := run("run", e.kafka, db+"-run", a, b, "6", group); out != "OK" {
+		t.Fatalf("java run: %s", out)
+	}
+	var wantA, wantB []int64
+	for tx := 0; tx < n; tx += 2 {
+		for j := range 4 {
+			wantA = append(wantA, int64(tx*10+j))
+		}
+		wantB = append(wantB, int64(tx*10+5), int64(tx*10+6))
+	}
+	if got := idsOf(t, f, db, "a"); !slices.Equal(got, wantA) {
+		t.Errorf("table a holds ids %v, want the committed %v", got, wantA)
+	}
+	if got := idsOf(t, f, db, "b"); !slices.Equal(got, wantB) {
+		t.Errorf("table b holds ids %v, want the committed %v", got, wantB)
+	}
+
+	t.Run("read_committed", func(t *testing.T) {
+		cl := newKgo(t, e.kafka, kgo.ConsumeTopics(a), kgo.FetchIsolationLevel(kgo.ReadCommitted()),
+			kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		defer cancel()
+		var got []int64
+		for len(got) < len(wantA) && ctx.Err() == nil {
+			fs := cl.PollFetches(ctx)
+			fs.EachRecord(func(r *kgo.Record) {
+				var v struct {
+					ID   int64  `json:"id"`
+					Name string `json:"name"`
+				}
+				if err := json.Unmarshal(r.Value, &v); err != nil {
+					t.Fatalf("record %q: %v", r.Value, err)
+				}
+				if v.Name != "committed" {
+					t.Errorf("read_committed consumer read %q", r.Value)
+				}
+				got = append(got, v.ID)
+			})
+		}
+		slices.Sort(got)
+		if !slices.Equal(got, wantA) {
+			t.Fatalf("read_committed consumer read ids %v, want %v", got, wantA)
+		}
+	})
+
+	t.Run("offsets", func(t *testing.T) {
+		adm := kadm.NewClient(newKgo(t, e.kafka))
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		offs, err := adm.FetchOffsets(ctx, group)
+		if err != nil {
+			t.Fatal(err)
+		}
+		o, ok := offs.Lookup(a, 0)
+		// Transaction 4 was the last to commit, with offset 5; transaction 5's 6 was aborted.
+		if !ok || o.Err != nil || o.At != 5 {
+			t.Fatalf("group %s offset of %s[0]: %+v (found %v), want 5", group, a, o, ok)
+		}
+	})
+
+	t.Run("fencing", func(t *testing.T) {
+		topic := topicTable(t, f, db, "fenced", 2, txnColumns, nil)
+		if out := run("fence", e.kafka, db+"-fence", topic); out != "FENCED" {
+			t.Fatalf("java fence: %s", out)
+		}
+		if got := idsOf(t, f, db, "fenced"); !slices.Equal(got, []int64{1001}) {
+			t.Fatalf("table holds ids %v, want only the current producer's 1001", got)
+		}
+	})
+
+	t.Run("timeout", func(t *testing.T) {
+		topicTable(t, f, db, "expired", 2, txnColumns, nil)
+		if out := run("timeout", e.kafka, db+"-timeout", db+".expired"); !strings.HasPrefix(out, "ABORTED") {
+			t.Fatalf("java timeout: %s", out)
+		}
+		if got := idsOf(t, f, db, "expired"); len(got) != 0 {
+			t.Fatalf("a timed-out transaction left ids %v", got)
+		}
+	})
+}
