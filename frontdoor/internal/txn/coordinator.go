@@ -74,12 +74,15 @@ type Config struct {
 	CheckInterval time.Duration
 	// RetryPause is the first pause before an apply step is tried again.
 	RetryPause time.Duration
+	// IDExpiry forgets a transactional id without an open transaction
+	// after this long unused (Kafka's transactional.id.expiration.ms).
+	IDExpiry time.Duration
 }
 
 // DefaultConfig mirrors Kafka's defaults where Kafka has one.
 func DefaultConfig() Config {
 	return Config{MaxTimeout: 15 * time.Minute, MaxStagedBytes: 64 << 20, MaxTotalStagedBytes: 512 << 20,
-		CheckInterval: time.Second, RetryPause: 100 * time.Millisecond}
+		CheckInterval: time.Second, RetryPause: 100 * time.Millisecond, IDExpiry: 7 * 24 * time.Hour}
 }
 
 func (c Config) withDefaults() Config {
@@ -98,6 +101,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.RetryPause <= 0 {
 		c.RetryPause = d.RetryPause
+	}
+	if c.IDExpiry <= 0 {
+		c.IDExpiry = d.IDExpiry
 	}
 	return c
 }
@@ -496,7 +502,8 @@ func infoOf(t *txn) Info {
 }
 
 // expireLoop aborts transactions open past their timeout, and fences
-// their producer by bumping the epoch, as Kafka's coordinator does.
+// their producer by bumping the epoch, as Kafka's coordinator does; it
+// also forgets transactional ids unused for IDExpiry.
 func (c *Coordinator) expireLoop() {
 	defer close(c.done)
 	tick := time.NewTicker(c.cfg.CheckInterval)
@@ -514,7 +521,14 @@ func (c *Coordinator) expireLoop() {
 func (c *Coordinator) expire(now time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for _, t := range c.txns {
+	for id, t := range c.txns {
+		if (t.state == Empty || t.state == CompleteCommit || t.state == CompleteAbort) && now.Sub(t.updated) > c.cfg.IDExpiry {
+			// Its producer, should it come back, gets
+			// INVALID_PRODUCER_ID_MAPPING and initializes again.
+			delete(c.txns, id)
+			c.log.Info("transactional id expired", "transactional_id", id, "idle", now.Sub(t.updated).String())
+			continue
+		}
 		if t.state != Ongoing || now.Sub(t.started) <= t.timeout {
 			continue
 		}

@@ -266,3 +266,20 @@ func TestEndTxnWhileApplyingIsConcurrentTransactions(t *testing.T) {
 		t.Fatalf("state %s, want CompleteCommit", in.State)
 	}
 }
+
+func TestIdleTransactionalIDsExpire(t *testing.T) {
+	c, _ := newCoord(t, Config{CheckInterval: time.Hour, IDExpiry: time.Minute})
+	ctx := context.Background()
+	pid, epoch, _ := c.InitProducer(ctx, "idle", time.Minute, -1, -1)
+	c.InitProducer(ctx, "busy", time.Minute, -1, -1)
+	bpid, bepoch, _ := c.InitProducer(ctx, "open", 10*time.Minute, -1, -1)
+	c.AddPartitions("open", bpid, bepoch, []TopicPartition{{"a", 0}})
+	c.expire(time.Now().Add(2 * time.Minute))
+	if _, ok := c.Describe("idle"); ok {
+		t.Fatal("an idle transactional id was kept past IDExpiry")
+	}
+	if _, ok := c.Describe("open"); !ok {
+		t.Fatal("a transactional id with an open transaction was forgotten")
+	}
+	wantErr(t, "expired producer", c.AddPartitions("idle", pid, epoch, nil), kerr.InvalidProducerIDMapping)
+}
