@@ -3,6 +3,7 @@ package suite
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -178,4 +179,162 @@ func TestTransactionsJava(t *testing.T) {
 			t.Fatalf("a timed-out transaction left ids %v", got)
 		}
 	})
+}
+
+// TestTransactionsFranzGo: franz-go's GroupTransactSession copies a topic into another
+// (read-process-write with the consumed offsets in the transaction), aborting its first
+// transaction: the output table holds each input record exactly once and the group's offsets are
+// the input's end. Then a transactional client writes to a primary-key table and a partitioned
+// table, committing one transaction and aborting another: only the committed rows are stored.
+func TestTransactionsFranzGo(t *testing.T) {
+	e, f := need(t)
+	db := dbName(t, f, "txnkgo")
+	in := topicTable(t, f, db, "in", 2, txnColumns, nil)
+	out := topicTable(t, f, db, "out", 2, txnColumns, nil)
+	const n = 40
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	var recs []*kgo.Record
+	for i := range n {
+		recs = append(recs, &kgo.Record{Topic: in, Partition: int32(i % 2), Value: fmt.Appendf(nil, `{"id": %d, "name": "in"}`, i)})
+	}
+	if err := newKgo(t, e.kafka).ProduceSync(ctx, recs...).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+
+	t.Run("GroupTransactSession", func(t *testing.T) {
+		group := db + "-copier"
+		sess, err := kgo.NewGroupTransactSession(kgo.SeedBrokers(e.kafka), kgo.TransactionalID(db+"-copier"),
+			kgo.ConsumerGroup(group), kgo.ConsumeTopics(in), kgo.FetchIsolationLevel(kgo.ReadCommitted()),
+			kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.RecordPartitioner(kgo.ManualPartitioner()),
+			kgo.TransactionTimeout(30*time.Second))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer sess.Close()
+		aborted, committed := false, 0
+		for committed < n && ctx.Err() == nil {
+			fs := sess.PollFetches(ctx)
+			if errs := fs.Errors(); len(errs) > 0 {
+				t.Fatalf("poll: %v", errs)
+			}
+			if fs.NumRecords() == 0 {
+				continue
+			}
+			if err := sess.Begin(); err != nil {
+				t.Fatal(err)
+			}
+			var outs []*kgo.Record
+			fs.EachRecord(func(r *kgo.Record) {
+				outs = append(outs, &kgo.Record{Topic: out, Partition: r.Partition, Value: r.Value})
+			})
+			if err := sess.ProduceSync(ctx, outs...).FirstErr(); err != nil {
+				t.Fatalf("produce: %v", err)
+			}
+			how := kgo.TryCommit
+			if !aborted {
+				how, aborted = kgo.TryAbort, true
+			}
+			ok, err := sess.End(ctx, how)
+			if err != nil {
+				t.Fatalf("end: %v", err)
+			}
+			if ok && how == kgo.TryCommit {
+				committed += len(outs)
+			}
+		}
+		want := make([]int64, n)
+		for i := range want {
+			want[i] = int64(i)
+		}
+		if got := idsOf(t, f, db, "out"); !slices.Equal(got, want) {
+			t.Fatalf("output holds ids %v, want each of 0..%d once", got, n-1)
+		}
+		offs, err := kadm.NewClient(newKgo(t, e.kafka)).FetchOffsets(ctx, group)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for p := range int32(2) {
+			if o, ok := offs.Lookup(in, p); !ok || o.At != n/2 {
+				t.Errorf("group offset of %s[%d]: %+v, want %d", in, p, o, n/2)
+			}
+		}
+	})
+
+	t.Run("primary key and partitioned tables", func(t *testing.T) {
+		pk := pkTable(t, f, db, "pk", 2)
+		f.NewTable(t, testenv.TableSpec{Database: db, Table: "daily", BucketCount: 2, PartitionKeys: []string{"dt"},
+			Columns: []testenv.Column{
+				{Name: "id", Type: "BIGINT", Nullable: testenv.NotNull()},
+				{Name: "dt", Type: "STRING", Nullable: testenv.NotNull()},
+			},
+			Properties: map[string]string{"table.auto-partition.enabled": "true", "table.auto-partition.time-unit": "DAY",
+				"table.auto-partition.time-zone": "UTC", "table.auto-partition.num-retention": "5"},
+			CustomProperties: map[string]string{"kafka.enabled": "true"}})
+		daily := db + ".daily"
+		waitTopic(t, daily, 2)
+		days := []string{time.Now().UTC().Format("20060102"), time.Now().UTC().AddDate(0, 0, -1).Format("20060102")}
+		cl, err := kgo.NewClient(kgo.SeedBrokers(e.kafka), kgo.TransactionalID(db+"-shapes"), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cl.Close()
+		round := func(base int, how kgo.TransactionEndTry) {
+			t.Helper()
+			if err := cl.BeginTransaction(); err != nil {
+				t.Fatal(err)
+			}
+			var rs []*kgo.Record
+			for i := base; i < base+6; i++ {
+				r := pkKgoRecord(pk, pkOp{id: int64(i), v: i})
+				r.Partition = int32(i % 2)
+				rs = append(rs, r, &kgo.Record{Topic: daily, Partition: int32(i % 2), Value: fmt.Appendf(nil, `{"id": %d, "dt": "%s"}`, i, days[i%2])})
+			}
+			if err := cl.ProduceSync(ctx, rs...).FirstErr(); err != nil {
+				t.Fatalf("produce: %v", err)
+			}
+			if err := cl.EndTransaction(ctx, how); err != nil {
+				t.Fatalf("end: %v", err)
+			}
+		}
+		round(0, kgo.TryCommit)
+		round(100, kgo.TryAbort)
+		round(200, kgo.TryCommit)
+		want := []int64{0, 1, 2, 3, 4, 5, 200, 201, 202, 203, 204, 205}
+		if got := idsOf(t, f, db, "pk"); !slices.Equal(got, want) {
+			t.Errorf("primary-key table changelog holds ids %v, want %v", got, want)
+		}
+		if got := idsOf(t, f, db, "daily"); !slices.Equal(got, want) {
+			t.Errorf("partitioned table holds ids %v, want %v", got, want)
+		}
+	})
+}
+
+// TestTransactionsConfluentKafka: confluent-kafka-python (librdkafka) commits two transactions
+// and aborts one; the table holds exactly the committed records.
+func TestTransactionsConfluentKafka(t *testing.T) {
+	e, f := need(t)
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	py := filepath.Join(wd, "..", "..", ".cache", "clients", "venv", "bin", "python")
+	if _, err := os.Stat(py); err != nil {
+		if os.Getenv("FERRY_TEST_REQUIRE_CLIENTS") == "1" {
+			t.Fatalf("confluent-kafka venv missing (tools/install-clients.sh): %v", err)
+		}
+		t.Skipf("skipping: confluent-kafka venv missing: %v", err)
+	}
+	db := dbName(t, f, "txnpy")
+	topic := topicTable(t, f, db, "t", 2, txnColumns, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, py, "-B", filepath.Join("testdata", "ferry_txn.py"), e.kafka, db+"-py", topic).CombinedOutput()
+	if err != nil || !strings.HasSuffix(strings.TrimSpace(string(out)), "OK") {
+		t.Fatalf("confluent-kafka: %v\n%s", err, tail(string(out), 4000))
+	}
+	want := []int64{0, 1, 2, 3, 4, 200, 201, 202, 203, 204}
+	if got := idsOf(t, f, db, "t"); !slices.Equal(got, want) {
+		t.Fatalf("table holds ids %v, want the committed %v", got, want)
+	}
 }
