@@ -23,12 +23,12 @@ type bucketKey struct {
 // offsets, and marks it CompleteCommit. It retries until done or the
 // coordinator closes: the decision to commit was taken and answered as
 // pending, so giving up half-way would leave part of it visible.
-func (c *Coordinator) apply(t *txn) {
+func (c *Coordinator) apply(parent context.Context, t *txn) {
 	c.mu.Lock()
 	id, pid, epoch, staged, offsets := t.id, t.producerID, t.epoch, t.staged, t.offsets
 	c.mu.Unlock()
 	start := time.Now()
-	ctx, span := c.tracer.Start(c.bg, "ferry.txn.apply", trace.WithAttributes(
+	ctx, span := c.tracer.Start(parent, "ferry.txn.apply", trace.WithAttributes(
 		attribute.String("ferry.transactional_id", id), attribute.Int64("ferry.producer_id", pid),
 		attribute.Int("ferry.producer_epoch", int(epoch)), attribute.Int("ferry.batches", len(staged))))
 	defer span.End()
@@ -92,6 +92,10 @@ func (c *Coordinator) applyBatches(ctx context.Context, id string, staged []*Sta
 		what := fmt.Sprintf("batch %d of %d (%s-%d)", i+1, len(staged), s.Topic, s.Partition)
 		err := c.retry(ctx, id, what, func() (bool, error) {
 			actx, cancel := context.WithTimeout(ctx, appendTimeout)
+			actx, bspan := c.tracer.Start(actx, "ferry.txn.apply_batch", trace.WithAttributes(
+				attribute.String("messaging.destination.name", s.Topic), attribute.Int("messaging.destination.partition.id", int(s.Partition)),
+				attribute.Int64("fluss.writer_id", writer)))
+			defer bspan.End()
 			defer cancel()
 			req.TimeoutMs = int32(appendTimeout.Milliseconds())
 			ar, err := c.backend.Append(actx, req)

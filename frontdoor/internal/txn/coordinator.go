@@ -429,7 +429,9 @@ func (c *Coordinator) End(ctx context.Context, id string, pid int64, epoch int16
 		t.state, t.updated = PrepareCommit, time.Now()
 		t.applied = make(chan struct{})
 		wait = t.applied
-		go c.apply(t)
+		// The apply outlives this request, but its span is the request's
+		// child so that a trace shows produce, commit and apply together.
+		go c.apply(trace.ContextWithSpanContext(c.bg, trace.SpanContextFromContext(ctx)), t)
 	case t.state == PrepareCommit && commit:
 		wait = t.applied
 	case t.state == CompleteCommit && commit, t.state == CompleteAbort && !commit:

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	appendv1 "github.com/ferrygw/ferry/services/api/gen/ferry/append/v1"
 	fetchv1 "github.com/ferrygw/ferry/services/api/gen/ferry/fetch/v1"
@@ -282,4 +284,32 @@ func TestIdleTransactionalIDsExpire(t *testing.T) {
 		t.Fatal("a transactional id with an open transaction was forgotten")
 	}
 	wantErr(t, "expired producer", c.AddPartitions("idle", pid, epoch, nil), kerr.InvalidProducerIDMapping)
+}
+
+func TestApplySpansAreChildrenOfEndTxn(t *testing.T) {
+	rec := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+	f := newFake()
+	c, err := New(Config{RetryPause: time.Millisecond}, f, nil, tp, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx, end := tp.Tracer("test").Start(context.Background(), "kafka.end_txn")
+	pid, epoch, _ := c.InitProducer(ctx, "tx", time.Minute, -1, -1)
+	c.AddPartitions("tx", pid, epoch, []TopicPartition{{"a", 0}})
+	c.Stage("tx", pid, epoch, staged("a", 0, 0, 0, 1))
+	wantErr(t, "commit", c.End(ctx, "tx", pid, epoch, true), nil)
+	end.End()
+	byName := map[string]sdktrace.ReadOnlySpan{}
+	for _, s := range rec.Ended() {
+		byName[s.Name()] = s
+	}
+	apply, batch := byName["ferry.txn.apply"], byName["ferry.txn.apply_batch"]
+	if apply == nil || batch == nil {
+		t.Fatalf("spans %v: want ferry.txn.apply and ferry.txn.apply_batch", byName)
+	}
+	if apply.Parent().SpanID() != end.SpanContext().SpanID() || batch.Parent().SpanID() != apply.SpanContext().SpanID() {
+		t.Fatal("apply spans are not under the EndTxn request's span")
+	}
 }
