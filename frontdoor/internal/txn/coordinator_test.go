@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
@@ -311,5 +313,49 @@ func TestApplySpansAreChildrenOfEndTxn(t *testing.T) {
 	}
 	if apply.Parent().SpanID() != end.SpanContext().SpanID() || batch.Parent().SpanID() != apply.SpanContext().SpanID() {
 		t.Fatal("apply spans are not under the EndTxn request's span")
+	}
+}
+
+func TestMetricsCountOutcomes(t *testing.T) {
+	reader := sdkmetric.NewManualReader()
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	c, err := New(Config{RetryPause: time.Millisecond}, newFake(), nil, nil, mp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx := context.Background()
+	pid, epoch, _ := c.InitProducer(ctx, "tx", time.Minute, -1, -1)
+	for _, commit := range []bool{true, false} {
+		c.AddPartitions("tx", pid, epoch, []TopicPartition{{"a", 0}})
+		wantErr(t, "end", c.End(ctx, "tx", pid, epoch, commit), nil)
+	}
+	c.AddPartitions("tx", pid, epoch, []TopicPartition{{"a", 0}}) // left open
+	var rm metricdata.ResourceMetrics
+	if err := reader.Collect(ctx, &rm); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]int64{}
+	for _, sm := range rm.ScopeMetrics {
+		for _, m := range sm.Metrics {
+			switch d := m.Data.(type) {
+			case metricdata.Sum[int64]:
+				for _, p := range d.DataPoints {
+					o, _ := p.Attributes.Value("outcome")
+					got[m.Name+"/"+o.AsString()] += p.Value
+				}
+			case metricdata.Gauge[int64]:
+				for _, p := range d.DataPoints {
+					got[m.Name] = p.Value
+				}
+			}
+		}
+	}
+	want := map[string]int64{"ferry.frontdoor.txn.begun/": 3, "ferry.frontdoor.txn.ended/commit": 1, "ferry.frontdoor.txn.ended/abort": 1,
+		"ferry.frontdoor.txn.open": 1, "ferry.frontdoor.txn.staged.bytes": 0}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s = %d, want %d (all: %v)", k, got[k], v, got)
+		}
 	}
 }

@@ -37,32 +37,32 @@ func newMetrics(mp metric.MeterProvider, c *Coordinator) (*metrics, error) {
 	meter := mp.Meter(instrumentation)
 	m := &metrics{}
 	var err error
-	if m.begun, err = meter.Int64Counter("ferry_txn_begun_total",
+	if m.begun, err = meter.Int64Counter("ferry.frontdoor.txn.begun",
 		metric.WithDescription("Transactions begun (first AddPartitionsToTxn or AddOffsetsToTxn).")); err != nil {
 		return nil, err
 	}
-	if m.ends, err = meter.Int64Counter("ferry_txn_ended_total",
+	if m.ends, err = meter.Int64Counter("ferry.frontdoor.txn.ended",
 		metric.WithDescription("Transactions ended, by outcome (commit, abort).")); err != nil {
 		return nil, err
 	}
-	if m.timeouts, err = meter.Int64Counter("ferry_txn_timed_out_total",
+	if m.timeouts, err = meter.Int64Counter("ferry.frontdoor.txn.timed_out",
 		metric.WithDescription("Transactions aborted by the coordinator because they were open past their timeout.")); err != nil {
 		return nil, err
 	}
-	if m.retries, err = meter.Int64Counter("ferry_txn_apply_retries_total",
+	if m.retries, err = meter.Int64Counter("ferry.frontdoor.txn.apply_retries",
 		metric.WithDescription("Failed steps of commit applies that were tried again.")); err != nil {
 		return nil, err
 	}
-	if m.apply, err = meter.Float64Histogram("ferry_txn_apply_duration_seconds", metric.WithUnit("s"),
+	if m.apply, err = meter.Float64Histogram("ferry.frontdoor.txn.apply.duration", metric.WithUnit("s"),
 		metric.WithDescription("Time from EndTxn(commit) until every staged batch and offset of the transaction is stored.")); err != nil {
 		return nil, err
 	}
-	open, err := meter.Int64ObservableGauge("ferry_txn_open",
+	open, err := meter.Int64ObservableGauge("ferry.frontdoor.txn.open",
 		metric.WithDescription("Transactions open or being committed on this coordinator."))
 	if err != nil {
 		return nil, err
 	}
-	staged, err := meter.Int64ObservableGauge("ferry_txn_staged_bytes", metric.WithUnit("By"),
+	staged, err := meter.Int64ObservableGauge("ferry.frontdoor.txn.staged.bytes", metric.WithUnit("By"),
 		metric.WithDescription("Bytes of transcoded batches staged by open transactions."))
 	if err != nil {
 		return nil, err
