@@ -15,6 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/ferrygw/ferry/e2e/stack"
 	"github.com/ferrygw/ferry/services/testenv"
 )
 
@@ -336,5 +337,80 @@ func TestTransactionsConfluentKafka(t *testing.T) {
 	want := []int64{0, 1, 2, 3, 4, 200, 201, 202, 203, 204}
 	if got := idsOf(t, f, db, "t"); !slices.Equal(got, want) {
 		t.Fatalf("table holds ids %v, want the committed %v", got, want)
+	}
+}
+
+// TestTransactionFrontdoorCrash: what a coordinator crash does to transactions today (staging in
+// frontdoor's memory, docs/transactions.md). A transaction whose commit was acknowledged stays
+// entirely in Fluss; one open when frontdoor is SIGKILLed is lost: its producer cannot commit it,
+// nothing of it becomes visible, and a new producer with the same transactional id carries on.
+func TestTransactionFrontdoorCrash(t *testing.T) {
+	testenv.SkipFaults(t)
+	e, f := need(t)
+	db := dbName(t, f, "txncrash")
+	topic := topicTable(t, f, db, "t", 2, txnColumns, nil)
+	fd := process(e.stack, stack.Frontdoor)
+	t.Cleanup(func() {
+		if p := e.stack.Service(fd); p == nil || p.Exited() {
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			if err := e.stack.Restart(ctx, fd); err != nil {
+				t.Errorf("bring frontdoor back: %v", err)
+			}
+		}
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	txnClient := func() *kgo.Client {
+		cl, err := kgo.NewClient(kgo.SeedBrokers(e.kafka), kgo.TransactionalID(db+"-crash"),
+			kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.RetryTimeout(20*time.Second))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(cl.Close)
+		return cl
+	}
+	round := func(cl *kgo.Client, base int) {
+		t.Helper()
+		if err := cl.BeginTransaction(); err != nil {
+			t.Fatal(err)
+		}
+		for i := base; i < base+10; i++ {
+			r := &kgo.Record{Topic: topic, Partition: int32(i % 2), Value: fmt.Appendf(nil, `{"id": %d, "name": "crash"}`, i)}
+			if err := cl.ProduceSync(ctx, r).FirstErr(); err != nil {
+				t.Fatalf("produce %d: %v", i, err)
+			}
+		}
+	}
+	first := txnClient()
+	round(first, 0)
+	if err := first.EndTransaction(ctx, kgo.TryCommit); err != nil {
+		t.Fatalf("commit: %v", err)
+	}
+	round(first, 100) // staged, then lost with the frontdoor
+	if err := e.stack.Kill(fd); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.stack.Restart(ctx, fd); err != nil {
+		t.Fatal(err)
+	}
+	if err := first.EndTransaction(ctx, kgo.TryCommit); err == nil {
+		t.Fatal("a transaction staged in the killed frontdoor committed")
+	} else {
+		t.Logf("commit after the crash: %v", err)
+	}
+	second := txnClient()
+	round(second, 200)
+	if err := second.EndTransaction(ctx, kgo.TryCommit); err != nil {
+		t.Fatalf("commit of the new session: %v", err)
+	}
+	var want []int64
+	for _, base := range []int64{0, 200} {
+		for i := range int64(10) {
+			want = append(want, base+i)
+		}
+	}
+	if got := idsOf(t, f, db, "t"); !slices.Equal(got, want) {
+		t.Fatalf("table holds ids %v, want %v", got, want)
 	}
 }
