@@ -1,6 +1,7 @@
 package suite
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -412,5 +413,92 @@ func TestTransactionFrontdoorCrash(t *testing.T) {
 	}
 	if got := idsOf(t, f, db, "t"); !slices.Equal(got, want) {
 		t.Fatalf("table holds ids %v, want %v", got, want)
+	}
+}
+
+// TestTransactionalMessageCopier runs Kafka's TransactionalMessageCopier (kafka-tools, what Kafka's
+// exactly-once system tests use) through Ferry with random aborts, and SIGKILLs appendsvc while it
+// copies (commits being applied are retried against the restarted appendsvc with their Fluss
+// writer id and sequences): the output table holds each input record exactly once and the group's
+// committed offset is the input's end. Frontdoor is not killed: its staging is in memory
+// (docs/transactions.md), so the copier would lose its transaction and stop.
+func TestTransactionalMessageCopier(t *testing.T) {
+	testenv.SkipFaults(t)
+	e, f := need(t)
+	lib := kafkaToolsLib(t)
+	db := dbName(t, f, "txncopy")
+	in := topicTable(t, f, db, "in", 1, txnColumns, nil)
+	out := topicTable(t, f, db, "out", 2, txnColumns, nil)
+	const n = 4000
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	var recs []*kgo.Record
+	for i := range n {
+		recs = append(recs, &kgo.Record{Topic: in, Partition: 0, Value: fmt.Appendf(nil, `{"id": %d, "name": "copy"}`, i)})
+	}
+	if err := newKgo(t, e.kafka).ProduceSync(ctx, recs...).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	group := db + "-copier"
+	cmd := exec.CommandContext(ctx, "java", "-cp", filepath.Join(lib, "*"), "org.apache.kafka.tools.TransactionalMessageCopier",
+		"--broker-list", e.kafka, "--input-topic", in, "--input-partition", "0", "--output-topic", out,
+		"--transactional-id", db+"-copier", "--consumer-group", group, "--transaction-size", "25",
+		"--enable-random-aborts", "--use-group-metadata")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Kill appendsvc once a few hundred records are copied.
+	killed := make(chan error, 1)
+	kill := true
+	var lines []string
+	sc := bufio.NewScanner(stdout)
+	for sc.Scan() {
+		lines = append(lines, sc.Text())
+		var status struct {
+			Processed int `json:"totalProcessed"`
+		}
+		if json.Unmarshal(sc.Bytes(), &status) == nil && status.Processed >= 300 && kill {
+			kill = false
+			go func() {
+				ap := process(e.stack, stack.Append)
+				if err := e.stack.Kill(ap); err != nil {
+					killed <- err
+					return
+				}
+				killed <- e.stack.Restart(ctx, ap)
+			}()
+		}
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("copier: %v\nstdout tail:\n%s\nstderr tail:\n%s", err, tail(strings.Join(lines, "\n"), 3000), tail(stderr.String(), 3000))
+	}
+	select {
+	case err := <-killed:
+		if err != nil {
+			t.Fatalf("kill and restart appendsvc: %v", err)
+		}
+	default:
+		t.Fatalf("the copier finished before appendsvc was killed:\n%s", tail(strings.Join(lines, "\n"), 3000))
+	}
+	t.Logf("copier: %s", lines[len(lines)-1])
+	want := make([]int64, n)
+	for i := range want {
+		want[i] = int64(i)
+	}
+	if got := idsOf(t, f, db, "out"); !slices.Equal(got, want) {
+		t.Fatalf("output holds %d ids, want each of 0..%d exactly once", len(got), n-1)
+	}
+	offs, err := kadm.NewClient(newKgo(t, e.kafka)).FetchOffsets(ctx, group)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o, ok := offs.Lookup(in, 0); !ok || o.At != n {
+		t.Fatalf("group offset of %s[0]: %+v, want %d", in, o, n)
 	}
 }
