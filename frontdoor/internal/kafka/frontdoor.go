@@ -145,6 +145,7 @@ func NewFrontdoor(cfg Config, d Deps) (*Server, error) {
 			}
 		}()
 		th = &txnHandlers{coord: coord, groups: gh}
+		gh.pendingTxnOffset = coord.PendingOffset
 		apis = append(apis, th.apis()...)
 	}
 	apis = append(apis, (&findCoordinatorHandler{groups: gh, txns: th != nil}).api())

@@ -24,6 +24,9 @@ import (
 type groupHandlers struct {
 	coord   *groups.Coordinator
 	catalog *backends.Catalog
+	// pendingTxnOffset, when transactions are served, tells whether a
+	// transaction holds offsets of the group for the partition.
+	pendingTxnOffset func(group, topic string, partition int32) bool
 
 	mu      sync.Mutex
 	brokers []*catalogv1.Broker

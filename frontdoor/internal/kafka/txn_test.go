@@ -223,6 +223,17 @@ func TestTxnOffsetCommitAppliesAtCommit(t *testing.T) {
 		if got := committed(); got == offset {
 			t.Fatalf("offset %d is the group's before EndTxn", offset)
 		}
+		// KIP-447: a consumer asking for stable offsets waits for the
+		// transaction; one that does not reads the offset before it.
+		for _, stable := range []bool{true, false} {
+			of := kmsg.NewPtrOffsetFetchRequest()
+			of.Version, of.Group, of.RequireStable = 7, "g", stable
+			of.Topics = []kmsg.OffsetFetchRequestTopic{{Topic: "orders", Partitions: []int32{0}}}
+			p := c.roundTrip(of).(*kmsg.OffsetFetchResponse).Topics[0].Partitions[0]
+			if stable && p.ErrorCode != kerr.UnstableOffsetCommit.Code || !stable && (p.ErrorCode != 0 || p.Offset == offset) {
+				t.Fatalf("OffsetFetch require_stable=%v during the transaction: %v offset %d", stable, kerr.ErrorForCode(p.ErrorCode), p.Offset)
+			}
+		}
 		end := kmsg.NewPtrEndTxnRequest()
 		end.Version, end.TransactionalID, end.ProducerID, end.ProducerEpoch, end.Commit = 3, "tx-offsets", ir.ProducerID, ir.ProducerEpoch, commit
 		if e := c.roundTrip(end).(*kmsg.EndTxnResponse).ErrorCode; e != 0 {

@@ -48,6 +48,7 @@ func (c *Coordinator) apply(parent context.Context, t *txn) {
 	}
 	c.staged -= t.bytes
 	t.bytes, t.staged = 0, nil
+	c.unmarkPendingLocked(t)
 	t.offsets = map[string]map[TopicPartition]*fetchv1.CommittedOffset{}
 	t.state, t.updated = CompleteCommit, time.Now()
 	close(t.applied)

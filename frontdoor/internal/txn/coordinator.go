@@ -165,6 +165,9 @@ type Coordinator struct {
 	mu     sync.Mutex
 	txns   map[string]*txn
 	staged int64 // bytes staged across transactions
+	// pending counts, per group and partition, the open transactions
+	// with offsets for it (OffsetFetch's UNSTABLE_OFFSET_COMMIT).
+	pending map[string]map[TopicPartition]int
 
 	stop chan struct{}
 	done chan struct{}
@@ -177,7 +180,7 @@ func New(cfg Config, backend Backend, log *slog.Logger, tp trace.TracerProvider,
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	c := &Coordinator{cfg: cfg.withDefaults(), backend: backend, log: log, txns: map[string]*txn{},
+	c := &Coordinator{cfg: cfg.withDefaults(), backend: backend, log: log, txns: map[string]*txn{}, pending: map[string]map[TopicPartition]int{},
 		stop: make(chan struct{}), done: make(chan struct{})}
 	c.tracer = tracerOf(tp)
 	m, err := newMetrics(mp, c)
@@ -336,7 +339,11 @@ func (c *Coordinator) StageOffsets(id string, pid int64, epoch int16, group stri
 		t.offsets[group] = m
 	}
 	for _, o := range offsets {
-		m[TopicPartition{o.GetTopic(), o.GetPartition()}] = o
+		tp := TopicPartition{o.GetTopic(), o.GetPartition()}
+		if m[tp] == nil {
+			c.markPendingLocked(group, tp, 1)
+		}
+		m[tp] = o
 	}
 	t.updated = time.Now()
 	return nil
@@ -402,6 +409,7 @@ func (c *Coordinator) abortLocked(t *txn, why string) {
 		"batches", len(t.staged), "bytes", t.bytes, "reason", why)
 	c.staged -= t.bytes
 	t.bytes = 0
+	c.unmarkPendingLocked(t)
 	t.staged, t.offsets = nil, map[string]map[TopicPartition]*fetchv1.CommittedOffset{}
 	t.state, t.updated = CompleteAbort, time.Now()
 	c.metrics.ended(false)
@@ -539,6 +547,39 @@ func (c *Coordinator) expire(now time.Time) {
 		if t.epoch < maxEpoch {
 			t.epoch++
 			t.nextSeq = map[TopicPartition]int32{}
+		}
+	}
+}
+
+// PendingOffset reports whether an open or committing transaction holds
+// offsets of group for the partition: a consumer asking for stable offsets
+// (KIP-447) gets UNSTABLE_OFFSET_COMMIT and asks again, instead of
+// resuming from an offset the transaction is about to replace.
+func (c *Coordinator) PendingOffset(group, topic string, partition int32) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.pending[group][TopicPartition{topic, partition}] > 0
+}
+
+func (c *Coordinator) markPendingLocked(group string, tp TopicPartition, d int) {
+	m := c.pending[group]
+	if m == nil {
+		m = map[TopicPartition]int{}
+		c.pending[group] = m
+	}
+	if m[tp] += d; m[tp] <= 0 {
+		delete(m, tp)
+		if len(m) == 0 {
+			delete(c.pending, group)
+		}
+	}
+}
+
+// unmarkPendingLocked drops t's offsets from the pending counts.
+func (c *Coordinator) unmarkPendingLocked(t *txn) {
+	for group, m := range t.offsets {
+		for tp := range m {
+			c.markPendingLocked(group, tp, -1)
 		}
 	}
 }

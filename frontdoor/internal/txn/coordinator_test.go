@@ -359,3 +359,20 @@ func TestMetricsCountOutcomes(t *testing.T) {
 		}
 	}
 }
+
+func TestPendingOffsetsUntilTheTransactionEnds(t *testing.T) {
+	c, _ := newCoord(t, Config{})
+	ctx := context.Background()
+	pid, epoch, _ := c.InitProducer(ctx, "tx", time.Minute, -1, -1)
+	for _, commit := range []bool{true, false} {
+		c.AddGroup("tx", pid, epoch, "g")
+		wantErr(t, "offsets", c.StageOffsets("tx", pid, epoch, "g", []*fetchv1.CommittedOffset{{Topic: "in", Partition: 1, Offset: 5}}), nil)
+		if !c.PendingOffset("g", "in", 1) || c.PendingOffset("g", "in", 0) || c.PendingOffset("other", "in", 1) {
+			t.Fatal("pending offsets not reported for exactly the staged partition")
+		}
+		wantErr(t, "end", c.End(ctx, "tx", pid, epoch, commit), nil)
+		if c.PendingOffset("g", "in", 1) {
+			t.Fatalf("offsets still pending after EndTxn(commit=%v)", commit)
+		}
+	}
+}
