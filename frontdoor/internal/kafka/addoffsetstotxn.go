@@ -19,7 +19,11 @@ const (
 func (h *txnHandlers) addOffsetsToTxn(ctx context.Context, s *Session, req Request) (Reply, error) {
 	r := req.Body.(*kmsg.AddOffsetsToTxnRequest)
 	resp := r.ResponseKind().(*kmsg.AddOffsetsToTxnResponse)
-	if e := authorizeGroup(ctx, s, acl.Read, r.Group); e != nil {
+	e := authorizeTxnID(ctx, s, acl.Write, r.TransactionalID)
+	if e == nil {
+		e = authorizeGroup(ctx, s, acl.Read, r.Group)
+	}
+	if e != nil {
 		resp.ErrorCode = e.Code
 		return ready(resp), nil
 	}

@@ -22,8 +22,9 @@ const (
 
 func (h *txnHandlers) addPartitionsToTxn(ctx context.Context, s *Session, req Request) (Reply, error) {
 	r := req.Body.(*kmsg.AddPartitionsToTxnRequest)
-	_, denied := authorizeTopics(ctx, s, acl.Write, r.Topics, func(t kmsg.AddPartitionsToTxnRequestTopic) string { return t.Topic })
 	id, pid, epoch := r.TransactionalID, r.ProducerID, r.ProducerEpoch
+	idRefused := authorizeTxnID(ctx, s, acl.Write, id)
+	_, denied := authorizeTopics(ctx, s, acl.Write, r.Topics, func(t kmsg.AddPartitionsToTxnRequestTopic) string { return t.Topic })
 	return Reply{Later: func(ctx context.Context) (kmsg.Response, error) {
 		resp := r.ResponseKind().(*kmsg.AddPartitionsToTxnResponse)
 		codes := map[string]int16{}
@@ -36,7 +37,9 @@ func (h *txnHandlers) addPartitionsToTxn(ctx context.Context, s *Session, req Re
 			}
 		}
 		var all int16
-		if e := h.owned(ctx, id); e != nil {
+		if idRefused != nil {
+			all = idRefused.Code
+		} else if e := h.owned(ctx, id); e != nil {
 			all = e.Code
 		} else if topics, err := h.groups.catalog.Resolve(ctx, names); err != nil {
 			all = kerr.CoordinatorNotAvailable.Code

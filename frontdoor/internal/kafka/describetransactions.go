@@ -5,6 +5,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/ferrygw/ferry/frontdoor/internal/acl"
 )
 
 // DescribeTransactions v0: the state of transactional ids this frontdoor
@@ -16,15 +18,21 @@ const (
 	describeTransactionsMax       = 0
 )
 
-func (h *txnHandlers) describeTransactions(_ context.Context, _ *Session, req Request) (Reply, error) {
+func (h *txnHandlers) describeTransactions(ctx context.Context, s *Session, req Request) (Reply, error) {
 	r := req.Body.(*kmsg.DescribeTransactionsRequest)
+	refused := make([]*kerr.Error, len(r.TransactionalIDs))
+	for i, id := range r.TransactionalIDs {
+		refused[i] = authorizeTxnID(ctx, s, acl.Describe, id)
+	}
 	return Reply{Later: func(ctx context.Context) (kmsg.Response, error) {
 		resp := r.ResponseKind().(*kmsg.DescribeTransactionsResponse)
-		for _, id := range r.TransactionalIDs {
+		for i, id := range r.TransactionalIDs {
 			st := kmsg.NewDescribeTransactionsResponseTransactionState()
 			st.TransactionalID, st.ProducerID, st.ProducerEpoch, st.StartTimestamp = id, -1, -1, -1
 			in, found := h.coord.Describe(id)
 			switch e := h.owned(ctx, id); {
+			case refused[i] != nil:
+				st.ErrorCode = refused[i].Code
 			case e != nil:
 				st.ErrorCode = e.Code
 			case !found:

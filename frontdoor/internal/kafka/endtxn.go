@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/ferrygw/ferry/frontdoor/internal/acl"
 )
 
 // EndTxn v0-v5: commit or abort. A commit is answered once the staged
@@ -21,12 +23,16 @@ const (
 // answered CONCURRENT_TRANSACTIONS (retried by clients).
 const endTxnWait = 20 * time.Second
 
-func (h *txnHandlers) endTxn(_ context.Context, s *Session, req Request) (Reply, error) {
+func (h *txnHandlers) endTxn(ctx context.Context, s *Session, req Request) (Reply, error) {
 	r := req.Body.(*kmsg.EndTxnRequest)
+	refused := authorizeTxnID(ctx, s, acl.Write, r.TransactionalID)
 	return Reply{Later: func(ctx context.Context) (kmsg.Response, error) {
 		resp := r.ResponseKind().(*kmsg.EndTxnResponse)
 		resp.ProducerID, resp.ProducerEpoch = -1, -1
-		e := h.owned(ctx, r.TransactionalID)
+		e := refused
+		if e == nil {
+			e = h.owned(ctx, r.TransactionalID)
+		}
 		if e == nil {
 			ctx, cancel := context.WithTimeout(ctx, endTxnWait)
 			defer cancel()

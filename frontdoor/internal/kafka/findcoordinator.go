@@ -47,8 +47,11 @@ func (h *findCoordinatorHandler) serve(ctx context.Context, s *Session, req Requ
 	// Refusals are decided now, from the session; coordinators later.
 	refused := make([]*kerr.Error, len(keys))
 	for i, k := range keys {
-		if r.CoordinatorType == coordinatorKeyGroup && h.groups != nil {
+		switch {
+		case r.CoordinatorType == coordinatorKeyGroup && h.groups != nil:
 			refused[i] = authorizeGroup(ctx, s, acl.Describe, k)
+		case r.CoordinatorType == coordinatorKeyTxn && h.txns:
+			refused[i] = authorizeTxnID(ctx, s, acl.Describe, k)
 		}
 	}
 	log := s.Log
@@ -58,6 +61,8 @@ func (h *findCoordinatorHandler) serve(ctx context.Context, s *Session, req Requ
 			c := kmsg.NewFindCoordinatorResponseCoordinator()
 			c.Key, c.NodeID, c.Port = key, -1, -1
 			switch {
+			case r.CoordinatorType == coordinatorKeyTxn && h.txns && refused[i] != nil:
+				c.ErrorCode = refused[i].Code
 			case r.CoordinatorType == coordinatorKeyTxn && h.txns:
 				c.ErrorCode, c.NodeID, c.Host, c.Port = h.coordinator(ctx, log, key)
 			case r.CoordinatorType != coordinatorKeyGroup:

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/ferrygw/ferry/frontdoor/internal/acl"
 	"github.com/ferrygw/ferry/frontdoor/internal/backends"
 	"github.com/ferrygw/ferry/frontdoor/internal/idempotence"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -86,6 +87,10 @@ func (h *initProducerIDHandler) initTransactional(s *Session, r *kmsg.InitProduc
 		// As Kafka's coordinator answers an empty transactional id.
 		resp.ErrorCode = kerr.InvalidRequest.Code
 		s.Log.Info("InitProducerId with an empty transactional id refused")
+		return ready(resp)
+	}
+	if e := authorizeTxnID(context.Background(), s, acl.Write, id); e != nil {
+		resp.ErrorCode = e.Code
 		return ready(resp)
 	}
 	expectID, expectEpoch := int64(-1), int16(-1)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/ferrygw/ferry/frontdoor/internal/acl"
 	"github.com/ferrygw/ferry/frontdoor/internal/txn"
 )
 
@@ -19,7 +20,7 @@ const (
 	listTransactionsMax       = 1
 )
 
-func (h *txnHandlers) listTransactions(_ context.Context, _ *Session, req Request) (Reply, error) {
+func (h *txnHandlers) listTransactions(_ context.Context, s *Session, req Request) (Reply, error) {
 	r := req.Body.(*kmsg.ListTransactionsRequest)
 	resp := r.ResponseKind().(*kmsg.ListTransactionsResponse)
 	states := map[txn.State]bool{}
@@ -39,8 +40,11 @@ func (h *txnHandlers) listTransactions(_ context.Context, _ *Session, req Reques
 		pids[p] = true
 	}
 	now := time.Now()
+	authz, principal := s.authz, acl.Principal(s.User)
 	for _, in := range h.coord.List() {
 		switch {
+		case authz != nil && !authz.AllowedTransactionalID(principal, acl.Describe, in.ID):
+			continue // as a broker lists only what the principal may describe
 		case len(states) > 0 && !states[in.State]:
 			continue
 		case len(pids) > 0 && !pids[in.ProducerID]:

@@ -110,6 +110,8 @@ func (p *producer) serve(ctx context.Context, s *Session, req Request) (Reply, e
 		noResponse = false
 	case r.TransactionID != nil && p.txns == nil:
 		wide, wideMsg = kerr.TransactionalIDAuthorizationFailed.Code, "transactions are not served by this ferry (they need frontdoor -fetch-addr)"
+	case r.TransactionID != nil && authorizeTxnID(ctx, s, acl.Write, *r.TransactionID) != nil:
+		wide, wideMsg = kerr.TransactionalIDAuthorizationFailed.Code, "not authorized to use transactional id "+*r.TransactionID
 	}
 
 	if n := dedupeProduce(r); n > 0 {

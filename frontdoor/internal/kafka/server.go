@@ -167,6 +167,7 @@ func WithSASLPlain(auth PlainAuthenticator) Option {
 type Authorizer interface {
 	Allowed(principal string, op acl.Operation, topic string) bool
 	AllowedGroup(principal string, op acl.Operation, group string) bool
+	AllowedTransactionalID(principal string, op acl.Operation, id string) bool
 	AllowedCluster(principal string, op acl.Operation) bool
 	// Bindings lists the rules, for DescribeAcls.
 	Bindings() []acl.Binding

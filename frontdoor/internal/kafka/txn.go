@@ -5,6 +5,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
+	"github.com/ferrygw/ferry/frontdoor/internal/acl"
 	"github.com/ferrygw/ferry/frontdoor/internal/backends"
 	"github.com/ferrygw/ferry/frontdoor/internal/groups"
 	"github.com/ferrygw/ferry/frontdoor/internal/txn"
@@ -32,6 +33,19 @@ func (h *txnHandlers) apis() []API {
 		{Key: describeTransactionsKey, MinVersion: describeTransactionsMin, MaxVersion: describeTransactionsMax, Serve: h.describeTransactions},
 		{Key: listTransactionsKey, MinVersion: listTransactionsMin, MaxVersion: listTransactionsMax, Serve: h.listTransactions},
 	}
+}
+
+// authorizeTxnID checks the principal's permission for a transactional
+// id, logging a refusal. It reads the session: call it from Serve.
+func authorizeTxnID(ctx context.Context, s *Session, op acl.Operation, id string) *kerr.Error {
+	if s.authz == nil || s.authz.AllowedTransactionalID(acl.Principal(s.User), op, id) {
+		return nil
+	}
+	s.Log.Warn("not authorized", "principal", acl.Principal(s.User), "operation", op.String(), "transactional_id", id)
+	if s.denied != nil {
+		s.denied(ctx, op)
+	}
+	return kerr.TransactionalIDAuthorizationFailed
 }
 
 // owned is nil when this frontdoor coordinates the transactional id.

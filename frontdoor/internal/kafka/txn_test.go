@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/ferrygw/ferry/frontdoor/internal/acl"
 	"github.com/ferrygw/ferry/frontdoor/internal/fakebackends"
 	fetchv1 "github.com/ferrygw/ferry/services/api/gen/ferry/fetch/v1"
 )
@@ -294,5 +296,65 @@ func TestTransactionalProduceRules(t *testing.T) {
 	fc.Version, fc.CoordinatorType, fc.CoordinatorKeys = 4, 1, []string{"tx-rules"}
 	if co := c.roundTrip(fc).(*kmsg.FindCoordinatorResponse).Coordinators[0]; co.ErrorCode != 0 || co.NodeID != 7 {
 		t.Fatalf("FindCoordinator(transaction): %+v", co)
+	}
+}
+
+// TestTransactionalIDACLs: transactional ids are authorized as Kafka
+// authorizes its TransactionalId resource: WRITE to use one, DESCRIBE to
+// find its coordinator, describe or list it.
+func TestTransactionalIDACLs(t *testing.T) {
+	rules, err := acl.Parse(strings.NewReader(`
+allow User:ANONYMOUS WRITE topic:*
+allow User:ANONYMOUS READ  group:*
+allow User:ANONYMOUS WRITE transactional_id:ok-*
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := newHarness(t, harnessOpts{offsets: fakebackends.NewOffsets(), authz: rules})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	ok := txnClient(t, h.addr, "ok-1")
+	if err := ok.BeginTransaction(); err != nil {
+		t.Fatal(err)
+	}
+	if err := ok.ProduceSync(ctx, &kgo.Record{Topic: "orders", Partition: 0, Value: []byte("allowed")}).FirstErr(); err != nil {
+		t.Fatalf("allowed transactional id: %v", err)
+	}
+	if err := ok.EndTransaction(ctx, kgo.TryCommit); err != nil {
+		t.Fatalf("allowed transactional id: commit: %v", err)
+	}
+	no := txnClient(t, h.addr, "no-1")
+	// franz-go initializes its producer id at once; the refusal comes
+	// from BeginTransaction or from the first produce.
+	err = no.BeginTransaction()
+	if err == nil {
+		err = no.ProduceSync(ctx, &kgo.Record{Topic: "orders", Partition: 0, Value: []byte("refused")}).FirstErr()
+	}
+	if err == nil || !strings.Contains(err.Error(), "TRANSACTIONAL_ID_AUTHORIZATION_FAILED") {
+		t.Fatalf("refused transactional id: %v, want TRANSACTIONAL_ID_AUTHORIZATION_FAILED", err)
+	}
+
+	c := dialRaw(t, h.addr)
+	fc := kmsg.NewPtrFindCoordinatorRequest()
+	fc.Version, fc.CoordinatorType, fc.CoordinatorKeys = 4, 1, []string{"ok-1", "no-1"}
+	co := c.roundTrip(fc).(*kmsg.FindCoordinatorResponse).Coordinators
+	if co[0].ErrorCode != 0 || co[1].ErrorCode != kerr.TransactionalIDAuthorizationFailed.Code {
+		t.Fatalf("FindCoordinator: %+v", co)
+	}
+	dr := kmsg.NewPtrDescribeTransactionsRequest()
+	dr.TransactionalIDs = []string{"ok-1", "no-1"}
+	d := c.roundTrip(dr).(*kmsg.DescribeTransactionsResponse).TransactionStates
+	if d[0].ErrorCode != 0 || d[1].ErrorCode != kerr.TransactionalIDAuthorizationFailed.Code {
+		t.Fatalf("DescribeTransactions: %+v", d)
+	}
+	req := produceReq(9, -1, "orders", 0, batchWith([]string{"x"}, 5, 0x10))
+	req.TransactionID = kmsg.StringPtr("no-1")
+	if p := c.roundTrip(req).(*kmsg.ProduceResponse).Topics[0].Partitions[0]; p.ErrorCode != kerr.TransactionalIDAuthorizationFailed.Code {
+		t.Fatalf("produce with a refused transactional id: %v", kerr.ErrorForCode(p.ErrorCode))
+	}
+	l := c.roundTrip(kmsg.NewPtrListTransactionsRequest()).(*kmsg.ListTransactionsResponse).TransactionStates
+	if len(l) != 1 || l[0].TransactionalID != "ok-1" {
+		t.Fatalf("ListTransactions: %+v, want only ok-1", l)
 	}
 }

@@ -42,7 +42,11 @@ func (h *txnHandlers) txnOffsetCommit(ctx context.Context, s *Session, req Reque
 		}
 		return resp
 	}
-	if e := authorizeGroup(ctx, s, acl.Read, r.Group); e != nil {
+	e := authorizeTxnID(ctx, s, acl.Write, r.TransactionalID)
+	if e == nil {
+		e = authorizeGroup(ctx, s, acl.Read, r.Group)
+	}
+	if e != nil {
 		return ready(answer(e.Code)), nil
 	}
 	_, denied := authorizeTopics(ctx, s, acl.Read, r.Topics, func(t kmsg.TxnOffsetCommitRequestTopic) string { return t.Topic })
