@@ -172,6 +172,16 @@ func TestTransactionsJava(t *testing.T) {
 		}
 	})
 
+	t.Run("refused record", func(t *testing.T) {
+		topic := topicTable(t, f, db, "refused", 2, txnColumns, nil)
+		if out := run("badrecord", e.kafka, db+"-bad", topic); out != "OK" {
+			t.Fatalf("java badrecord: %s", out)
+		}
+		if got := idsOf(t, f, db, "refused"); !slices.Equal(got, []int64{3001}) {
+			t.Fatalf("table holds ids %v, want only 3001", got)
+		}
+	})
+
 	t.Run("timeout", func(t *testing.T) {
 		topicTable(t, f, db, "expired", 2, txnColumns, nil)
 		if out := run("timeout", e.kafka, db+"-timeout", db+".expired"); !strings.HasPrefix(out, "ABORTED") {

@@ -17,6 +17,8 @@ import org.apache.kafka.common.serialization.StringSerializer;
  *     must fail with ProducerFencedException; the second commits id 1001.
  *   timeout BOOTSTRAP TXN_ID TOPIC: a transaction with a 2 s timeout is left open for 6 s; its
  *     commit must fail.
+ *   badrecord BOOTSTRAP TXN_ID TOPIC: a transaction with a record the table refuses is aborted
+ *     (id 3000 with it); the next one commits id 3001.
  * Prints one line: OK, FENCED or ABORTED, or FAIL with the reason.
  */
 public final class FerryTxn {
@@ -106,6 +108,29 @@ public final class FerryTxn {
             System.out.println("ABORTED " + e.getClass().getSimpleName());
           }
         }
+        return;
+      }
+      case "badrecord": {
+        // A record the table refuses (INVALID_RECORD) is an abortable error: the transaction is
+        // aborted and the next one, after the client's epoch bump (KIP-360), commits.
+        String topic = args[3];
+        try (KafkaProducer<String, String> p = producer(bootstrap, txnID, 60000)) {
+          p.initTransactions();
+          p.beginTransaction();
+          p.send(row(topic, 3000, "aborted"));
+          p.send(new ProducerRecord<>(topic, null, "not json"));
+          try {
+            p.commitTransaction();
+            System.out.println("FAIL: a transaction with a refused record committed");
+            return;
+          } catch (org.apache.kafka.common.KafkaException e) {
+            p.abortTransaction();
+          }
+          p.beginTransaction();
+          p.send(row(topic, 3001, "committed"));
+          p.commitTransaction();
+        }
+        System.out.println("OK");
         return;
       }
       default:
