@@ -10,88 +10,188 @@ import (
 	"github.com/ferrygw/ferry/frontdoor/internal/txn"
 )
 
-// AddPartitionsToTxn v0-v3, the client form (v4+ is the brokers' batched
-// verification form, which clients do not send). Topics need WRITE; as on
-// a broker, when any partition is refused (not authorized, unknown) the
-// others are OPERATION_NOT_ATTEMPTED.
+// AddPartitionsToTxn v0-v5. v0-v3 is the client form (one transaction);
+// v4+ is the brokers' batched form (several transactions, each possibly
+// verify_only), which needs CLUSTER_ACTION on a broker: with an ACL file,
+// which has no such rule, it is CLUSTER_AUTHORIZATION_FAILED. Topics need
+// WRITE; as on a broker, when any partition of a transaction is refused
+// (not authorized, unknown) the others are OPERATION_NOT_ATTEMPTED.
 const (
 	addPartitionsToTxnKey int16 = 24
 	addPartitionsToTxnMin       = 0
-	addPartitionsToTxnMax       = 3
+	addPartitionsToTxnMax       = 5
 )
+
+// txnAdd is one transaction's part of an AddPartitionsToTxn.
+type txnAdd struct {
+	id         string
+	pid        int64
+	epoch      int16
+	verifyOnly bool
+	topics     []string
+	parts      [][]int32
+	idRefused  *kerr.Error
+	denied     map[string]bool
+}
 
 func (h *txnHandlers) addPartitionsToTxn(ctx context.Context, s *Session, req Request) (Reply, error) {
 	r := req.Body.(*kmsg.AddPartitionsToTxnRequest)
-	id, pid, epoch := r.TransactionalID, r.ProducerID, r.ProducerEpoch
-	idRefused := authorizeTxnID(ctx, s, acl.Write, id)
-	_, denied := authorizeTopics(ctx, s, acl.Write, r.Topics, func(t kmsg.AddPartitionsToTxnRequestTopic) string { return t.Topic })
+	resp := r.ResponseKind().(*kmsg.AddPartitionsToTxnResponse)
+	var adds []*txnAdd
+	if r.Version < 4 {
+		a := &txnAdd{id: r.TransactionalID, pid: r.ProducerID, epoch: r.ProducerEpoch}
+		for _, t := range r.Topics {
+			a.topics, a.parts = append(a.topics, t.Topic), append(a.parts, t.Partitions)
+		}
+		adds = append(adds, a)
+	} else {
+		if s.authz != nil {
+			s.Log.Warn("not authorized", "principal", acl.Principal(s.User), "operation", "CLUSTER_ACTION", "api", "AddPartitionsToTxn v4+")
+			resp.ErrorCode = kerr.ClusterAuthorizationFailed.Code
+			return ready(resp), nil
+		}
+		for _, tr := range r.Transactions {
+			a := &txnAdd{id: tr.TransactionalID, pid: tr.ProducerID, epoch: tr.ProducerEpoch, verifyOnly: tr.VerifyOnly}
+			for _, t := range tr.Topics {
+				a.topics, a.parts = append(a.topics, t.Topic), append(a.parts, t.Partitions)
+			}
+			adds = append(adds, a)
+		}
+	}
+	for _, a := range adds {
+		a.idRefused = authorizeTxnID(ctx, s, acl.Write, a.id)
+		_, a.denied = authorizeTopics(ctx, s, acl.Write, a.topics, func(t string) string { return t })
+	}
 	return Reply{Later: func(ctx context.Context) (kmsg.Response, error) {
-		resp := r.ResponseKind().(*kmsg.AddPartitionsToTxnResponse)
-		codes := map[string]int16{}
-		var names []string
-		for _, t := range r.Topics {
-			if denied[t.Topic] {
-				codes[t.Topic] = kerr.TopicAuthorizationFailed.Code
-			} else {
-				names = append(names, t.Topic)
+		for _, a := range adds {
+			codes := h.addOne(ctx, a)
+			if e := firstCode(codes); e != 0 {
+				s.Log.Info("AddPartitionsToTxn refused", "transactional_id", a.id, "producer_id", a.pid, "epoch", a.epoch,
+					"verify_only", a.verifyOnly, "error", kerr.ErrorForCode(e).Error())
 			}
-		}
-		var all int16
-		if idRefused != nil {
-			all = idRefused.Code
-		} else if e := h.owned(ctx, id); e != nil {
-			all = e.Code
-		} else if topics, err := h.groups.catalog.Resolve(ctx, names); err != nil {
-			all = kerr.CoordinatorNotAvailable.Code
-		} else {
-			refused := len(codes) > 0
-			for _, t := range r.Topics {
-				m := topics[t.Topic].Mapping
-				if denied[t.Topic] {
-					continue
-				}
-				ok := m != nil && m.GetFlussPartition() == nil
-				for _, p := range t.Partitions {
-					ok = ok && p >= 0 && p < m.GetPartitionCount()
-				}
-				if !ok {
-					codes[t.Topic], refused = kerr.UnknownTopicOrPartition.Code, true
-				}
-			}
-			if refused {
-				for _, t := range r.Topics {
-					if _, bad := codes[t.Topic]; !bad {
-						codes[t.Topic] = kerr.OperationNotAttempted.Code
+			if r.Version < 4 {
+				for i, t := range a.topics {
+					rt := kmsg.NewAddPartitionsToTxnResponseTopic()
+					rt.Topic = t
+					for j, p := range a.parts[i] {
+						rp := kmsg.NewAddPartitionsToTxnResponseTopicPartition()
+						rp.Partition, rp.ErrorCode = p, codes[i][j]
+						rt.Partitions = append(rt.Partitions, rp)
 					}
+					resp.Topics = append(resp.Topics, rt)
 				}
-			} else {
-				var parts []txn.TopicPartition
-				for _, t := range r.Topics {
-					for _, p := range t.Partitions {
-						parts = append(parts, txn.TopicPartition{Topic: t.Topic, Partition: p})
-					}
+				continue
+			}
+			rtx := kmsg.NewAddPartitionsToTxnResponseTransaction()
+			rtx.TransactionalID = a.id
+			for i, t := range a.topics {
+				rt := kmsg.NewAddPartitionsToTxnResponseTransactionTopic()
+				rt.Topic = t
+				for j, p := range a.parts[i] {
+					rp := kmsg.NewAddPartitionsToTxnResponseTransactionTopicPartition()
+					rp.Partition, rp.ErrorCode = p, codes[i][j]
+					rt.Partitions = append(rt.Partitions, rp)
 				}
-				all = errCode(h.coord.AddPartitions(id, pid, epoch, parts))
+				rtx.Topics = append(rtx.Topics, rt)
 			}
-		}
-		for _, t := range r.Topics {
-			rt := kmsg.NewAddPartitionsToTxnResponseTopic()
-			rt.Topic = t.Topic
-			code := all
-			if all == 0 {
-				code = codes[t.Topic]
-			}
-			for _, p := range t.Partitions {
-				rp := kmsg.NewAddPartitionsToTxnResponseTopicPartition()
-				rp.Partition, rp.ErrorCode = p, code
-				rt.Partitions = append(rt.Partitions, rp)
-			}
-			resp.Topics = append(resp.Topics, rt)
-		}
-		if all != 0 {
-			s.Log.Info("AddPartitionsToTxn refused", "transactional_id", id, "producer_id", pid, "epoch", epoch,
-				"error", kerr.ErrorForCode(all).Error())
+			resp.Transactions = append(resp.Transactions, rtx)
 		}
 		return resp, nil
 	}}, nil
+}
+
+// addOne adds (or verifies) one transaction's partitions and returns the
+// error code of each, by topic then partition.
+func (h *txnHandlers) addOne(ctx context.Context, a *txnAdd) [][]int16 {
+	codes := make([][]int16, len(a.topics))
+	for i := range a.topics {
+		codes[i] = make([]int16, len(a.parts[i]))
+	}
+	setAll := func(code int16) [][]int16 {
+		for i := range codes {
+			for j := range codes[i] {
+				codes[i][j] = code
+			}
+		}
+		return codes
+	}
+	if a.idRefused != nil {
+		return setAll(a.idRefused.Code)
+	}
+	if e := h.owned(ctx, a.id); e != nil {
+		return setAll(e.Code)
+	}
+	var names []string
+	for _, t := range a.topics {
+		if !a.denied[t] {
+			names = append(names, t)
+		}
+	}
+	topics, err := h.groups.catalog.Resolve(ctx, names)
+	if err != nil {
+		return setAll(kerr.CoordinatorNotAvailable.Code)
+	}
+	refused := false
+	for i, t := range a.topics {
+		m := topics[t].Mapping
+		ok := !a.denied[t] && m != nil && m.GetFlussPartition() == nil
+		for _, p := range a.parts[i] {
+			ok = ok && p >= 0 && p < m.GetPartitionCount()
+		}
+		switch {
+		case a.denied[t]:
+			refused = true
+			for j := range codes[i] {
+				codes[i][j] = kerr.TopicAuthorizationFailed.Code
+			}
+		case !ok:
+			refused = true
+			for j := range codes[i] {
+				codes[i][j] = kerr.UnknownTopicOrPartition.Code
+			}
+		}
+	}
+	if refused {
+		for i := range codes {
+			for j := range codes[i] {
+				if codes[i][j] == 0 {
+					codes[i][j] = kerr.OperationNotAttempted.Code
+				}
+			}
+		}
+		return codes
+	}
+	var parts []txn.TopicPartition
+	for i, t := range a.topics {
+		for _, p := range a.parts[i] {
+			parts = append(parts, txn.TopicPartition{Topic: t, Partition: p})
+		}
+	}
+	if !a.verifyOnly {
+		return setAll(errCode(h.coord.AddPartitions(a.id, a.pid, a.epoch, parts)))
+	}
+	in, e := h.coord.Verify(a.id, a.pid, a.epoch, parts)
+	if e != nil {
+		return setAll(e.Code)
+	}
+	for i, t := range a.topics {
+		for j, p := range a.parts[i] {
+			if !in[txn.TopicPartition{Topic: t, Partition: p}] {
+				codes[i][j] = kerr.InvalidTxnState.Code
+			}
+		}
+	}
+	return codes
+}
+
+// firstCode is the first non-zero code, 0 if none.
+func firstCode(codes [][]int16) int16 {
+	for _, cs := range codes {
+		for _, c := range cs {
+			if c != 0 {
+				return c
+			}
+		}
+	}
+	return 0
 }

@@ -31,6 +31,16 @@ func txnShapeSeeds() []kmsg.Request {
 			withTags(&t.UnknownTags)
 			r.Topics = append(r.Topics, t)
 		}
+		for _, id := range []string{"a", "b"} {
+			tx := kmsg.NewAddPartitionsToTxnRequestTransaction()
+			tx.TransactionalID, tx.ProducerID, tx.ProducerEpoch, tx.VerifyOnly = id, 1, 2, id == "b"
+			tt := kmsg.NewAddPartitionsToTxnRequestTransactionTopic()
+			tt.Topic, tt.Partitions = "orders", []int32{0, 3}
+			withTags(&tt.UnknownTags)
+			tx.Topics = append(tx.Topics, tt, tt)
+			withTags(&tx.UnknownTags)
+			r.Transactions = append(r.Transactions, tx)
+		}
 		withTags(&r.UnknownTags)
 		out = append(out, r)
 	}
@@ -356,5 +366,38 @@ allow User:ANONYMOUS WRITE transactional_id:ok-*
 	l := c.roundTrip(kmsg.NewPtrListTransactionsRequest()).(*kmsg.ListTransactionsResponse).TransactionStates
 	if len(l) != 1 || l[0].TransactionalID != "ok-1" {
 		t.Fatalf("ListTransactions: %+v, want only ok-1", l)
+	}
+}
+
+// TestAddPartitionsToTxnBrokerForm: v4+ carries several transactions,
+// some only verifying that partitions are in their transaction.
+func TestAddPartitionsToTxnBrokerForm(t *testing.T) {
+	h, _ := txnHarness(t)
+	c := dialRaw(t, h.addr)
+	init := kmsg.NewPtrInitProducerIDRequest()
+	init.Version, init.TransactionalID, init.TransactionTimeoutMillis = 4, kmsg.StringPtr("tx-v4"), 60000
+	ir := c.roundTrip(init).(*kmsg.InitProducerIDResponse)
+	send := func(verify bool, parts ...int32) []kmsg.AddPartitionsToTxnResponseTransactionTopicPartition {
+		t.Helper()
+		req := kmsg.NewPtrAddPartitionsToTxnRequest()
+		req.Version = 5
+		tx := kmsg.NewAddPartitionsToTxnRequestTransaction()
+		tx.TransactionalID, tx.ProducerID, tx.ProducerEpoch, tx.VerifyOnly = "tx-v4", ir.ProducerID, ir.ProducerEpoch, verify
+		tx.Topics = []kmsg.AddPartitionsToTxnRequestTransactionTopic{{Topic: "orders", Partitions: parts}}
+		req.Transactions = []kmsg.AddPartitionsToTxnRequestTransaction{tx}
+		resp := c.roundTrip(req).(*kmsg.AddPartitionsToTxnResponse)
+		if resp.ErrorCode != 0 || len(resp.Transactions) != 1 || resp.Transactions[0].TransactionalID != "tx-v4" {
+			t.Fatalf("AddPartitionsToTxn v5: %+v", resp)
+		}
+		return resp.Transactions[0].Topics[0].Partitions
+	}
+	if ps := send(true, 1); ps[0].ErrorCode != kerr.InvalidTxnState.Code {
+		t.Fatalf("verify before adding: %v", kerr.ErrorForCode(ps[0].ErrorCode))
+	}
+	if ps := send(false, 1); ps[0].ErrorCode != 0 {
+		t.Fatalf("add: %v", kerr.ErrorForCode(ps[0].ErrorCode))
+	}
+	if ps := send(true, 1, 2); ps[0].ErrorCode != 0 || ps[1].ErrorCode != kerr.InvalidTxnState.Code {
+		t.Fatalf("verify after adding partition 1: %v, %v", kerr.ErrorForCode(ps[0].ErrorCode), kerr.ErrorForCode(ps[1].ErrorCode))
 	}
 }

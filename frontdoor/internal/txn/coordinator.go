@@ -305,6 +305,22 @@ func (c *Coordinator) AddPartitions(id string, pid int64, epoch int16, parts []T
 	return nil
 }
 
+// Verify tells which partitions are in the producer's ongoing
+// transaction, without adding any (AddPartitionsToTxn v4+ verify_only).
+func (c *Coordinator) Verify(id string, pid int64, epoch int16, parts []TopicPartition) (map[TopicPartition]bool, *kerr.Error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	t, bad := c.checkLocked(id, pid, epoch)
+	if bad != nil {
+		return nil, bad
+	}
+	in := make(map[TopicPartition]bool, len(parts))
+	for _, p := range parts {
+		in[p] = t.state == Ongoing && t.parts[p]
+	}
+	return in, nil
+}
+
 // AddGroup puts a consumer group's offsets into the transaction
 // (AddOffsetsToTxn).
 func (c *Coordinator) AddGroup(id string, pid int64, epoch int16, group string) *kerr.Error {
