@@ -15,7 +15,9 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/ferrygw/ferry/e2e/clients"
 	"github.com/ferrygw/ferry/e2e/stack"
 	"github.com/ferrygw/ferry/services/testenv"
 )
@@ -510,5 +512,79 @@ func TestTransactionalMessageCopier(t *testing.T) {
 	}
 	if o, ok := offs.Lookup(in, 0); !ok || o.At != n {
 		t.Fatalf("group offset of %s[0]: %+v, want %d", in, o, n)
+	}
+}
+
+// TestTransactionAPIsMatchKafkaBroker: the transaction APIs are listed at the versions a Kafka 4
+// broker lists them, and answer requests about an unknown transactional id as it does.
+func TestTransactionAPIsMatchKafkaBroker(t *testing.T) {
+	e, _ := need(t)
+	if !clients.BrokerInstalled() {
+		if os.Getenv("FERRY_TEST_REQUIRE_CLIENTS") == "1" {
+			t.Fatal("reference Kafka broker not installed (tools/install-clients.sh)")
+		}
+		t.Skip("reference Kafka broker not installed (tools/install-clients.sh)")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	broker, err := clients.StartBroker(ctx, t.TempDir(), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = broker.Stop() })
+	kafka, ferry := newKgo(t, broker.Bootstrap), newKgo(t, e.kafka)
+	ranges := func(cl *kgo.Client) map[int16][2]int16 {
+		req := kmsg.NewPtrApiVersionsRequest()
+		req.ClientSoftwareName, req.ClientSoftwareVersion = "ferry-e2e", "1.0"
+		resp, err := cl.SeedBrokers()[0].Request(ctx, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[int16][2]int16{}
+		for _, k := range resp.(*kmsg.ApiVersionsResponse).ApiKeys {
+			out[k.ApiKey] = [2]int16{k.MinVersion, k.MaxVersion}
+		}
+		return out
+	}
+	brokerRanges, ferryRanges := ranges(kafka), ranges(ferry)
+	// TxnOffsetCommit v6 names topics by id, which Ferry does not serve (as OffsetCommit v10).
+	if b, f := brokerRanges[28], ferryRanges[28]; f != [2]int16{b[0], 5} || b[1] != 6 {
+		t.Errorf("TxnOffsetCommit: ferry lists v%d-v%d, the broker v%d-v%d; want the broker's up to v5", f[0], f[1], b[0], b[1])
+	}
+	for _, key := range []int16{22, 24, 25, 26, 65, 66} {
+		if ferryRanges[key] != brokerRanges[key] {
+			t.Errorf("%s: ferry lists v%d-v%d, the broker v%d-v%d", kmsg.NameForKey(key),
+				ferryRanges[key][0], ferryRanges[key][1], brokerRanges[key][0], brokerRanges[key][1])
+		}
+	}
+	const unknown = "no-such-transactional-id"
+	cases := map[string]func() kmsg.Request{
+		"ListTransactions unknown state": func() kmsg.Request {
+			r := kmsg.NewPtrListTransactionsRequest()
+			r.StateFilters = []string{"Bogus"}
+			return r
+		},
+		"ListTransactions bad pattern": func() kmsg.Request {
+			r := kmsg.NewPtrListTransactionsRequest()
+			r.TransactionalIDPattern = kmsg.StringPtr("(")
+			return r
+		},
+		"InitProducerId timeout 0": func() kmsg.Request {
+			r := kmsg.NewPtrInitProducerIDRequest()
+			r.TransactionalID, r.TransactionTimeoutMillis = kmsg.StringPtr(unknown), 0
+			return r
+		},
+		"InitProducerId empty transactional id": func() kmsg.Request {
+			r := kmsg.NewPtrInitProducerIDRequest()
+			r.TransactionalID, r.TransactionTimeoutMillis = kmsg.StringPtr(""), 60000
+			return r
+		},
+	}
+	for name, req := range cases {
+		want := answer(t, ctx, kafka, req())
+		got := answer(t, ctx, ferry, req())
+		if got != want {
+			t.Errorf("%s:\nferry %s\nkafka %s", name, got, want)
+		}
 	}
 }

@@ -2,22 +2,26 @@ package kafka
 
 import (
 	"context"
+	"regexp"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/ferrygw/ferry/frontdoor/internal/acl"
 	"github.com/ferrygw/ferry/frontdoor/internal/txn"
 )
 
-// ListTransactions v0-v1: the transactional ids this frontdoor
-// coordinates, filtered by state, producer id and (v1) minimum running
-// time, as a broker filters them. A state filter naming no known state is
-// listed in unknown_state_filters.
+// ListTransactions v0-v2: the transactional ids this frontdoor
+// coordinates, filtered by state, producer id, (v1) minimum running time
+// and (v2) an RE2 pattern the whole id must match, as a broker filters
+// them. A state filter naming no known state is listed in
+// unknown_state_filters; a pattern that does not compile is
+// INVALID_REGULAR_EXPRESSION.
 const (
 	listTransactionsKey int16 = 66
 	listTransactionsMin       = 0
-	listTransactionsMax       = 1
+	listTransactionsMax       = 2
 )
 
 func (h *txnHandlers) listTransactions(_ context.Context, s *Session, req Request) (Reply, error) {
@@ -35,6 +39,15 @@ func (h *txnHandlers) listTransactions(_ context.Context, s *Session, req Reques
 		// Only unknown states asked for: nothing matches them.
 		return ready(resp), nil
 	}
+	var pattern *regexp.Regexp
+	if p := r.TransactionalIDPattern; p != nil && *p != "" {
+		var err error
+		if pattern, err = regexp.Compile("^(?:" + *p + ")$"); err != nil {
+			s.Log.Info("ListTransactions refused: bad transactional id pattern", "pattern", *p, "err", err)
+			resp.ErrorCode = kerr.InvalidRegularExpression.Code
+			return ready(resp), nil
+		}
+	}
 	pids := map[int64]bool{}
 	for _, p := range r.ProducerIDFilters {
 		pids[p] = true
@@ -48,6 +61,8 @@ func (h *txnHandlers) listTransactions(_ context.Context, s *Session, req Reques
 		case len(states) > 0 && !states[in.State]:
 			continue
 		case len(pids) > 0 && !pids[in.ProducerID]:
+			continue
+		case pattern != nil && !pattern.MatchString(in.ID):
 			continue
 		case r.DurationFilterMillis >= 0 && r.Version >= 1 &&
 			(in.Started.IsZero() || now.Sub(in.Started).Milliseconds() < r.DurationFilterMillis):

@@ -84,6 +84,9 @@ func txnShapeSeeds() []kmsg.Request {
 	for v := int16(listTransactionsMin); v <= listTransactionsMax; v++ {
 		r := kmsg.NewPtrListTransactionsRequest()
 		r.Version, r.StateFilters, r.ProducerIDFilters, r.DurationFilterMillis = v, []string{"Ongoing"}, []int64{1, 2}, 5
+		if v >= 2 {
+			r.TransactionalIDPattern = kmsg.StringPtr("tx-.*")
+		}
 		withTags(&r.UnknownTags)
 		out = append(out, r)
 	}
@@ -265,6 +268,18 @@ func TestTxnOffsetCommitAppliesAtCommit(t *testing.T) {
 	lr := c.roundTrip(kmsg.NewPtrListTransactionsRequest()).(*kmsg.ListTransactionsResponse)
 	if len(lr.TransactionStates) != 1 || lr.TransactionStates[0].TransactionalID != "tx-offsets" || lr.TransactionStates[0].TransactionState != "CompleteCommit" {
 		t.Fatalf("ListTransactions: %+v", lr.TransactionStates)
+	}
+	for pattern, want := range map[string]int{"tx-off.*": 1, "tx-off": 0, "other.*": 0} {
+		lp := kmsg.NewPtrListTransactionsRequest()
+		lp.Version, lp.TransactionalIDPattern = 2, kmsg.StringPtr(pattern)
+		if got := c.roundTrip(lp).(*kmsg.ListTransactionsResponse); got.ErrorCode != 0 || len(got.TransactionStates) != want {
+			t.Fatalf("ListTransactions pattern %q: %+v, want %d", pattern, got, want)
+		}
+	}
+	bad := kmsg.NewPtrListTransactionsRequest()
+	bad.Version, bad.TransactionalIDPattern = 2, kmsg.StringPtr("(")
+	if got := c.roundTrip(bad).(*kmsg.ListTransactionsResponse); got.ErrorCode != kerr.InvalidRegularExpression.Code {
+		t.Fatalf("ListTransactions with a bad pattern: %v", kerr.ErrorForCode(got.ErrorCode))
 	}
 	dr := kmsg.NewPtrDescribeTransactionsRequest()
 	dr.TransactionalIDs = []string{"tx-offsets", "unknown"}

@@ -12,7 +12,8 @@ import (
 
 // TxnOffsetCommit v0-v5: offsets staged in the transaction, which become
 // the group's committed offsets when it commits. Sent to the group's
-// coordinator; needs READ on the group and on each topic.
+// coordinator; needs READ on the group and on each topic. v6 (topics by
+// id) is not served, as OffsetCommit v10 is not.
 const (
 	txnOffsetCommitKey int16 = 28
 	txnOffsetCommitMin       = 0
