@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"net"
+	"path/filepath"
 
 	"github.com/ferrygw/ferry/frontdoor/internal/backends"
 	"github.com/ferrygw/ferry/frontdoor/internal/fetchsession"
@@ -135,7 +136,12 @@ func NewFrontdoor(cfg Config, d Deps) (*Server, error) {
 	}
 	var th *txnHandlers
 	if gh != nil && states != nil {
-		coord, err := txn.New(d.Transactions, txnBackend{ap: d.Appender, groups: gh.coord}, d.Logger, d.TracerProvider, d.MeterProvider)
+		tcfg := d.Transactions
+		if d.StateDir != "" && tcfg.StateDir == "" {
+			// Beside the idempotence anchors: one directory per frontdoor.
+			tcfg.StateDir = filepath.Join(d.StateDir, "transactions")
+		}
+		coord, err := txn.New(tcfg, txnBackend{ap: d.Appender, groups: gh.coord}, d.Logger, d.TracerProvider, d.MeterProvider)
 		if err != nil {
 			return nil, err
 		}

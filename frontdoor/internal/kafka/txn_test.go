@@ -416,3 +416,34 @@ func TestAddPartitionsToTxnBrokerForm(t *testing.T) {
 		t.Fatalf("verify after adding partition 1: %v, %v", kerr.ErrorForCode(ps[0].ErrorCode), kerr.ErrorForCode(ps[1].ErrorCode))
 	}
 }
+
+// TestTransactionSurvivesFrontdoorRestart: with a state dir, a transaction
+// open when frontdoor stops is committed by its producer after the
+// restart, with everything it staged before.
+func TestTransactionSurvivesFrontdoorRestart(t *testing.T) {
+	h := newHarness(t, harnessOpts{offsets: fakebackends.NewOffsets(), stateDir: t.TempDir()})
+	cl := txnClient(t, h.addr, "tx-restart")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := cl.BeginTransaction(); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 4 {
+		if err := cl.ProduceSync(ctx, &kgo.Record{Topic: "orders", Partition: 1, Value: []byte(fmt.Sprintf("before-%d", i))}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h.restartFrontdoor(t)
+	if err := cl.ProduceSync(ctx, &kgo.Record{Topic: "orders", Partition: 1, Value: []byte("after")}).FirstErr(); err != nil {
+		t.Fatalf("produce after the restart: %v", err)
+	}
+	if n := len(h.ap.Log(100, 1)); n != 0 {
+		t.Fatalf("%d records stored before the commit", n)
+	}
+	if err := cl.EndTransaction(ctx, kgo.TryCommit); err != nil {
+		t.Fatalf("commit after the restart: %v", err)
+	}
+	if got := h.ap.Log(100, 1); len(got) != 5 || got[0] != "before-0" || got[4] != "after" {
+		t.Fatalf("stored %q, want the 4 records staged before the restart and the one after", got)
+	}
+}

@@ -23,7 +23,11 @@ type bucketKey struct {
 // offsets, and marks it CompleteCommit. It retries until done or the
 // coordinator closes: the decision to commit was taken and answered as
 // pending, so giving up half-way would leave part of it visible.
-func (c *Coordinator) apply(parent context.Context, t *txn) {
+//
+// writer is the Fluss writer id of a commit read back from the journal,
+// with from its batches already stored; -1 for a new commit, which
+// allocates one and journals the decision with it first.
+func (c *Coordinator) apply(parent context.Context, t *txn, writer int64, from int) {
 	c.mu.Lock()
 	id, pid, epoch, staged, offsets := t.id, t.producerID, t.epoch, t.staged, t.offsets
 	c.mu.Unlock()
@@ -33,7 +37,7 @@ func (c *Coordinator) apply(parent context.Context, t *txn) {
 		attribute.Int("ferry.producer_epoch", int(epoch)), attribute.Int("ferry.batches", len(staged))))
 	defer span.End()
 
-	err := c.applyBatches(ctx, id, staged)
+	err := c.applyBatches(ctx, t, staged, writer, from)
 	if err == nil {
 		err = c.applyOffsets(ctx, id, offsets)
 	}
@@ -51,6 +55,7 @@ func (c *Coordinator) apply(parent context.Context, t *txn) {
 	c.unmarkPendingLocked(t)
 	t.offsets = map[string]map[TopicPartition]*fetchv1.CommittedOffset{}
 	t.state, t.updated = CompleteCommit, time.Now()
+	c.persist(id, func(j *journal) error { return j.reset(t) })
 	close(t.applied)
 	c.metrics.ended(true)
 	c.metrics.applyTook(ctx, time.Since(start))
@@ -62,18 +67,30 @@ func (c *Coordinator) apply(parent context.Context, t *txn) {
 // Fluss writer id, numbering batches per bucket from 0. A batch is resent
 // with the same numbers until Fluss stores it or answers it as a
 // duplicate, so a resend stores nothing twice.
-func (c *Coordinator) applyBatches(ctx context.Context, id string, staged []*Staged) error {
-	if len(staged) == 0 {
-		return nil
+func (c *Coordinator) applyBatches(ctx context.Context, t *txn, staged []*Staged, writer int64, from int) error {
+	id := t.id
+	if writer < 0 {
+		if err := c.retry(ctx, id, "allocate writer id", func() (bool, error) {
+			w, err := c.backend.NewWriterID(ctx)
+			writer = w
+			return err != nil, err
+		}); err != nil {
+			return err
+		}
+		// The decision, with the writer a replay must use, is durable
+		// before anything is written.
+		if err := c.retry(ctx, id, "journal the commit", func() (bool, error) {
+			if c.journal == nil {
+				return false, nil
+			}
+			err := c.journal.add(id, entry{Kind: kindPrepare, Writer: writer})
+			return err != nil, err
+		}); err != nil {
+			return err
+		}
 	}
-	var writer int64
-	if err := c.retry(ctx, id, "allocate writer id", func() (bool, error) {
-		w, err := c.backend.NewWriterID(ctx)
-		writer = w
-		return err != nil, err
-	}); err != nil {
-		return err
-	}
+	// Every batch is numbered, the ones stored before a restart too, so
+	// that a resent batch gets the sequence it was first sent with.
 	seqs := map[bucketKey]int32{}
 	for i, s := range staged {
 		req := s.Append
@@ -89,6 +106,9 @@ func (c *Coordinator) applyBatches(ctx context.Context, id string, staged []*Sta
 				p.BatchSequence = seqs[k]
 				seqs[k]++
 			}
+		}
+		if i < from {
+			continue
 		}
 		what := fmt.Sprintf("batch %d of %d (%s-%d)", i+1, len(staged), s.Topic, s.Partition)
 		err := c.retry(ctx, id, what, func() (bool, error) {
@@ -113,6 +133,19 @@ func (c *Coordinator) applyBatches(ctx context.Context, id string, staged []*Sta
 			return false, nil
 		})
 		if err != nil {
+			return err
+		}
+		// Progress: after a restart, the replay starts after this batch
+		// (the one after it may be stored and unrecorded; it is then the
+		// bucket's latest batch of the writer, which Fluss recognises as
+		// a duplicate).
+		if err := c.retry(ctx, id, "journal progress", func() (bool, error) {
+			if c.journal == nil {
+				return false, nil
+			}
+			err := c.journal.add(id, entry{Kind: kindApplied, Applied: i + 1})
+			return err != nil, err
+		}); err != nil {
 			return err
 		}
 	}

@@ -77,6 +77,9 @@ type Config struct {
 	// IDExpiry forgets a transactional id without an open transaction
 	// after this long unused (Kafka's transactional.id.expiration.ms).
 	IDExpiry time.Duration
+	// StateDir, when set, keeps the transactions in a journal there, read
+	// back at start (journal.go); empty keeps them in memory only.
+	StateDir string
 }
 
 // DefaultConfig mirrors Kafka's defaults where Kafka has one.
@@ -144,6 +147,10 @@ type txn struct {
 	nextSeq map[TopicPartition]int32
 	// applied is closed when the commit being applied is done.
 	applied chan struct{}
+	// recovered: read back from the journal, which does not keep the
+	// sequences of partitions outside the open transaction; the first
+	// batch of such a partition sets them.
+	recovered bool
 }
 
 func (t *txn) reset(now time.Time) {
@@ -161,6 +168,7 @@ type Coordinator struct {
 	log     *slog.Logger
 	tracer  trace.Tracer
 	metrics *metrics
+	journal *journal // nil: in memory only
 
 	mu     sync.Mutex
 	txns   map[string]*txn
@@ -189,8 +197,58 @@ func New(cfg Config, backend Backend, log *slog.Logger, tp trace.TracerProvider,
 	}
 	c.metrics = m
 	c.bg, c.quit = context.WithCancel(context.Background())
+	if c.cfg.StateDir != "" {
+		if c.journal, err = newJournal(c.cfg.StateDir); err != nil {
+			return nil, err
+		}
+		if err := c.recover(); err != nil {
+			return nil, err
+		}
+	}
 	go c.expireLoop()
 	return c, nil
+}
+
+// recover reads the journal back: transactions go on where they were,
+// and commits that were being applied are finished.
+func (c *Coordinator) recover() error {
+	rs, err := c.journal.load()
+	if err != nil {
+		return err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, r := range rs {
+		t := r.t
+		t.recovered = true
+		c.txns[t.id] = t
+		c.staged += t.bytes
+		for group, m := range t.offsets {
+			for tp := range m {
+				c.markPendingLocked(group, tp, 1)
+			}
+		}
+		c.log.Info("transaction state recovered", "transactional_id", t.id, "producer_id", t.producerID, "epoch", t.epoch,
+			"state", t.state.String(), "batches", len(t.staged), "applied", r.applied)
+		if t.state == PrepareCommit {
+			t.applied = make(chan struct{})
+			go c.apply(c.bg, t, r.writer, r.applied)
+		}
+	}
+	return nil
+}
+
+// persist runs a journal write when there is a journal, logging a
+// failure; the caller answers with the error it returns.
+func (c *Coordinator) persist(id string, write func(j *journal) error) *kerr.Error {
+	if c.journal == nil {
+		return nil
+	}
+	if err := write(c.journal); err != nil {
+		c.log.Error("transaction journal write failed", "transactional_id", id, "err", err)
+		return kerr.KafkaStorageError
+	}
+	return nil
 }
 
 // Close stops the timeout checker and any apply still retrying.
@@ -229,6 +287,10 @@ func (c *Coordinator) InitProducer(ctx context.Context, id string, timeout time.
 		if c.txns[id] == nil {
 			t = &txn{id: id, producerID: pid, epoch: 0, state: Empty, timeout: timeout, nextSeq: map[TopicPartition]int32{}}
 			t.reset(time.Now())
+			if e := c.persist(id, func(j *journal) error { return j.reset(t) }); e != nil {
+				c.mu.Unlock()
+				return -1, -1, kerr.CoordinatorNotAvailable
+			}
 			c.txns[id] = t
 			c.mu.Unlock()
 			c.log.Info("transactional id registered", "transactional_id", id, "producer_id", pid)
@@ -260,7 +322,11 @@ func (c *Coordinator) InitProducer(ctx context.Context, id string, timeout time.
 	}
 	t.state, t.timeout = Empty, timeout
 	t.nextSeq = map[TopicPartition]int32{}
+	t.recovered = false
 	t.reset(time.Now())
+	if e := c.persist(id, func(j *journal) error { return j.reset(t) }); e != nil {
+		return -1, -1, kerr.CoordinatorNotAvailable
+	}
 	c.log.Info("transactional producer epoch bumped", "transactional_id", id, "producer_id", t.producerID, "epoch", t.epoch)
 	return t.producerID, t.epoch, nil
 }
@@ -280,14 +346,23 @@ func (c *Coordinator) checkLocked(id string, pid int64, epoch int16) (*txn, *ker
 	return t, nil
 }
 
-// beginLocked opens a transaction if none is.
-func (c *Coordinator) beginLocked(t *txn) {
-	if t.state != Ongoing {
-		t.reset(time.Now())
-		t.state, t.started = Ongoing, time.Now()
+// beginLocked opens a transaction if none is, journaling it with es.
+func (c *Coordinator) beginLocked(t *txn, es ...entry) *kerr.Error {
+	opening := t.state != Ongoing
+	now := time.Now()
+	if opening {
+		es = append([]entry{{Kind: kindBegin, StartedMs: now.UnixMilli()}}, es...)
+	}
+	if e := c.persist(t.id, func(j *journal) error { return j.add(t.id, es...) }); e != nil {
+		return e
+	}
+	if opening {
+		t.reset(now)
+		t.state, t.started = Ongoing, now
 		c.metrics.began()
 	}
-	t.updated = time.Now()
+	t.updated = now
+	return nil
 }
 
 // AddPartitions puts partitions into the producer's transaction.
@@ -298,7 +373,9 @@ func (c *Coordinator) AddPartitions(id string, pid int64, epoch int16, parts []T
 	if bad != nil {
 		return bad
 	}
-	c.beginLocked(t)
+	if e := c.beginLocked(t, entry{Kind: kindParts, Parts: parts}); e != nil {
+		return e
+	}
 	for _, p := range parts {
 		t.parts[p] = true
 	}
@@ -330,7 +407,9 @@ func (c *Coordinator) AddGroup(id string, pid int64, epoch int16, group string) 
 	if bad != nil {
 		return bad
 	}
-	c.beginLocked(t)
+	if e := c.beginLocked(t, entry{Kind: kindGroup, Group: group}); e != nil {
+		return e
+	}
 	t.groups[group] = true
 	return nil
 }
@@ -348,6 +427,15 @@ func (c *Coordinator) StageOffsets(id string, pid int64, epoch int16, group stri
 		return kerr.ProducerFenced
 	case t.state != Ongoing || !t.groups[group]:
 		return kerr.InvalidTxnState
+	}
+	if e := c.persist(id, func(j *journal) error {
+		raw, err := offsetEntries(offsets)
+		if err != nil {
+			return err
+		}
+		return j.add(id, entry{Kind: kindOffsets, Group: group, Offsets: raw})
+	}); e != nil {
+		return e
 	}
 	m := t.offsets[group]
 	if m == nil {
@@ -394,7 +482,7 @@ func (c *Coordinator) Stage(id string, pid int64, epoch int16, b *Staged) StageR
 			return StageResult{Duplicate: true}
 		}
 	}
-	if next := t.nextSeq[b.TopicPartition]; b.FirstSeq != next {
+	if next, known := t.nextSeq[b.TopicPartition]; (known || !t.recovered) && b.FirstSeq != next {
 		return StageResult{Err: kerr.OutOfOrderSequenceNumber, Msg: fmt.Sprintf("producer %d epoch %d: sequence %d, expected %d", pid, epoch, b.FirstSeq, next)}
 	}
 	if t.bytes+b.Bytes > c.cfg.MaxStagedBytes || c.staged+b.Bytes > c.cfg.MaxTotalStagedBytes {
@@ -403,6 +491,15 @@ func (c *Coordinator) Stage(id string, pid int64, epoch int16, b *Staged) StageR
 		return StageResult{Err: kerr.MessageTooLarge, Msg: fmt.Sprintf(
 			"transaction staging is full (%d of %d bytes in this transaction, %d of %d in this frontdoor): commit or abort",
 			t.bytes, c.cfg.MaxStagedBytes, c.staged, c.cfg.MaxTotalStagedBytes)}
+	}
+	if e := c.persist(id, func(j *journal) error {
+		se, err := stagedEntryOf(b)
+		if err != nil {
+			return err
+		}
+		return j.add(id, entry{Kind: kindStage, Staged: se})
+	}); e != nil {
+		return StageResult{Err: e, Msg: "the transaction journal could not be written"}
 	}
 	t.nextSeq[b.TopicPartition] = nextSeq(b.LastSeq)
 	t.staged = append(t.staged, b)
@@ -429,6 +526,9 @@ func (c *Coordinator) abortLocked(t *txn, why string) {
 	t.staged, t.offsets = nil, map[string]map[TopicPartition]*fetchv1.CommittedOffset{}
 	t.state, t.updated = CompleteAbort, time.Now()
 	c.metrics.ended(false)
+	// A failed write leaves the open transaction in the journal: read back,
+	// it is aborted again by its timeout, so nothing of it is applied.
+	c.persist(t.id, func(j *journal) error { return j.reset(t) })
 }
 
 // End is EndTxn. A commit is answered once every staged batch and offset
@@ -455,7 +555,7 @@ func (c *Coordinator) End(ctx context.Context, id string, pid int64, epoch int16
 		wait = t.applied
 		// The apply outlives this request, but its span is the request's
 		// child so that a trace shows produce, commit and apply together.
-		go c.apply(trace.ContextWithSpanContext(c.bg, trace.SpanContextFromContext(ctx)), t)
+		go c.apply(trace.ContextWithSpanContext(c.bg, trace.SpanContextFromContext(ctx)), t, -1, 0)
 	case t.state == PrepareCommit && commit:
 		wait = t.applied
 	case t.state == CompleteCommit && commit, t.state == CompleteAbort && !commit:
@@ -552,6 +652,7 @@ func (c *Coordinator) expire(now time.Time) {
 			// Its producer, should it come back, gets
 			// INVALID_PRODUCER_ID_MAPPING and initializes again.
 			delete(c.txns, id)
+			c.persist(id, func(j *journal) error { return j.forget(id) })
 			c.log.Info("transactional id expired", "transactional_id", id, "idle", now.Sub(t.updated).String())
 			continue
 		}
@@ -563,6 +664,7 @@ func (c *Coordinator) expire(now time.Time) {
 		if t.epoch < maxEpoch {
 			t.epoch++
 			t.nextSeq = map[TopicPartition]int32{}
+			c.persist(t.id, func(j *journal) error { return j.reset(t) })
 		}
 	}
 }

@@ -27,7 +27,10 @@ type fakeBackend struct {
 	commits     []string          // group per CommitOffsets
 	offsets     map[string][]*fetchv1.CommittedOffset
 	failAppends int
-	events      []string
+	// failAfter lets that many appends succeed before failAppends starts.
+	failAfter int
+	resent    int // appends of a batch already stored
+	events    []string
 }
 
 func newFake() *fakeBackend {
@@ -50,6 +53,12 @@ func (f *fakeBackend) Append(_ context.Context, req *appendv1.AppendRequest) (*a
 		f.stored[k] = true
 		f.appends = append(f.appends, req)
 		f.events = append(f.events, "append")
+	} else {
+		f.resent++
+	}
+	if f.failAfter > 0 {
+		f.failAfter--
+		return &appendv1.AppendResponse{}, nil
 	}
 	if f.failAppends > 0 {
 		f.failAppends--
