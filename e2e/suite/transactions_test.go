@@ -439,11 +439,10 @@ func TestTransactionFrontdoorCrash(t *testing.T) {
 }
 
 // TestTransactionalMessageCopier runs Kafka's TransactionalMessageCopier (kafka-tools, what Kafka's
-// exactly-once system tests use) through Ferry with random aborts, and SIGKILLs appendsvc while it
-// copies (commits being applied are retried against the restarted appendsvc with their Fluss
-// writer id and sequences): the output table holds each input record exactly once and the group's
-// committed offset is the input's end. Frontdoor is not killed: its staging is in memory
-// (docs/transactions.md), so the copier would lose its transaction and stop.
+// exactly-once system tests use) through Ferry with random aborts, and SIGKILLs appendsvc, then
+// frontdoor (the transaction coordinator, whose journal is in its state dir), while it copies:
+// the output table holds each input record exactly once and the group's committed offset is the
+// input's end.
 func TestTransactionalMessageCopier(t *testing.T) {
 	testenv.SkipFaults(t)
 	e, f := need(t)
@@ -475,9 +474,12 @@ func TestTransactionalMessageCopier(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	// Kill appendsvc once a few hundred records are copied.
-	killed := make(chan error, 1)
-	kill := true
+	// Kill appendsvc once a few hundred records are copied, frontdoor later.
+	killed := make(chan error, 2)
+	victims := []struct {
+		name  string
+		after int
+	}{{process(e.stack, stack.Append), 300}, {process(e.stack, stack.Frontdoor), 1500}}
 	var lines []string
 	sc := bufio.NewScanner(stdout)
 	for sc.Scan() {
@@ -485,28 +487,28 @@ func TestTransactionalMessageCopier(t *testing.T) {
 		var status struct {
 			Processed int `json:"totalProcessed"`
 		}
-		if json.Unmarshal(sc.Bytes(), &status) == nil && status.Processed >= 300 && kill {
-			kill = false
+		if json.Unmarshal(sc.Bytes(), &status) == nil && len(victims) > 0 && status.Processed >= victims[0].after {
+			name := victims[0].name
+			victims = victims[1:]
 			go func() {
-				ap := process(e.stack, stack.Append)
-				if err := e.stack.Kill(ap); err != nil {
+				if err := e.stack.Kill(name); err != nil {
 					killed <- err
 					return
 				}
-				killed <- e.stack.Restart(ctx, ap)
+				killed <- e.stack.Restart(ctx, name)
 			}()
 		}
 	}
 	if err := cmd.Wait(); err != nil {
 		t.Fatalf("copier: %v\nstdout tail:\n%s\nstderr tail:\n%s", err, tail(strings.Join(lines, "\n"), 3000), tail(stderr.String(), 3000))
 	}
-	select {
-	case err := <-killed:
-		if err != nil {
-			t.Fatalf("kill and restart appendsvc: %v", err)
+	if len(victims) > 0 {
+		t.Fatalf("the copier finished before %s was killed:\n%s", victims[0].name, tail(strings.Join(lines, "\n"), 3000))
+	}
+	for range 2 {
+		if err := <-killed; err != nil {
+			t.Fatalf("kill and restart: %v", err)
 		}
-	default:
-		t.Fatalf("the copier finished before appendsvc was killed:\n%s", tail(strings.Join(lines, "\n"), 3000))
 	}
 	t.Logf("copier: %s", lines[len(lines)-1])
 	want := make([]int64, n)
