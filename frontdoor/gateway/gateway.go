@@ -206,7 +206,7 @@ func Declare(s *runtime.Settings) *Config {
 		Default: fetchsession.DefaultConfig().Slots, Validate: nonNegative,
 		Usage: "incremental fetch sessions kept (Kafka's max.incremental.fetch.session.cache.slots); 0: every fetch is a full one"})
 	s.StringVar(&c.StateDir, runtime.Spec[string]{Flag: FlagStateDir, Env: EnvStateDir,
-		Usage: "directory (one frontdoor's own, kept across restarts) for anchors that let idempotent producer state be rebuilt from the Fluss log after a restart; empty: state in memory only, lost on restart"})
+		Usage: "directory (one frontdoor's own, kept across restarts) for anchors that let idempotent producer state be rebuilt from the Fluss log after a restart, and for the journal of the transactions this frontdoor coordinates; empty: state in memory only, lost on restart"})
 	return c
 }
 
