@@ -28,6 +28,7 @@ type bucketKey struct {
 // with from its batches already stored; -1 for a new commit, which
 // allocates one and journals the decision with it first.
 func (c *Coordinator) apply(parent context.Context, t *txn, writer int64, from int) {
+	defer c.applies.Done()
 	c.mu.Lock()
 	id, pid, epoch, staged, offsets := t.id, t.producerID, t.epoch, t.staged, t.offsets
 	c.mu.Unlock()

@@ -177,10 +177,11 @@ type Coordinator struct {
 	// with offsets for it (OffsetFetch's UNSTABLE_OFFSET_COMMIT).
 	pending map[string]map[TopicPartition]int
 
-	stop chan struct{}
-	done chan struct{}
-	bg   context.Context
-	quit context.CancelFunc
+	stop    chan struct{}
+	done    chan struct{}
+	bg      context.Context
+	quit    context.CancelFunc
+	applies sync.WaitGroup // commits being applied
 }
 
 // New starts a coordinator and its timeout checker; Close stops it.
@@ -232,6 +233,7 @@ func (c *Coordinator) recover() error {
 			"state", t.state.String(), "batches", len(t.staged), "applied", r.applied)
 		if t.state == PrepareCommit {
 			t.applied = make(chan struct{})
+			c.applies.Add(1)
 			go c.apply(c.bg, t, r.writer, r.applied)
 		}
 	}
@@ -261,6 +263,7 @@ func (c *Coordinator) Close() {
 	close(c.stop)
 	c.quit()
 	<-c.done
+	c.applies.Wait()
 }
 
 // maxEpoch: at this epoch a producer gets a new producer id instead of a
@@ -555,6 +558,7 @@ func (c *Coordinator) End(ctx context.Context, id string, pid int64, epoch int16
 		wait = t.applied
 		// The apply outlives this request, but its span is the request's
 		// child so that a trace shows produce, commit and apply together.
+		c.applies.Add(1)
 		go c.apply(trace.ContextWithSpanContext(c.bg, trace.SpanContextFromContext(ctx)), t, -1, 0)
 	case t.state == PrepareCommit && commit:
 		wait = t.applied
