@@ -27,6 +27,7 @@ import (
 	"github.com/ferrygw/ferry/frontdoor/internal/saslplain"
 	"github.com/ferrygw/ferry/frontdoor/internal/saslscram"
 	"github.com/ferrygw/ferry/frontdoor/internal/streampool"
+	"github.com/ferrygw/ferry/frontdoor/internal/txn"
 	appendv1 "github.com/ferrygw/ferry/services/api/gen/ferry/append/v1"
 	catalogv1 "github.com/ferrygw/ferry/services/api/gen/ferry/catalog/v1"
 	fetchv1 "github.com/ferrygw/ferry/services/api/gen/ferry/fetch/v1"
@@ -109,6 +110,11 @@ type Config struct {
 	MaxProducers       int
 	StateDir           string
 
+	// Transactions (docs/transactions.md).
+	TxnMaxTimeout          time.Duration
+	TxnMaxStagedBytes      int
+	TxnMaxTotalStagedBytes int
+
 	// Incremental fetch sessions (KIP-227).
 	FetchSessionSlots int
 }
@@ -188,11 +194,21 @@ func Declare(s *runtime.Settings) *Config {
 		Usage: "forget an idempotent producer's sequences after this long without a batch; keep below Fluss's server.writer-id.expiration-time"})
 	s.IntVar(&c.MaxProducers, runtime.Spec[int]{Flag: "max-producers", Env: "FERRY_MAX_PRODUCERS",
 		Default: id.MaxProducers, Validate: positive, Usage: "idempotent producers with state; beyond it the longest idle is forgotten"})
+	tx := txn.DefaultConfig()
+	s.DurationVar(&c.TxnMaxTimeout, runtime.Spec[time.Duration]{Flag: "txn-max-timeout", Env: "FERRY_TXN_MAX_TIMEOUT",
+		Default: tx.MaxTimeout, Validate: runtime.PositiveDuration,
+		Usage: "the longest transaction.timeout.ms a transactional producer may ask for (Kafka's transaction.max.timeout.ms)"})
+	s.IntVar(&c.TxnMaxStagedBytes, runtime.Spec[int]{Flag: "txn-max-staged-bytes", Env: "FERRY_TXN_MAX_STAGED_BYTES",
+		Default: int(tx.MaxStagedBytes), Validate: positive,
+		Usage: "bytes of transcoded batches one transaction may stage; past it a batch gets MESSAGE_TOO_LARGE"})
+	s.IntVar(&c.TxnMaxTotalStagedBytes, runtime.Spec[int]{Flag: "txn-max-total-staged-bytes", Env: "FERRY_TXN_MAX_TOTAL_STAGED_BYTES",
+		Default: int(tx.MaxTotalStagedBytes), Validate: positive,
+		Usage: "bytes of transcoded batches all open transactions of this frontdoor may stage together"})
 	s.IntVar(&c.FetchSessionSlots, runtime.Spec[int]{Flag: "fetch-session-cache-slots", Env: "FERRY_FETCH_SESSION_CACHE_SLOTS",
 		Default: fetchsession.DefaultConfig().Slots, Validate: nonNegative,
 		Usage: "incremental fetch sessions kept (Kafka's max.incremental.fetch.session.cache.slots); 0: every fetch is a full one"})
 	s.StringVar(&c.StateDir, runtime.Spec[string]{Flag: FlagStateDir, Env: EnvStateDir,
-		Usage: "directory (one frontdoor's own, kept across restarts) for anchors that let idempotent producer state be rebuilt from the Fluss log after a restart; empty: state in memory only, lost on restart"})
+		Usage: "directory (one frontdoor's own, kept across restarts) for anchors that let idempotent producer state be rebuilt from the Fluss log after a restart, and for the journal of the transactions this frontdoor coordinates; empty: state in memory only, lost on restart"})
 	return c
 }
 
@@ -448,7 +464,9 @@ func setup(ctx context.Context, app *runtime.App, c *Config, inProcess *Peers) e
 		Idempotence:        idempotence.Config{ProducerIdleExpiry: c.ProducerIdleExpiry, MaxProducers: c.MaxProducers},
 		DisableIdempotence: c.DisableIdempotence,
 		StateDir:           c.StateDir,
-		FetchSessions:      fetchsession.Config{Slots: c.FetchSessionSlots, EvictAfter: fetchsession.DefaultConfig().EvictAfter},
+		Transactions: txn.Config{MaxTimeout: c.TxnMaxTimeout, MaxStagedBytes: int64(c.TxnMaxStagedBytes),
+			MaxTotalStagedBytes: int64(c.TxnMaxTotalStagedBytes)},
+		FetchSessions: fetchsession.Config{Slots: c.FetchSessionSlots, EvictAfter: fetchsession.DefaultConfig().EvictAfter},
 	}
 	if users != nil {
 		deps.SASL = users

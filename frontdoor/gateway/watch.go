@@ -26,6 +26,10 @@ func (r reloadedACLs) AllowedGroup(principal string, op acl.Operation, group str
 	return r.f.Value().AllowedGroup(principal, op, group)
 }
 
+func (r reloadedACLs) AllowedTransactionalID(principal string, op acl.Operation, id string) bool {
+	return r.f.Value().AllowedTransactionalID(principal, op, id)
+}
+
 func (r reloadedACLs) AllowedCluster(principal string, op acl.Operation) bool {
 	return r.f.Value().AllowedCluster(principal, op)
 }

@@ -117,7 +117,7 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 // ParseHeader checks what a broker checks of a produced batch before
 // looking at its records, except the CRC (VerifyCRC): b holds exactly one
-// batch of consistent length, magic 2, neither control nor transactional,
+// batch of consistent length, magic 2, not a control batch,
 // with a known codec, a record count that matches its last offset delta,
 // and usable producer fields. Errors are *Error.
 func ParseHeader(b []byte) (Header, error) {
@@ -164,10 +164,6 @@ func ParseHeader(b []byte) (Header, error) {
 		return h, refuse(kerr.InvalidRecord, "record batch magic %d is not supported: Produce v3+ needs magic 2 (Kafka 0.11+ clients)", h.Magic)
 	case h.Control():
 		return h, refuse(kerr.InvalidRecord, "control batches cannot be produced by clients")
-	case h.Transactional():
-		// What a Kafka broker answers for transactional records in a
-		// request without a transactional id (the only kind Ferry takes).
-		return h, refuse(kerr.TransactionalIDAuthorizationFailed, "transactional batches are not supported by Ferry")
 	case h.Codec() > CodecZstd:
 		return h, refuse(kerr.UnsupportedCompressionType, "record batch compression codec %d is unknown", h.Codec())
 	case h.RecordCount < 0:

@@ -56,6 +56,9 @@ func TestParseHeaderAccepts(t *testing.T) {
 		{"zstd", batch(1, []byte("x"), attrs(int16(CodecZstd))), CodecZstd, -1},
 		{"log append time", batch(1, []byte("x"), attrs(AttrTimestampType|int16(CodecLZ4))), CodecLZ4, -1},
 		{"idempotent", batch(2, []byte("xy"), idempotent(42, 0, 7)), CodecNone, 42},
+		// Whether a transactional batch belongs in its request is
+		// frontdoor's decision (the request's transactional id).
+		{"transactional", batch(2, []byte("xy"), func(b []byte) { idempotent(42, 0, 7)(b); attrs(AttrTransactional)(b) }), CodecNone, 42},
 	} {
 		h, err := ParseHeader(tc.in)
 		if err != nil {
@@ -94,7 +97,6 @@ func TestParseHeaderRefuses(t *testing.T) {
 		{"length below header", mutate(func(b []byte) { binary.BigEndian.PutUint32(b[OffsetBatchLength:], 3) }), kerr.CorruptMessage, "shorter than the header"},
 		{"magic 1", batch(2, []byte("records"), func(b []byte) { b[OffsetMagic] = 1 }), kerr.InvalidRecord, "magic 1"},
 		{"control", batch(1, []byte("x"), attrs(AttrControl|AttrTransactional)), kerr.InvalidRecord, "control"},
-		{"transactional", batch(1, []byte("x"), attrs(AttrTransactional)), kerr.TransactionalIDAuthorizationFailed, "transactional"},
 		{"codec 5", batch(1, []byte("x"), attrs(5)), kerr.UnsupportedCompressionType, "codec 5"},
 		{"codec 7", batch(1, []byte("x"), attrs(7)), kerr.UnsupportedCompressionType, "codec 7"},
 		{"negative count", batch(-2, []byte("x"), nil), kerr.CorruptMessage, "negative"},
@@ -142,7 +144,7 @@ func FuzzParseHeader(f *testing.F) {
 			}
 			return
 		}
-		if int64(h.BatchLength)+OffsetLeaderEpoch != int64(len(b)) || h.Magic != 2 || h.RecordCount <= 0 || h.Transactional() || h.Control() {
+		if int64(h.BatchLength)+OffsetLeaderEpoch != int64(len(b)) || h.Magic != 2 || h.RecordCount <= 0 || h.Control() {
 			t.Fatalf("accepted header %+v for %d bytes", h, len(b))
 		}
 		_ = h.VerifyCRC(b)

@@ -7,11 +7,14 @@
 //	allow         User:etl      WRITE      topic:shop.*
 //	deny          User:intern   ALL        topic:shop.payments
 //	allow         User:etl      READ       group:etl-*
+//	allow         User:etl      WRITE      transactional_id:etl-*
 //
 // A resource is a topic or a consumer group: a literal name, a prefix (a
 // name ending in "*"), or "*" for every topic (group). Consumer groups
 // need READ for joining and committing, DESCRIBE for describing, DELETE for
-// deleting the group or its offsets. The resource cluster:kafka-cluster (Kafka's only cluster
+// deleting the group or its offsets. Transactional ids (Kafka's
+// TransactionalId resource, transactional_id:...) need WRITE for using them
+// in transactions and DESCRIBE for describing them. The resource cluster:kafka-cluster (Kafka's only cluster
 // name) takes DESCRIBE, which lets a principal list the ACLs (DescribeAcls). A principal is
 // "User:<name>" or "User:*"; a session without SASL is "User:ANONYMOUS". Operations are READ,
 // WRITE, DESCRIBE, DELETE and ALL; allowing READ, WRITE or DELETE also allows DESCRIBE, as in
@@ -71,6 +74,7 @@ const (
 	TopicResource Resource = iota
 	GroupResource
 	ClusterResource
+	TransactionalIDResource
 )
 
 // ClusterName is the cluster resource's name, as in Kafka.
@@ -124,6 +128,12 @@ func (r *Rules) AllowedGroup(principal string, op Operation, group string) bool 
 	return r.allowed(principal, op, GroupResource, group)
 }
 
+// AllowedTransactionalID reports whether principal may do op to a
+// transactional id.
+func (r *Rules) AllowedTransactionalID(principal string, op Operation, id string) bool {
+	return r.allowed(principal, op, TransactionalIDResource, id)
+}
+
 // AllowedCluster reports whether principal may do op to the cluster.
 func (r *Rules) AllowedCluster(principal string, op Operation) bool {
 	return r.allowed(principal, op, ClusterResource, ClusterName)
@@ -172,7 +182,7 @@ func Parse(rd io.Reader) (*Rules, error) {
 
 func parseRule(f []string) (rule, error) {
 	if len(f) != 4 {
-		return rule{}, errors.New("want: allow|deny User:<name>|User:* READ|WRITE|DESCRIBE|DELETE|ALL topic:<name>|topic:<prefix>*|topic:*|group:<name>|group:<prefix>*|group:*|cluster:kafka-cluster")
+		return rule{}, errors.New("want: allow|deny User:<name>|User:* READ|WRITE|DESCRIBE|DELETE|ALL topic:<name>|topic:<prefix>*|topic:*|group:<name>|group:<prefix>*|group:*|transactional_id:<name>|transactional_id:<prefix>*|transactional_id:*|cluster:kafka-cluster")
 	}
 	var r rule
 	switch strings.ToLower(f[0]) {
@@ -202,8 +212,15 @@ func parseRule(f []string) (rule, error) {
 		topic, ok = strings.CutPrefix(f[3], "group:")
 		r.kind = GroupResource
 	}
+	if !ok {
+		topic, ok = strings.CutPrefix(f[3], "transactional_id:")
+		r.kind = TransactionalIDResource
+	}
 	if !ok || topic == "" {
-		return rule{}, fmt.Errorf("resource %q: want topic:<name>, topic:<prefix>*, topic:* or the same with group:", f[3])
+		return rule{}, fmt.Errorf("resource %q: want topic:<name>, topic:<prefix>*, topic:* or the same with group: or transactional_id:", f[3])
+	}
+	if r.kind == TransactionalIDResource && r.op != Write && r.op != Describe && r.op != All {
+		return rule{}, fmt.Errorf("resource %q: transactional ids are used (WRITE) or described (DESCRIBE)", f[3])
 	}
 	if r.kind == GroupResource && r.op == Write {
 		return rule{}, fmt.Errorf("resource %q: groups are read (READ), described (DESCRIBE) or deleted (DELETE), not written", f[3])

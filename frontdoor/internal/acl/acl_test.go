@@ -148,3 +148,42 @@ allow User:etl   READ     group:etl
 		}
 	}
 }
+
+// TestAllowedTransactionalID: transactional id rules are apart from topic
+// and group rules; WRITE implies DESCRIBE; READ and DELETE do not apply.
+func TestAllowedTransactionalID(t *testing.T) {
+	r, err := Parse(strings.NewReader(`
+allow User:etl    WRITE    transactional_id:etl-*
+allow User:ops    DESCRIBE transactional_id:*
+deny  User:etl    ALL      transactional_id:etl-secret
+allow User:etl    WRITE    topic:*
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		principal string
+		op        Operation
+		id        string
+		want      bool
+	}{
+		{"User:etl", Write, "etl-1", true},
+		{"User:etl", Describe, "etl-1", true},
+		{"User:etl", Write, "etl-secret", false},
+		{"User:etl", Write, "other", false}, // topic:* is no transactional id rule
+		{"User:ops", Describe, "etl-1", true},
+		{"User:ops", Write, "etl-1", false},
+	} {
+		if got := r.AllowedTransactionalID(tt.principal, tt.op, tt.id); got != tt.want {
+			t.Errorf("%s %s transactional_id:%s = %v, want %v", tt.principal, tt.op, tt.id, got, tt.want)
+		}
+	}
+	if r.Allowed("User:etl", Write, "etl-1") != true || r.AllowedGroup("User:etl", Read, "etl-1") {
+		t.Error("transactional id rules leaked into topics or groups")
+	}
+	for _, bad := range []string{"allow User:x READ transactional_id:a", "allow User:x DELETE transactional_id:a", "allow User:x WRITE transactional_id:"} {
+		if _, err := Parse(strings.NewReader(bad)); err == nil {
+			t.Errorf("%q parsed", bad)
+		}
+	}
+}

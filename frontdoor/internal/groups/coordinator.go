@@ -1128,3 +1128,22 @@ func (c *Coordinator) AllCommitted() map[string]map[TopicPartition]int64 {
 	}
 	return out
 }
+
+// CommitTransactional stores offsets a transaction committed
+// (TxnOffsetCommit, applied at EndTxn): the member checks were made when
+// the offsets were sent, so none are made now.
+func (c *Coordinator) CommitTransactional(ctx context.Context, groupID string, offsets []*fetchv1.CommittedOffset) error {
+	if err := c.store.CommitOffsets(ctx, groupID, offsets); err != nil {
+		return err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	// A group whose offsets are not held is read from the store, with
+	// these, when next asked about.
+	if g := c.groups[groupID]; g != nil && g.offsets != nil {
+		for _, o := range offsets {
+			g.offsets[TopicPartition{o.GetTopic(), o.GetPartition()}] = o
+		}
+	}
+	return nil
+}

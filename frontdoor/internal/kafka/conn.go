@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/ferrygw/ferry/frontdoor/internal/acl"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -105,6 +106,20 @@ func (s *Session) RefusedGroup(ctx context.Context, op acl.Operation, group stri
 	if s.Denied != nil {
 		s.Denied(ctx, op)
 	}
+}
+
+// AuthorizeTransactionalID checks the principal's permission for a
+// transactional id, logging and counting a refusal. It reads the session:
+// call it from Serve.
+func AuthorizeTransactionalID(ctx context.Context, s *Session, op acl.Operation, id string) *kerr.Error {
+	if s.Authz == nil || s.Authz.AllowedTransactionalID(acl.Principal(s.User), op, id) {
+		return nil
+	}
+	s.Log.Warn("not authorized", "principal", acl.Principal(s.User), "operation", op.String(), "transactional_id", id)
+	if s.Denied != nil {
+		s.Denied(ctx, op)
+	}
+	return kerr.TransactionalIDAuthorizationFailed
 }
 
 // pending is one read request awaiting its response slot.

@@ -4,7 +4,7 @@
 // handler per API and writes the responses back in request order. It serves
 // the APIs of the connection itself (apiversions.go, sasl.go) and Metadata
 // (metadata.go); the other APIs live in packages by concern (produce,
-// consume, groupapi, admin), each of which lists its APIs (APIs in apis.go)
+// consume, groupapi, txnapi, admin), each of which lists its APIs (APIs in apis.go)
 // and adds its request layouts (shape.go) here. Package broker registers
 // them all and builds the server.
 package kafka

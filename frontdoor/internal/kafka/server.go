@@ -14,6 +14,7 @@ import (
 
 	"github.com/ferrygw/ferry/frontdoor/internal/acl"
 	"github.com/ferrygw/ferry/frontdoor/internal/idempotence"
+	"github.com/ferrygw/ferry/frontdoor/internal/txn"
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
 	"go.opentelemetry.io/otel/trace/noop"
@@ -109,6 +110,7 @@ type Server struct {
 	// Producers is the idempotent producer state (NewFrontdoor), nil when
 	// idempotence is disabled; kept here for ProducerCount and its gauge.
 	Producers *idempotence.States
+	txns      *txn.Coordinator // nil: transactions not served
 	meters    metric.MeterProvider
 	metrics   *ServerMetrics
 	gauges    metric.Registration
@@ -148,6 +150,9 @@ func WithMeterProvider(mp metric.MeterProvider) Option { return func(s *Server) 
 // ProducerCount and the producers gauge.
 func WithProducerStates(ps *idempotence.States) Option { return func(s *Server) { s.Producers = ps } }
 
+// WithTxnCoordinator closes the transaction coordinator at shutdown.
+func WithTxnCoordinator(c *txn.Coordinator) Option { return func(s *Server) { s.txns = c } }
+
 // WithMetrics shares instruments already built for the handlers.
 func WithMetrics(m *ServerMetrics) Option { return func(s *Server) { s.metrics = m } }
 
@@ -162,6 +167,7 @@ func WithSASLPlain(auth PlainAuthenticator) Option {
 type Authorizer interface {
 	Allowed(principal string, op acl.Operation, topic string) bool
 	AllowedGroup(principal string, op acl.Operation, group string) bool
+	AllowedTransactionalID(principal string, op acl.Operation, id string) bool
 	AllowedCluster(principal string, op acl.Operation) bool
 	// Bindings lists the rules, for DescribeAcls.
 	Bindings() []acl.Binding
@@ -372,6 +378,9 @@ func (s *Server) Shutdown(ctx context.Context) error {
 // stopProducers writes the idempotence anchors that moved and closes their
 // store, once no handler can admit batches any more.
 func (s *Server) stopProducers() error {
+	if s.txns != nil {
+		s.txns.Close()
+	}
 	if s.Producers == nil {
 		return nil
 	}

@@ -153,10 +153,6 @@ func TestDecodeRejects(t *testing.T) {
 		{"crc field flipped", mutate(plain, func(b []byte) []byte { b[recordbatch.OffsetCRC] ^= 0x80; return b }), kerr.CorruptMessage.Code, "CRC mismatch"},
 		{"magic 1", mutate(plain, func(b []byte) []byte { b[recordbatch.OffsetMagic] = 1; return b }), kerr.InvalidRecord.Code, "magic 1"},
 		{"control batch", mutate(plain, func(b []byte) []byte { b[recordbatch.OffsetAttributes+1] |= recordbatch.AttrControl; return resum(b) }), kerr.InvalidRecord.Code, "control"},
-		{"transactional", mutate(plain, func(b []byte) []byte {
-			b[recordbatch.OffsetAttributes+1] |= recordbatch.AttrTransactional
-			return resum(b)
-		}), kerr.TransactionalIDAuthorizationFailed.Code, "transactional"},
 		{"codec 5", mutate(plain, func(b []byte) []byte { b[recordbatch.OffsetAttributes+1] |= 5; return resum(b) }), kerr.UnsupportedCompressionType.Code, "codec 5"},
 		{"codec 7", mutate(plain, func(b []byte) []byte { b[recordbatch.OffsetAttributes+1] |= 7; return resum(b) }), kerr.UnsupportedCompressionType.Code, "codec 7"},
 		{"count too high", mutate(plain, func(b []byte) []byte {

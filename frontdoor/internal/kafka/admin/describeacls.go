@@ -75,6 +75,8 @@ func bindingKafka(b acl.Binding) (kmsg.ACLResourceType, kmsg.ACLResourcePatternT
 		typ = kmsg.ACLResourceTypeGroup
 	case acl.ClusterResource:
 		typ = kmsg.ACLResourceTypeCluster
+	case acl.TransactionalIDResource:
+		typ = kmsg.ACLResourceTypeTransactionalId
 	}
 	pattern := kmsg.ACLResourcePatternTypeLiteral
 	if b.Prefixed {

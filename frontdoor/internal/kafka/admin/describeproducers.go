@@ -15,8 +15,9 @@ import (
 
 // DescribeProducers v0 (kafka-transactions describe-producers): the
 // idempotent producers this frontdoor holds state for on each partition.
-// Ferry has no transactions, so coordinator epoch and transaction start
-// offset are always -1.
+// No partition log holds an open transaction (transactional batches are
+// written when they commit, docs/transactions.md), so coordinator epoch
+// and transaction start offset are always -1.
 const (
 	DescribeProducersKey int16 = 61
 	DescribeProducersMin       = 0

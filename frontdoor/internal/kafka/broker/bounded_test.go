@@ -351,6 +351,7 @@ func shapeSeeds() []kmsg.Request {
 		out = append(out, r)
 	}
 	out = append(out, adminShapeSeeds()...)
+	out = append(out, txnShapeSeeds()...)
 	for v := int16(groupapi.FindCoordinatorMin); v <= groupapi.FindCoordinatorMax; v++ {
 		r := kmsg.NewPtrFindCoordinatorRequest()
 		r.Version, r.CoordinatorKey, r.CoordinatorKeys = v, "g", []string{"a", "b"}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"net"
+	"path/filepath"
 
 	"github.com/ferrygw/ferry/frontdoor/internal/backends"
 	"github.com/ferrygw/ferry/frontdoor/internal/fetchsession"
@@ -15,6 +16,8 @@ import (
 	"github.com/ferrygw/ferry/frontdoor/internal/kafka/consume"
 	"github.com/ferrygw/ferry/frontdoor/internal/kafka/groupapi"
 	"github.com/ferrygw/ferry/frontdoor/internal/kafka/produce"
+	"github.com/ferrygw/ferry/frontdoor/internal/kafka/txnapi"
+	"github.com/ferrygw/ferry/frontdoor/internal/txn"
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
 	"go.opentelemetry.io/otel/trace/noop"
@@ -41,6 +44,9 @@ type Deps struct {
 	// and batches with a producer id are refused.
 	Idempotence        idempotence.Config
 	DisableIdempotence bool
+	// Transactions bounds the transaction coordinator (served with
+	// idempotence and Fetcher); its zero value means txn.DefaultConfig.
+	Transactions txn.Config
 	// StateDir, when set, keeps anchors of the idempotent producer state in
 	// this directory so that it can be rebuilt from the Fluss log after a
 	// restart (docs/idempotence.md); empty keeps the state in memory only.
@@ -117,17 +123,41 @@ func NewFrontdoor(cfg kafka.Config, d Deps) (*kafka.Server, error) {
 	}
 	gcfg := d.Groups
 	gcfg.OnRebalance = metrics.Rebalanced
-	groupAPIs, err := groupapi.APIs(metrics.Meter(), gcfg, d.Catalog, d.Fetcher, d.Logger)
+	gh, err := groupapi.New(metrics.Meter(), gcfg, d.Catalog, d.Fetcher, d.Logger)
 	if err != nil {
 		return nil, err
 	}
+	var th *txnapi.Handlers
+	var txns *produce.Transactions
+	if gh != nil && states != nil {
+		tcfg := d.Transactions
+		if d.StateDir != "" && tcfg.StateDir == "" {
+			// Beside the idempotence anchors: one directory per frontdoor.
+			tcfg.StateDir = filepath.Join(d.StateDir, "transactions")
+		}
+		if th, err = txnapi.New(tcfg, d.Catalog, d.Appender, gh, d.Logger, d.TracerProvider, d.MeterProvider); err != nil {
+			return nil, err
+		}
+		defer func() {
+			if !ok {
+				th.Coordinator().Close()
+			}
+		}()
+		txns = &produce.Transactions{Coordinator: th.Coordinator(), Owned: th.Owned}
+	}
 	var reg *kafka.Registry
 	apis := kafka.APIs(func() *kafka.Registry { return reg }, d.Catalog, d.SASL, d.Scram, d.Token)
-	apis = append(apis, produce.APIs(d.Produce, d.Catalog, d.Transcoder, d.Appender, states, tracer, metrics)...)
+	apis = append(apis, produce.APIs(d.Produce, d.Catalog, d.Transcoder, d.Appender, states, tracer, metrics, txns)...)
 	apis = append(apis, consumeAPIs...)
-	apis = append(apis, groupAPIs...)
+	apis = append(apis, groupapi.APIs(gh)...)
+	if th != nil {
+		apis = append(apis, th.APIs()...)
+	}
 	apis = append(apis, admin.APIs(cfg, admin.Deps{Catalog: d.Catalog, Produce: d.Produce, SASL: d.SASL, Scram: d.Scram, Token: d.Token}, states)...)
 	opts := []kafka.Option{kafka.WithLogger(d.Logger), kafka.WithTracerProvider(d.TracerProvider), kafka.WithMetrics(metrics), kafka.WithProducerStates(states)}
+	if th != nil {
+		opts = append(opts, kafka.WithTxnCoordinator(th.Coordinator()))
+	}
 	if d.Listener != nil {
 		opts = append(opts, kafka.WithListener(d.Listener))
 	}

@@ -75,7 +75,8 @@ func TestKcatIdempotent(t *testing.T) {
 }
 
 // TestInitProducerIDVersions: every served version allocates a producer
-// id (a Fluss writer id) with epoch 0; a transactional id is refused.
+// id (a Fluss writer id) with epoch 0; a transactional id is refused
+// without consumer groups (no fetchsvc), which transactions need.
 func TestInitProducerIDVersions(t *testing.T) {
 	h := newHarness(t, harnessOpts{})
 	seen := map[int64]bool{}

@@ -2,6 +2,7 @@ package groupapi
 
 import (
 	"context"
+	"log/slog"
 
 	"github.com/ferrygw/ferry/frontdoor/internal/kafka"
 
@@ -12,8 +13,8 @@ import (
 )
 
 // FindCoordinator v0-v6 (Kafka 4's range). Groups get their coordinator
-// (groups.go) when consumer groups are served; transactions never have
-// one. It is served even without groups because librdkafka enables lz4
+// (groups.go) when consumer groups are served; transactional ids (key type
+// 1) get theirs, chosen the same way, when transactions are (txn.go). It is served even without groups because librdkafka enables lz4
 // only when the broker lists FindCoordinator (its KLZ4 feature,
 // rdkafka_feature.c); without it librdkafka producers silently send lz4
 // batches uncompressed.
@@ -27,10 +28,12 @@ const (
 	noTxnCoordinatorMsg   = "ferry has no transaction coordinator: transactions are not supported"
 	noGroupCoordinatorMsg = "ferry serves consumer groups only with fetchsvc (frontdoor -fetch-addr)"
 	coordinatorKeyGroup   = 0
+	coordinatorKeyTxn     = 1
 )
 
 type findCoordinatorHandler struct {
 	groups *groupHandlers // nil: no consumer groups
+	txns   bool           // transactions are served
 }
 
 func (h *findCoordinatorHandler) api() kafka.API {
@@ -46,8 +49,11 @@ func (h *findCoordinatorHandler) serve(ctx context.Context, s *kafka.Session, re
 	// Refusals are decided now, from the session; coordinators later.
 	refused := make([]*kerr.Error, len(keys))
 	for i, k := range keys {
-		if r.CoordinatorType == coordinatorKeyGroup && h.groups != nil {
+		switch {
+		case r.CoordinatorType == coordinatorKeyGroup && h.groups != nil:
 			refused[i] = authorizeGroup(ctx, s, acl.Describe, k)
+		case r.CoordinatorType == coordinatorKeyTxn && h.txns:
+			refused[i] = kafka.AuthorizeTransactionalID(ctx, s, acl.Describe, k)
 		}
 	}
 	log := s.Log
@@ -57,6 +63,10 @@ func (h *findCoordinatorHandler) serve(ctx context.Context, s *kafka.Session, re
 			c := kmsg.NewFindCoordinatorResponseCoordinator()
 			c.Key, c.NodeID, c.Port = key, -1, -1
 			switch {
+			case r.CoordinatorType == coordinatorKeyTxn && h.txns && refused[i] != nil:
+				c.ErrorCode = refused[i].Code
+			case r.CoordinatorType == coordinatorKeyTxn && h.txns:
+				c.ErrorCode, c.NodeID, c.Host, c.Port = h.coordinator(ctx, log, key)
 			case r.CoordinatorType != coordinatorKeyGroup:
 				msg := noTxnCoordinatorMsg
 				c.ErrorCode, c.ErrorMessage = kerr.CoordinatorNotAvailable.Code, &msg
@@ -66,13 +76,7 @@ func (h *findCoordinatorHandler) serve(ctx context.Context, s *kafka.Session, re
 			case refused[i] != nil:
 				c.ErrorCode = refused[i].Code
 			default:
-				b, err := h.groups.coordinatorOf(ctx, key)
-				if err != nil {
-					log.Warn("find coordinator: catalog unavailable", "err", err)
-					c.ErrorCode = kerr.CoordinatorNotAvailable.Code
-					break
-				}
-				c.NodeID, c.Host, c.Port = b.GetNodeId(), b.GetHost(), b.GetPort()
+				c.ErrorCode, c.NodeID, c.Host, c.Port = h.coordinator(ctx, log, key)
 			}
 			if c.ErrorCode == 0 {
 				// As a Kafka 4 broker answers a coordinator found:
@@ -92,4 +96,15 @@ func (h *findCoordinatorHandler) serve(ctx context.Context, s *kafka.Session, re
 		}
 		return resp, nil
 	}}, nil
+}
+
+// coordinator finds the frontdoor coordinating key (a group or a
+// transactional id): its error code, node id, host and port.
+func (h *findCoordinatorHandler) coordinator(ctx context.Context, log *slog.Logger, key string) (int16, int32, string, int32) {
+	b, err := h.groups.coordinatorOf(ctx, key)
+	if err != nil {
+		log.Warn("find coordinator: catalog unavailable", "err", err)
+		return kerr.CoordinatorNotAvailable.Code, -1, "", -1
+	}
+	return 0, b.GetNodeId(), b.GetHost(), b.GetPort()
 }

@@ -26,6 +26,9 @@ import (
 type groupHandlers struct {
 	coord   *groups.Coordinator
 	catalog *backends.Catalog
+	// pendingTxnOffset, when transactions are served, tells whether a
+	// transaction holds offsets of the group for the partition.
+	pendingTxnOffset func(group, topic string, partition int32) bool
 
 	mu      sync.Mutex
 	brokers []*catalogv1.Broker
@@ -84,6 +87,12 @@ func (h *groupHandlers) owned(ctx context.Context, group string) *kerr.Error {
 
 // authorize checks the principal's permission for group, logging a
 // refusal. It reads the session: call it from Serve.
+// AuthorizeGroup is authorizeGroup for the transaction APIs that name a
+// group (AddOffsetsToTxn, TxnOffsetCommit).
+func AuthorizeGroup(ctx context.Context, s *kafka.Session, op acl.Operation, group string) *kerr.Error {
+	return authorizeGroup(ctx, s, op, group)
+}
+
 func authorizeGroup(ctx context.Context, s *kafka.Session, op acl.Operation, group string) *kerr.Error {
 	if !s.MayDoGroup(op)(group) {
 		s.RefusedGroup(ctx, op, group)

@@ -22,8 +22,8 @@ const (
 	OffsetCommitMax       = 9
 )
 
-// maxOffsetMetadata is Kafka's offset.metadata.max.bytes default.
-const maxOffsetMetadata = 4096
+// MaxOffsetMetadata is Kafka's offset.metadata.max.bytes default.
+const MaxOffsetMetadata = 4096
 
 func (h *groupHandlers) offsetCommit(ctx context.Context, s *kafka.Session, req kafka.Request) (kafka.Reply, error) {
 	r := req.Body.(*kmsg.OffsetCommitRequest)
@@ -85,7 +85,7 @@ func (h *groupHandlers) offsetCommit(ctx context.Context, s *kafka.Session, req 
 				switch {
 				case m == nil || rp.Partition < 0 || rp.Partition >= m.GetPartitionCount():
 					out.ErrorCode = kerr.UnknownTopicOrPartition.Code
-				case rp.Metadata != nil && len(*rp.Metadata) > maxOffsetMetadata:
+				case rp.Metadata != nil && len(*rp.Metadata) > MaxOffsetMetadata:
 					out.ErrorCode = kerr.OffsetMetadataTooLarge.Code
 				default:
 					offsets = append(offsets, &fetchv1.CommittedOffset{Topic: rt.Topic, Partition: rp.Partition, Offset: rp.Offset,

@@ -97,7 +97,7 @@ func (h *groupHandlers) offsetFetch(ctx context.Context, s *kafka.Session, req k
 				answers[i] = offsetAnswer{err: e.Code}
 				continue
 			}
-			answers[i] = h.answerOffsets(ctx, q, mayDescribe)
+			answers[i] = h.answerOffsets(ctx, q, mayDescribe, r.RequireStable)
 		}
 		resp := r.ResponseKind().(*kmsg.OffsetFetchResponse)
 		if r.Version < 2 && answers[0].err != 0 {
@@ -148,7 +148,9 @@ func (h *groupHandlers) offsetFetch(ctx context.Context, s *kafka.Session, req k
 }
 
 // answerOffsets reads one group's committed offsets for its query.
-func (h *groupHandlers) answerOffsets(ctx context.Context, q offsetQuery, mayDescribe func(string) bool) offsetAnswer {
+// With stable (KIP-447), a partition with offsets in an open transaction
+// is UNSTABLE_OFFSET_COMMIT, as Kafka answers.
+func (h *groupHandlers) answerOffsets(ctx context.Context, q offsetQuery, mayDescribe func(string) bool, stable bool) offsetAnswer {
 	committed, e := h.coord.Committed(ctx, q.group)
 	if e != nil {
 		return offsetAnswer{err: e.Code}
@@ -161,6 +163,8 @@ func (h *groupHandlers) answerOffsets(ctx context.Context, q offsetQuery, mayDes
 		rp.Metadata = &empty
 		if !mayDescribe(t) {
 			rp.ErrorCode = kerr.TopicAuthorizationFailed.Code
+		} else if stable && h.pendingTxnOffset != nil && h.pendingTxnOffset(q.group, t, p) {
+			rp.ErrorCode = kerr.UnstableOffsetCommit.Code
 		} else if o := committed[groups.TopicPartition{Topic: t, Partition: p}]; o != nil {
 			rp.Offset, rp.LeaderEpoch = o.GetOffset(), o.GetLeaderEpoch()
 			if o.Metadata != nil {

@@ -14,7 +14,10 @@ import (
 	"github.com/ferrygw/ferry/frontdoor/internal/acl"
 	"github.com/ferrygw/ferry/frontdoor/internal/backends"
 	"github.com/ferrygw/ferry/frontdoor/internal/idempotence"
+	"github.com/ferrygw/ferry/frontdoor/internal/txn"
 	appendv1 "github.com/ferrygw/ferry/services/api/gen/ferry/append/v1"
+	catalogv1 "github.com/ferrygw/ferry/services/api/gen/ferry/catalog/v1"
+	transcodev1 "github.com/ferrygw/ferry/services/api/gen/ferry/transcode/v1"
 	"github.com/ferrygw/ferry/services/recordbatch"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -74,6 +77,7 @@ type producer struct {
 	ap      *backends.Appender
 	seq     *Sequencer
 	idem    *idempotence.States // nil: idempotent produce refused
+	txns    *txn.Coordinator    // nil: transactional produce refused
 	tracer  trace.Tracer
 	metrics *kafka.ServerMetrics
 }
@@ -89,6 +93,9 @@ type partWork struct {
 	out     *kmsg.ProduceResponseTopicPartition
 	records []byte
 	ticket  *Ticket
+	// txnID is the request's transactional id; its batches are staged
+	// (produce_txn.go).
+	txnID *string
 }
 
 func (p *producer) serve(ctx context.Context, s *kafka.Session, req kafka.Request) (kafka.Reply, error) {
@@ -103,8 +110,10 @@ func (p *producer) serve(ctx context.Context, s *kafka.Session, req kafka.Reques
 	case r.Acks != 0 && r.Acks != 1 && r.Acks != -1:
 		wide, wideMsg = kerr.InvalidRequiredAcks.Code, fmt.Sprintf("acks must be 0, 1 or -1; got %d", r.Acks)
 		noResponse = false
-	case r.TransactionID != nil:
-		wide, wideMsg = kerr.TransactionalIDAuthorizationFailed.Code, "transactions are not supported by ferry"
+	case r.TransactionID != nil && p.txns == nil:
+		wide, wideMsg = kerr.TransactionalIDAuthorizationFailed.Code, "transactions are not served by this ferry (they need frontdoor -fetch-addr)"
+	case r.TransactionID != nil && kafka.AuthorizeTransactionalID(ctx, s, acl.Write, *r.TransactionID) != nil:
+		wide, wideMsg = kerr.TransactionalIDAuthorizationFailed.Code, "not authorized to use transactional id "+*r.TransactionID
 	}
 
 	if n := DedupeProduce(r); n > 0 {
@@ -139,7 +148,7 @@ func (p *producer) serve(ctx context.Context, s *kafka.Session, req kafka.Reques
 			default:
 				// Tickets are taken here, on the read loop, so the order
 				// of appends is the order requests arrived in.
-				work = append(work, partWork{topic: rt.Topic, out: op, records: rp.Records, ticket: p.seq.Take(rt.Topic, rp.Partition)})
+				work = append(work, partWork{topic: rt.Topic, out: op, records: rp.Records, ticket: p.seq.Take(rt.Topic, rp.Partition), txnID: r.TransactionID})
 			}
 		}
 	}
@@ -279,6 +288,10 @@ func (p *producer) producePartition(ctx context.Context, w *partWork, t backends
 		return
 	}
 	id := ProducerOf(&h)
+	if bad := transactionalMismatch(w.txnID, &h); bad != nil {
+		setErr(out, bad.Code, bad.Msg)
+		return
+	}
 	if id.ProducerID >= 0 && p.idem == nil {
 		setErr(out, kerr.ClusterAuthorizationFailed.Code,
 			fmt.Sprintf("idempotent produce (producer id %d) is disabled in this ferry; disable idempotence in the producer", id.ProducerID))
@@ -306,6 +319,10 @@ func (p *producer) producePartition(ctx context.Context, w *partWork, t backends
 		return
 	}
 	batch := tr.GetBatch()
+	if w.txnID != nil {
+		p.stage(ctx, w, m, id, batch, span)
+		return
+	}
 
 	// Wait for earlier batches of this partition to be submitted, then
 	// submit and pass the turn on at once; the answer is awaited after.
@@ -351,35 +368,8 @@ func (p *producer) producePartition(ctx context.Context, w *partWork, t backends
 		span.SetAttributes(attribute.Int64("fluss.writer_id", writerID), attribute.Int("fluss.batch_sequence", int(batchSeq)),
 			attribute.Bool("ferry.resend", v.Resend))
 	}
-	// appendsvc looks the table up by its path; the id tells it whether the
-	// path still names the table this mapping was made for.
-	areq := &appendv1.AppendRequest{
-		TableId:               m.GetTableId(),
-		Database:              m.GetDatabase(),
-		Table:                 m.GetTable(),
-		BucketId:              out.Partition,
-		SchemaId:              m.GetSchemaId(),
-		ArrowCompression:      m.GetArrowCompression(),
-		ArrowCompressionLevel: m.GetArrowCompressionLevel(),
-		ArrowIpc:              batch.GetArrowIpc(),
-		LogRecords:            batch.GetLogRecords(),
-		RecordCount:           batch.GetRecordCount(),
-		Acks:                  int32(acks),
-		TimeoutMs:             remainingMillis(ctx, timeout),
-		WriterId:              writerID,
-		BatchSequence:         batchSeq,
-	}
+	areq := appendRequestOf(m, out.Partition, batch, int32(acks), remainingMillis(ctx, timeout), writerID, batchSeq, pieceSeqs)
 	if targets != nil {
-		areq.ArrowIpc, areq.LogRecords = nil, nil
-		areq.Pieces = make([]*appendv1.AppendPiece, len(targets))
-		for i, pc := range batch.GetPieces() {
-			seq := int32(-1)
-			if pieceSeqs != nil {
-				seq = pieceSeqs[i]
-			}
-			areq.Pieces[i] = &appendv1.AppendPiece{PartitionName: pc.GetPartitionName(), BucketId: pc.GetBucket(),
-				ArrowIpc: pc.GetArrowIpc(), LogRecords: pc.GetLogRecords(), KvRecords: pc.GetKvRecords(), RecordCount: pc.GetRecordCount(), BatchSequence: seq}
-		}
 		span.SetAttributes(attribute.Int("ferry.pieces", len(targets)))
 	}
 	pending := p.ap.Submit(ctx, areq)
@@ -455,4 +445,41 @@ func remainingMillis(ctx context.Context, fallback time.Duration) int32 {
 		left = time.Until(dl)
 	}
 	return int32(max(left.Milliseconds(), 1))
+}
+
+// appendRequestOf is the append of a transcoded batch to partition's
+// bucket. appendsvc looks the table up by its path; the id tells it
+// whether the path still names the table this mapping was made for.
+// pieceSeqs (nil: none) are the Fluss sequences of a routed batch's pieces.
+func appendRequestOf(m *catalogv1.TopicMapping, partition int32, batch *transcodev1.ArrowBatch, acks, timeoutMs int32,
+	writerID int64, batchSeq int32, pieceSeqs []int32) *appendv1.AppendRequest {
+	areq := &appendv1.AppendRequest{
+		TableId:               m.GetTableId(),
+		Database:              m.GetDatabase(),
+		Table:                 m.GetTable(),
+		BucketId:              partition,
+		SchemaId:              m.GetSchemaId(),
+		ArrowCompression:      m.GetArrowCompression(),
+		ArrowCompressionLevel: m.GetArrowCompressionLevel(),
+		ArrowIpc:              batch.GetArrowIpc(),
+		LogRecords:            batch.GetLogRecords(),
+		RecordCount:           batch.GetRecordCount(),
+		Acks:                  acks,
+		TimeoutMs:             timeoutMs,
+		WriterId:              writerID,
+		BatchSequence:         batchSeq,
+	}
+	if pieces := batch.GetPieces(); len(pieces) > 0 {
+		areq.ArrowIpc, areq.LogRecords = nil, nil
+		areq.Pieces = make([]*appendv1.AppendPiece, len(pieces))
+		for i, pc := range pieces {
+			seq := int32(-1)
+			if pieceSeqs != nil {
+				seq = pieceSeqs[i]
+			}
+			areq.Pieces[i] = &appendv1.AppendPiece{PartitionName: pc.GetPartitionName(), BucketId: pc.GetBucket(),
+				ArrowIpc: pc.GetArrowIpc(), LogRecords: pc.GetLogRecords(), KvRecords: pc.GetKvRecords(), RecordCount: pc.GetRecordCount(), BatchSequence: seq}
+		}
+	}
+	return areq
 }
