@@ -135,7 +135,7 @@ const newTableLeadersWithin = time.Minute
 // bucket of the store's table has a leader. If they do not come, the calls
 // that need them retry and report as for any missing leader.
 func (s *Store) awaitLeaders(ctx context.Context) {
-	_ = retryWithin(ctx, newTableLeadersWithin, func() error {
+	_ = fluss.RetryWithin(ctx, newTableLeadersWithin, func() error {
 		r, err := s.fluss.RefreshTableRoute(ctx, s.path)
 		if err == nil && !allLed(r.Buckets) {
 			err = &fluss.Error{Code: fluss.CodeLeaderNotAvailable, Message: fmt.Sprintf("table %s: a bucket has no leader yet", s.path)}
@@ -351,25 +351,7 @@ const retryFor = 10 * time.Second
 
 // retry runs call until it succeeds, fails for good, or retryFor passed.
 func retry(ctx context.Context, call func() error) error {
-	return retryWithin(ctx, retryFor, call)
-}
-
-// retryWithin is retry bounded by d.
-func retryWithin(ctx context.Context, d time.Duration, call func() error) error {
-	deadline := time.Now().Add(d)
-	pause := 20 * time.Millisecond
-	for {
-		err := call()
-		if err == nil || !fluss.IsRetriable(err) || time.Now().Add(pause).After(deadline) {
-			return err
-		}
-		select {
-		case <-ctx.Done():
-			return err
-		case <-time.After(pause):
-		}
-		pause = min(2*pause, time.Second)
-	}
+	return fluss.RetryWithin(ctx, retryFor, call)
 }
 
 // eachRow calls fn with every row of b whose group keep accepts.

@@ -130,7 +130,7 @@ func (l *FlussLog) table(ctx context.Context) (*fluss.TableInfo, error) {
 // awaitLeader waits, up to a minute, for the new table's bucket to have a
 // leader; calls that find none retry anyway.
 func (l *FlussLog) awaitLeader(ctx context.Context) {
-	_ = retryWithin(ctx, time.Minute, func() error {
+	_ = fluss.RetryWithin(ctx, time.Minute, func() error {
 		r, err := l.fluss.RefreshTableRoute(ctx, l.path)
 		if err == nil && (len(r.Buckets) == 0 || r.Buckets[0].Leader == fluss.NoLeader) {
 			err = &fluss.Error{Code: fluss.CodeLeaderNotAvailable, Message: fmt.Sprintf("table %s: no leader yet", l.path)}
@@ -169,7 +169,7 @@ func (l *FlussLog) Append(ctx context.Context, rows []Row) error {
 	}
 	// A retry after a lost answer may store the batch twice: harmless,
 	// the second copy of every claim loses to the first.
-	err = retryWithin(ctx, retryFor, func() error {
+	err = fluss.RetryWithin(ctx, retryFor, func() error {
 		res, err := l.fluss.ProduceLog(ctx, info.TableID, fluss.AcksAll, 30*time.Second, []fluss.BucketBatch{{Bucket: 0, Records: batch}})
 		if err == nil {
 			err = res[0].Err
@@ -192,7 +192,7 @@ func (l *FlussLog) Read(ctx context.Context, from int64) ([]Row, int64, error) {
 	if from == 0 {
 		// The log's start, in case retention ever moved it.
 		var starts map[int32]int64
-		err := retryWithin(ctx, retryFor, func() (err error) {
+		err := fluss.RetryWithin(ctx, retryFor, func() (err error) {
 			starts, err = l.fluss.ListOffsets(ctx, info.TableID, nil, []int32{0}, fluss.OffsetEarliest)
 			return err
 		})
@@ -210,7 +210,7 @@ func (l *FlussLog) Read(ctx context.Context, from int64) ([]Row, int64, error) {
 	next := from
 	for {
 		var res []fluss.FetchResult
-		err := retryWithin(ctx, retryFor, func() (err error) {
+		err := fluss.RetryWithin(ctx, retryFor, func() (err error) {
 			res, err = l.fluss.FetchLog(ctx, info.TableID, []fluss.FetchBucket{{Bucket: 0, Offset: next, MaxBytes: 4 << 20}}, fluss.FetchOptions{})
 			if err == nil {
 				err = res[0].Err
@@ -287,21 +287,3 @@ func (l *FlussLog) forgetOn(err error) {
 // retryFor bounds the retries of one call: long enough for a new table's
 // bucket to get a leader, short of clients' request timeouts.
 const retryFor = 10 * time.Second
-
-// retryWithin runs call until it succeeds, fails for good, or d passed.
-func retryWithin(ctx context.Context, d time.Duration, call func() error) error {
-	deadline := time.Now().Add(d)
-	pause := 20 * time.Millisecond
-	for {
-		err := call()
-		if err == nil || !fluss.IsRetriable(err) || time.Now().Add(pause).After(deadline) {
-			return err
-		}
-		select {
-		case <-ctx.Done():
-			return err
-		case <-time.After(pause):
-		}
-		pause = min(2*pause, time.Second)
-	}
-}
