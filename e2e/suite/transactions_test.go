@@ -62,13 +62,6 @@ func javaTxn(t *testing.T) func(args ...string) string {
 	}
 }
 
-func tail(s string, n int) string {
-	if len(s) > n {
-		return s[len(s)-n:]
-	}
-	return s
-}
-
 // idsOf scans a table and returns its ids, sorted, failing on a repeated one.
 func idsOf(t *testing.T, f *testenv.Cluster, db, table string) []int64 {
 	t.Helper()
