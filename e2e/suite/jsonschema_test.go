@@ -16,8 +16,10 @@ import (
 // TestJSONSchemaProduceConsumePython: confluent-kafka-python's JSONSerializer produces through
 // Ferry into a json-schema table with its schema auto-registered, the Fluss Java reader reads the
 // typed values, and its JSONDeserializer consumes the rows back through Ferry, framed with the
-// subject's latest id, into the objects sent. Rows the Fluss Java writer wrote are consumed the
-// same way, in the JSON Schema the registry derives from the table.
+// subject's latest id, into the objects sent. In "latest" mode nothing is registered: the
+// serializer (auto-register off, use.latest.version on) takes the JSON Schema the registry derives
+// from the json-schema table. Rows the Fluss Java writer wrote are consumed the same way, in that
+// derived JSON Schema.
 func TestJSONSchemaProduceConsumePython(t *testing.T) {
 	e, f := need(t)
 	py := filepath.Join(e.stack.Config().Root, ".cache", "clients", "venv", "bin", "python")
@@ -45,7 +47,7 @@ func TestJSONSchemaProduceConsumePython(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, mode := range []string{"auto", "consume"} {
+	for _, mode := range []string{"auto", "latest", "consume"} {
 		t.Run(mode, func(t *testing.T) {
 			table := "orders_" + mode
 			topic := topicTable(t, f, db, table, 1, cols, map[string]string{"kafka.value.format": "json-schema"})
