@@ -77,8 +77,11 @@ type Config struct {
 	// IDExpiry forgets a transactional id without an open transaction
 	// after this long unused (Kafka's transactional.id.expiration.ms).
 	IDExpiry time.Duration
-	// StateDir, when set, keeps the transactions in a journal there, read
-	// back at start (journal.go); empty keeps them in memory only.
+	// Store, when set, keeps the transactions' journal, read back at start
+	// (journal.go). Without it StateDir, when set, keeps it in a DirStore
+	// there; with neither they are in memory only.
+	Store Store
+	// StateDir is the directory of the DirStore when Store is nil.
 	StateDir string
 }
 
@@ -198,10 +201,14 @@ func New(cfg Config, backend Backend, log *slog.Logger, tp trace.TracerProvider,
 	}
 	c.metrics = m
 	c.bg, c.quit = context.WithCancel(context.Background())
-	if c.cfg.StateDir != "" {
-		if c.journal, err = newJournal(c.cfg.StateDir); err != nil {
+	store := c.cfg.Store
+	if store == nil && c.cfg.StateDir != "" {
+		if store, err = NewDirStore(c.cfg.StateDir); err != nil {
 			return nil, err
 		}
+	}
+	if store != nil {
+		c.journal = &journal{store: store}
 		if err := c.recover(); err != nil {
 			return nil, err
 		}
