@@ -158,6 +158,31 @@ func (j *journal) load() ([]recovered, error) {
 	return out, nil
 }
 
+// Reader is a Store shared by frontdoors: one id's lines can be read when
+// coordination of it moves to this frontdoor.
+type Reader interface {
+	// Read returns id's lines, nil when it has none.
+	Read(id string) ([]byte, error)
+}
+
+// loadID reads id's journal back when the Store is a Reader; else (a
+// frontdoor's own directory) only load at start has anything to find.
+func (j *journal) loadID(id string) (recovered, error) {
+	rd, ok := j.store.(Reader)
+	if !ok {
+		return recovered{}, nil
+	}
+	b, err := rd.Read(id)
+	if err != nil || b == nil {
+		return recovered{}, err
+	}
+	r, err := replay(b)
+	if err != nil {
+		return r, fmt.Errorf("txn journal: %w", err)
+	}
+	return r, nil
+}
+
 // replay rebuilds one journal's transactional id.
 func replay(b []byte) (recovered, error) {
 	var r recovered

@@ -136,3 +136,48 @@ func TestStoreFailureIsAStorageError(t *testing.T) {
 	}
 	wantErr(t, "add partitions", c.AddPartitions("tx", pid, epoch, []TopicPartition{{"a", 0}}), nil)
 }
+
+// Read makes memStore a Reader, a journal shared by frontdoors.
+func (m *memStore) Read(id string) ([]byte, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	b, ok := m.logs[id]
+	if !ok {
+		return nil, nil
+	}
+	return append([]byte(nil), b...), nil
+}
+
+// TestRunningCoordinatorTakesOverAnID: B runs before A opens a
+// transaction; when A dies, B reads the id's journal at its first request
+// and the transaction goes on there and commits everything A staged.
+func TestRunningCoordinatorTakesOverAnID(t *testing.T) {
+	s := newMemStore()
+	f := newFake()
+	b := stored(t, s, f)
+	a := stored(t, s, f)
+	ctx := context.Background()
+	pid, epoch, _ := a.InitProducer(ctx, "tx", time.Minute, -1, -1)
+	a.AddPartitions("tx", pid, epoch, []TopicPartition{{"a", 0}})
+	if r := a.Stage("tx", pid, epoch, staged("a", 0, 0, 1, 1)); r.Err != nil {
+		t.Fatal(r.Err)
+	}
+	a.Close()
+
+	wantErr(t, "add partitions on B", b.AddPartitions("tx", pid, epoch, []TopicPartition{{"a", 1}}), nil)
+	if r := b.Stage("tx", pid, epoch, staged("a", 0, 2, 2, 1)); r.Err != nil {
+		t.Fatalf("stage on B: %+v", r)
+	}
+	wantErr(t, "commit on B", b.End(ctx, "tx", pid, epoch, true), nil)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.appends) != 2 {
+		t.Fatalf("%d batches stored, want A's and B's", len(f.appends))
+	}
+}
+
+// TestADirStoreIsNotShared: without a Reader an unknown id stays unknown.
+func TestADirStoreIsNotShared(t *testing.T) {
+	c := journaled(t, t.TempDir(), newFake())
+	wantErr(t, "unknown id", c.AddPartitions("tx", 1, 0, nil), kerr.InvalidProducerIDMapping)
+}

@@ -154,6 +154,27 @@ func (l *Log) Load() ([][]byte, error) {
 	return fold(rows), nil
 }
 
+// Read implements txn.Reader: id's lines, when coordination of id moves
+// to this frontdoor. It reads the whole table (see docs/limits.md).
+func (l *Log) Read(id string) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 4*l.timeout)
+	defer cancel()
+	rows, err := l.read(ctx)
+	if err != nil {
+		return nil, err
+	}
+	mine := rows[:0]
+	for _, r := range rows {
+		if r.id == id {
+			mine = append(mine, r)
+		}
+	}
+	if logs := fold(mine); len(logs) == 1 {
+		return logs[0], nil
+	}
+	return nil, nil
+}
+
 // fold replays rows: a reset replaces an id's lines, an append adds to
 // them, a forget drops them; a write_id seen before is a retry's copy.
 func fold(rows []row) [][]byte {
