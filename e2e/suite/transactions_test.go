@@ -397,6 +397,11 @@ func TestTransactionFrontdoorCrash(t *testing.T) {
 	if err := e.stack.Kill(fd); err != nil {
 		t.Fatal(err)
 	}
+	// The journal is in Fluss, not on frontdoor's disk: the state that
+	// comes back below comes from there.
+	if _, err := os.Stat(filepath.Join(e.stack.Dir(), "state", fd, "transactions")); !os.IsNotExist(err) {
+		t.Fatalf("frontdoor kept a transaction journal on its disk (stat: %v)", err)
+	}
 	if err := e.stack.Restart(ctx, fd); err != nil {
 		t.Fatal(err)
 	}
