@@ -89,7 +89,7 @@ type Config struct {
 	// FlussSASL, when set, is a Fluss cluster that requires SASL/PLAIN from its clients: the
 	// stack's own cluster then authenticates on CoordinatorPort and TabletPort, while its servers
 	// talk to each other on plaintext listeners at CoordinatorInternalPort and TabletInternalPort.
-	// catalogsvc, appendsvc, fetchsvc and the helper log in with FlussSASL.User.
+	// catalogsvc, appendsvc, fetchsvc, frontdoor, schemasvc and the helper log in with FlussSASL.User.
 	FlussSASL               *FlussSASL
 	CoordinatorInternalPort int
 	TabletInternalPort      int

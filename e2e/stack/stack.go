@@ -210,7 +210,7 @@ func (s *Stack) startService(ctx context.Context, spec ServiceSpec) error {
 	if _, set := spec.Env[EnvTxnLogTable]; spec.Runs(Frontdoor) && !set {
 		env = append(env, EnvTxnLogTable+"=ferry_system."+s.txnLogTable())
 	}
-	if _, set := spec.Env[EnvFlussSASLUsername]; c.FlussSASL != nil && !set && (spec.Runs(Catalog) || spec.Runs(Append) || spec.Runs(Fetch) || spec.Runs(Frontdoor)) {
+	if _, set := spec.Env[EnvFlussSASLUsername]; c.FlussSASL != nil && !set && (spec.Runs(Catalog) || spec.Runs(Append) || spec.Runs(Fetch) || spec.Runs(Frontdoor) || spec.Runs(Schema)) {
 		file, err := s.writeSecret("fluss-sasl-password", c.FlussSASL.Password)
 		if err != nil {
 			return err
