@@ -29,6 +29,11 @@ func TestConsumeCompressed(t *testing.T) {
 		bits int16
 	}{{"none", 0}, {"gzip", 1}, {"lz4", 3}, {"zstd", 4}, {"", 3}} // "": the default
 	topics := map[string]string{}
+	// record i goes to partition i%2, so it lands at offset i/2 there.
+	record := func(topic string, i int) *kgo.Record {
+		return &kgo.Record{Topic: topic, Partition: int32(i % 2), Key: fmt.Appendf(nil, "k%d", i),
+			Value: fmt.Appendf(nil, `{"id":%d,"name":"a name repeated to compress %d"}`, i, i)}
+	}
 	for _, c := range codecs {
 		props := map[string]string{"kafka.key.column": "k"}
 		table := "codec_default"
@@ -40,8 +45,7 @@ func TestConsumeCompressed(t *testing.T) {
 		topics[c.name] = topic
 		var recs []*kgo.Record
 		for i := range n {
-			recs = append(recs, &kgo.Record{Topic: topic, Partition: int32(i % 2), Key: fmt.Appendf(nil, "k%d", i),
-				Value: fmt.Appendf(nil, `{"id":%d,"name":"a name repeated to compress %d"}`, i, i)})
+			recs = append(recs, record(topic, i))
 		}
 		kgoProduce(t, newKgo(t, e.kafka, kgo.RecordPartitioner(kgo.ManualPartitioner())), recs, n)
 
@@ -78,8 +82,8 @@ func TestConsumeCompressed(t *testing.T) {
 	}
 
 	check := func(t *testing.T, _ clients.Client, m clients.Message) {
-		i := int(m.Offset)*2 + int(m.Partition) // one produce call per topic: offsets 0.. per partition
-		if string(m.Key) != fmt.Sprintf("k%d", i) || !sameJSON(m.Value, fmt.Appendf(nil, `{"id":%d,"name":"a name repeated to compress %d"}`, i, i)) {
+		want := record("", int(m.Offset)*2+int(m.Partition))
+		if string(m.Key) != string(want.Key) || !sameJSON(m.Value, want.Value) {
 			t.Errorf("partition %d offset %d: key %q value %s", m.Partition, m.Offset, m.Key, m.Value)
 		}
 	}
@@ -174,8 +178,7 @@ func TestConsumeCompressed(t *testing.T) {
 		read(n)
 		var more []*kgo.Record
 		for i := n; i < n+10; i++ {
-			more = append(more, &kgo.Record{Topic: topics["none"], Partition: int32(i % 2), Key: fmt.Appendf(nil, "k%d", i),
-				Value: fmt.Appendf(nil, `{"id":%d,"name":"a name repeated to compress %d"}`, i, i)})
+			more = append(more, record(topics["none"], i))
 		}
 		kgoProduce(t, newKgo(t, e.kafka), more, len(more))
 		read(len(more))
