@@ -340,3 +340,47 @@ func TestCompatible(t *testing.T) {
 		t.Errorf("required dropped, read with the old schema: %v", err)
 	}
 }
+
+// Source and descriptor give one canonical form for files with every kind
+// of declaration (proto2 groups and extensions, services, options, oneofs,
+// reserved ranges, nested enums, maps).
+func TestCanonicalOfEveryConstruct(t *testing.T) {
+	for _, text := range []string{
+		`syntax = "proto2";
+package p2;
+import "google/protobuf/descriptor.proto";
+option java_package = "com.example.p2";
+extend google.protobuf.FieldOptions { optional string label = 50001; }
+message M {
+  required int64 id = 1 [(label) = "key"];
+  optional string name = 2 [default = "none"];
+  repeated group Line = 3 { optional int32 qty = 4; }
+  extensions 100 to 199;
+  reserved 5, 8 to 9;
+  reserved "old";
+  enum Kind { A = 0; B = 1; }
+  optional Kind kind = 6 [deprecated = true];
+  oneof choice { string s = 10; int32 i = 11; }
+  map<string, M> children = 12;
+}
+extend M { optional bool flag = 100; }
+service S { rpc Get(M) returns (M); }
+`,
+		`edition = "2023";
+package e;
+message M { int64 id = 1; string name = 2 [features.field_presence = IMPLICIT]; }
+`,
+	} {
+		src := mustParse(t, text, nil)
+		ser, err := src.Serialized()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := mustParse(t, ser, nil).Canonical(); got != src.Canonical() {
+			t.Errorf("descriptor and source differ:\n%s\n%s", got, src.Canonical())
+		}
+		if again := mustParse(t, src.Canonical(), nil).Canonical(); again != src.Canonical() {
+			t.Errorf("canonical form is not stable:\n%s\n%s", again, src.Canonical())
+		}
+	}
+}
