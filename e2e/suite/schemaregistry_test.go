@@ -24,7 +24,11 @@ import (
 // nobody registered is derived from the table, a registration gets one id however often it is
 // made, a schema that does not fit the table is refused with 409 naming the field, a
 // serializer that only uses the latest version frames records with the registered id, and the
-// JSON Schema serializer registers its schema and frames records with its id.
+// JSON Schema serializer registers its schema and frames records with its id. A Protobuf schema
+// registers, is read back with schemaType PROTOBUF, a Protobuf schema that does not fit is refused
+// naming the field, and the Protobuf serializer (which registers the message's descriptor in
+// base64) gets the id of the same schema registered as .proto source, its deserializer decoding
+// the record with the descriptor the registry serves (format=serialized).
 func TestSchemaRegistryPythonClient(t *testing.T) {
 	e, f := need(t)
 	py := filepath.Join(e.stack.Config().Root, ".cache", "clients", "venv", "bin", "python")
@@ -38,6 +42,13 @@ func TestSchemaRegistryPythonClient(t *testing.T) {
 	}, nil)
 	jsonTopic := topicTable(t, f, db, "events", 1, []testenv.Column{{Name: "id", Type: "BIGINT NOT NULL"}, {Name: "kind", Type: "STRING"}}, nil)
 	jsonSchema := `{"$schema":"http://json-schema.org/draft-07/schema#","title":"Event","type":"object","properties":{"id":{"type":"integer"},"kind":{"type":["string","null"]}},"required":["id"]}`
+	protoTopic := topicTable(t, f, db, "items", 1, []testenv.Column{
+		{Name: "id", Type: "BIGINT NOT NULL"}, {Name: "name", Type: "STRING"}, {Name: "at", Type: "TIMESTAMP_LTZ(3)"},
+	}, nil)
+	// The message the Python script builds as a descriptor, as source.
+	protoSchema := "syntax = \"proto3\";\npackage ferry.e2e;\n\nimport \"google/protobuf/timestamp.proto\";\n\n" +
+		"// An item, as its producer writes it.\nmessage Item {\n  int64 id = 1;\n  string name = 2;\n  google.protobuf.Timestamp at = 3;\n}\n"
+	protoBad := `syntax = "proto3"; package ferry.e2e; message Item { optional int64 id = 1; }`
 	subject := topic + "-value"
 	schema := `{"type":"record","name":"Order","namespace":"com.example","fields":[{"name":"id","type":"long"},{"name":"name","type":["null","string"],"default":null}]}`
 	bad := `{"type":"record","name":"Order","fields":[{"name":"id","type":"string"}]}`
@@ -46,7 +57,8 @@ func TestSchemaRegistryPythonClient(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, py, "-B", filepath.Join(e.stack.Config().Root, "e2e", "clients", "python", "schema_registry.py"),
-		url, subject, schema, bad, `{"id": 7, "name": "seven"}`, jsonTopic, jsonSchema, `{"id": 8, "kind": "eight"}`)
+		url, subject, schema, bad, `{"id": 7, "name": "seven"}`, jsonTopic, jsonSchema, `{"id": 8, "kind": "eight"}`,
+		protoTopic, protoSchema, protoBad, `{"id": 9, "name": "nine", "at_ms": 1767225600123}`)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
@@ -78,6 +90,29 @@ func TestSchemaRegistryPythonClient(t *testing.T) {
 			RegisteredID int `json:"registered_id"`
 			Type         string
 			Decoded      map[string]any
+		}
+		Protobuf struct {
+			Register int
+			Latest   struct {
+				ID, Version int
+				Type        string
+			}
+			Lookup  struct{ ID, Version int }
+			ByID    struct{ Type, Schema string } `json:"by_id"`
+			Refused *struct {
+				HTTPStatus int `json:"http_status"`
+				Code       int
+				Message    string
+			}
+			Serde struct {
+				Magic, ID, Index int
+				LatestID         int `json:"latest_id"`
+				Decoded          struct {
+					ID   int
+					Name string
+					AtMs int64 `json:"at_ms"`
+				}
+			}
 		}
 	}
 	if err := json.Unmarshal(out, &got); err != nil {
@@ -113,6 +148,27 @@ func TestSchemaRegistryPythonClient(t *testing.T) {
 
 	if j := got.JSON; j.Magic != 0 || j.ID <= 0 || j.ID != j.RegisteredID || j.Type != "JSON" || j.Decoded["id"] != float64(8) || j.Decoded["kind"] != "eight" {
 		t.Errorf("JSON serde: %+v", got.JSON)
+	}
+
+	p := got.Protobuf
+	if p.Register <= 0 || p.Latest.ID != p.Register || p.Latest.Version != 1 || p.Latest.Type != "PROTOBUF" {
+		t.Errorf("protobuf registration %d, latest %+v", p.Register, p.Latest)
+	}
+	if p.Lookup.ID != p.Register || p.Lookup.Version != 1 || p.ByID.Type != "PROTOBUF" || p.ByID.Schema != protoSchema {
+		t.Errorf("protobuf lookup %+v, by id %+v", p.Lookup, p.ByID)
+	}
+	if r := p.Refused; r == nil || r.HTTPStatus != 409 || r.Code != 409 ||
+		!strings.Contains(r.Message, "field id: int64 may be absent (it has presence: optional, a message or in a oneof) but the column is BIGINT NOT NULL") {
+		t.Errorf("incompatible protobuf registration: %+v", p.Refused)
+	}
+	if s := p.Serde; s.Magic != 0 || s.ID != p.Register || s.Index != 0 || s.LatestID != p.Register ||
+		s.Decoded.ID != 9 || s.Decoded.Name != "nine" || s.Decoded.AtMs != 1767225600123 {
+		t.Errorf("protobuf serde: %+v, want magic 0, id %d, message index [0], the record back", s, p.Register)
+	}
+	var protoVersions []int
+	getJSON(t, url+"/subjects/"+protoTopic+"-value/versions", 200, &protoVersions)
+	if fmt.Sprint(protoVersions) != "[1]" {
+		t.Errorf("protobuf versions %v: the descriptor must be the registered version", protoVersions)
 	}
 
 	// The refused registration left nothing behind.
