@@ -12,6 +12,7 @@ import (
 	fetchv1 "github.com/ferrygw/ferry/services/api/gen/ferry/fetch/v1"
 	schemav1 "github.com/ferrygw/ferry/services/api/gen/ferry/schema/v1"
 	"github.com/ferrygw/ferry/services/fluss"
+	"github.com/ferrygw/ferry/services/fluss/systable"
 	"github.com/ferrygw/ferry/services/runtime"
 )
 
@@ -83,6 +84,12 @@ func New(ctx context.Context, app *runtime.App, cfg *Config) (fetchv1.FetchServi
 	if err != nil {
 		return nil, err
 	}
+	// The offsets table is made sure of at start, in the background, so
+	// that the first group commit does not wait for its creation.
+	prep := systable.NewPreparer(svc.OffsetsTable())
+	app.Add(runtime.ComponentFuncs{ComponentName: "group-offsets-table",
+		StartFunc:    func(ctx context.Context, _ runtime.Host) error { return prep.Start(ctx) },
+		ShutdownFunc: prep.Shutdown})
 	fetchv1.RegisterFetchServiceServer(app.Server, svc)
 	return svc, nil
 }
