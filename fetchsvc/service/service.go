@@ -37,7 +37,7 @@ func Declare(s *runtime.Settings) *Config {
 		Usage: "longest pause between reads while a consumer waits for data (its added tail latency)"})
 	s.StringVar(&c.Read.GroupOffsetsTable, runtime.Spec[string]{Flag: "group-offsets-table", Env: "FERRY_GROUP_OFFSETS_TABLE",
 		Default: groupoffsets.DefaultTable,
-		Usage:   "Fluss table database.table keeping consumer groups' committed offsets; created (with its database) when first needed"})
+		Usage:   "Fluss table database.table keeping consumer groups' committed offsets; created (with its database) at start"})
 	s.StringVar(&c.SchemaAddr, runtime.Spec[string]{Flag: "schema-addr", Env: "FERRY_SCHEMA_ADDR",
 		Validate: runtime.OptionalDialAddr,
 		Usage:    "schema registry (SchemaService) gRPC address host:port whose schemas Avro and JSON Schema topics are served in; empty: topics with kafka.value.format=avro or json-schema are not served"})

@@ -61,7 +61,7 @@ func Declare(s *runtime.Settings) *Config {
 		Usage: "SCRAM credentials file (frontdoor's -sasl-scram-file) whose users may call the REST API with HTTP Basic"})
 	s.StringVar(&c.Table, runtime.Spec[string]{Flag: "schemas-table", Env: "FERRY_SCHEMAS_TABLE",
 		Default: store.DefaultTable,
-		Usage:   "Fluss table database.table keeping the registry's schemas, subjects and configs; created (with its database) when first needed"})
+		Usage:   "Fluss table database.table keeping the registry's schemas, subjects and configs; created (with its database) at start"})
 	return c
 }
 
