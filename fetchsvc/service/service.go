@@ -12,6 +12,7 @@ import (
 	fetchv1 "github.com/ferrygw/ferry/services/api/gen/ferry/fetch/v1"
 	schemav1 "github.com/ferrygw/ferry/services/api/gen/ferry/schema/v1"
 	"github.com/ferrygw/ferry/services/fluss"
+	"github.com/ferrygw/ferry/services/fluss/systable"
 	"github.com/ferrygw/ferry/services/runtime"
 )
 
@@ -36,7 +37,7 @@ func Declare(s *runtime.Settings) *Config {
 		Usage: "longest pause between reads while a consumer waits for data (its added tail latency)"})
 	s.StringVar(&c.Read.GroupOffsetsTable, runtime.Spec[string]{Flag: "group-offsets-table", Env: "FERRY_GROUP_OFFSETS_TABLE",
 		Default: groupoffsets.DefaultTable,
-		Usage:   "Fluss table database.table keeping consumer groups' committed offsets; created (with its database) when first needed"})
+		Usage:   "Fluss table database.table keeping consumer groups' committed offsets; created (with its database) at start"})
 	s.StringVar(&c.SchemaAddr, runtime.Spec[string]{Flag: "schema-addr", Env: "FERRY_SCHEMA_ADDR",
 		Validate: runtime.OptionalDialAddr,
 		Usage:    "schema registry (SchemaService) gRPC address host:port whose schemas Avro and JSON Schema topics are served in; empty: topics with kafka.value.format=avro or json-schema are not served"})
@@ -83,6 +84,12 @@ func New(ctx context.Context, app *runtime.App, cfg *Config) (fetchv1.FetchServi
 	if err != nil {
 		return nil, err
 	}
+	// The offsets table is made sure of at start, in the background, so
+	// that the first group commit does not wait for its creation.
+	prep := systable.NewPreparer(svc.OffsetsTable())
+	app.Add(runtime.ComponentFuncs{ComponentName: "group-offsets-table",
+		StartFunc:    func(ctx context.Context, _ runtime.Host) error { return prep.Start(ctx) },
+		ShutdownFunc: prep.Shutdown})
 	fetchv1.RegisterFetchServiceServer(app.Server, svc)
 	return svc, nil
 }

@@ -216,7 +216,7 @@ func Declare(s *runtime.Settings) *Config {
 		Usage: "incremental fetch sessions kept (Kafka's max.incremental.fetch.session.cache.slots); 0: every fetch is a full one"})
 	c.Fluss = runtime.DeclareOptionalFluss(s, "Fluss coordinator address(es) host:port[,host:port] for the transaction journal; empty: the journal is in -state-dir (lost with the disk, no failover)")
 	s.StringVar(&c.TxnLogTable, runtime.Spec[string]{Flag: FlagTxnLogTable, Env: EnvTxnLogTable, Default: txnlog.DefaultTable,
-		Usage: "Fluss table database.table keeping the transaction journal when FERRY_FLUSS_BOOTSTRAP is set; created (with its database) when first needed"})
+		Usage: "Fluss table database.table keeping the transaction journal when FERRY_FLUSS_BOOTSTRAP is set; created (with its database) at start"})
 	s.StringVar(&c.StateDir, runtime.Spec[string]{Flag: FlagStateDir, Env: EnvStateDir,
 		Usage: "directory (one frontdoor's own, kept across restarts) for anchors that let idempotent producer state be rebuilt from the Fluss log after a restart, and for the journal of the transactions this frontdoor coordinates; empty: state in memory only, lost on restart"})
 	return c

@@ -6,6 +6,7 @@ import (
 
 	"github.com/ferrygw/ferry/frontdoor/internal/txnlog"
 	"github.com/ferrygw/ferry/services/fluss"
+	"github.com/ferrygw/ferry/services/fluss/systable"
 	"github.com/ferrygw/ferry/services/runtime"
 )
 
@@ -34,7 +35,7 @@ func (c *Config) txnLog(ctx context.Context, app *runtime.App) (*txnlog.Log, err
 		return nil, fmt.Errorf("fluss: %w", err)
 	}
 	app.Add(runtime.ComponentFuncs{ComponentName: "fluss-client", ShutdownFunc: func(context.Context) error { return client.Close() }})
-	l, err := txnlog.New(client, c.TxnLogTable, 0)
+	l, err := txnlog.New(client, c.TxnLogTable, 0, systable.Options{Logger: app.Logger, MeterProvider: app.Telemetry.MeterProvider})
 	if err != nil {
 		return nil, &runtime.SettingError{Env: EnvTxnLogTable, Flag: FlagTxnLogTable, Value: c.TxnLogTable, Err: err}
 	}

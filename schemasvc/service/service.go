@@ -14,6 +14,7 @@ import (
 	catalogv1 "github.com/ferrygw/ferry/services/api/gen/ferry/catalog/v1"
 	schemav1 "github.com/ferrygw/ferry/services/api/gen/ferry/schema/v1"
 	"github.com/ferrygw/ferry/services/fluss"
+	"github.com/ferrygw/ferry/services/fluss/systable"
 	"github.com/ferrygw/ferry/services/runtime"
 )
 
@@ -60,7 +61,7 @@ func Declare(s *runtime.Settings) *Config {
 		Usage: "SCRAM credentials file (frontdoor's -sasl-scram-file) whose users may call the REST API with HTTP Basic"})
 	s.StringVar(&c.Table, runtime.Spec[string]{Flag: "schemas-table", Env: "FERRY_SCHEMAS_TABLE",
 		Default: store.DefaultTable,
-		Usage:   "Fluss table database.table keeping the registry's schemas, subjects and configs; created (with its database) when first needed"})
+		Usage:   "Fluss table database.table keeping the registry's schemas, subjects and configs; created (with its database) at start"})
 	return c
 }
 
@@ -101,10 +102,16 @@ func New(ctx context.Context, app *runtime.App, cfg *Config, catalog catalogv1.C
 		return nil, fmt.Errorf("fluss: %w", err)
 	}
 	app.Add(runtime.ComponentFuncs{ComponentName: "fluss-client", ShutdownFunc: func(context.Context) error { return client.Close() }})
-	log, err := store.NewFlussLog(client, cfg.Table)
+	log, err := store.NewFlussLog(client, cfg.Table, systable.Options{Logger: app.Logger, MeterProvider: app.Telemetry.MeterProvider})
 	if err != nil {
 		return nil, err
 	}
+	// The table is made sure of at start, in the background, so that the
+	// first request does not wait for its creation.
+	prep := systable.NewPreparer(log.Table())
+	app.Add(runtime.ComponentFuncs{ComponentName: "schemas-table",
+		StartFunc:    func(ctx context.Context, _ runtime.Host) error { return prep.Start(ctx) },
+		ShutdownFunc: prep.Shutdown})
 	reg, err := registry.New(log, catalog, app.Logger, app.Telemetry.MeterProvider)
 	if err != nil {
 		return nil, err

@@ -10,6 +10,7 @@ import (
 
 	fetchv1 "github.com/ferrygw/ferry/services/api/gen/ferry/fetch/v1"
 	"github.com/ferrygw/ferry/services/fluss"
+	"github.com/ferrygw/ferry/services/fluss/systable"
 	"github.com/ferrygw/ferry/services/testenv"
 )
 
@@ -32,7 +33,7 @@ func TestCommitAndList(t *testing.T) {
 		defer cancel()
 		_ = cluster.Helper.DropDatabase(ctx, db, true)
 	})
-	s, err := New(fc, db+".offsets")
+	s, err := New(fc, db+".offsets", systable.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +83,7 @@ func TestCommitAndList(t *testing.T) {
 }
 
 func mustNew(t *testing.T, f Fluss, path string) *Store {
-	s, err := New(f, path)
+	s, err := New(f, path, systable.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +92,7 @@ func mustNew(t *testing.T, f Fluss, path string) *Store {
 
 func TestNewRefusesBadPath(t *testing.T) {
 	for _, p := range []string{"", "nodot", ".t", "db.", "a.b.c"} {
-		if _, err := New(nil, p); err == nil {
+		if _, err := New(nil, p, systable.Options{}); err == nil {
 			t.Errorf("New(%q) accepted", p)
 		}
 	}

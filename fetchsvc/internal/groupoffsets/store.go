@@ -13,8 +13,6 @@ import (
 	"hash/fnv"
 	"maps"
 	"slices"
-	"strings"
-	"sync"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -23,20 +21,12 @@ import (
 
 	fetchv1 "github.com/ferrygw/ferry/services/api/gen/ferry/fetch/v1"
 	"github.com/ferrygw/ferry/services/fluss"
-	"github.com/ferrygw/ferry/services/fluss/logbatch"
+	"github.com/ferrygw/ferry/services/fluss/systable"
 	"github.com/ferrygw/ferry/services/fluss/types"
 )
 
 // Fluss is what the store needs from a Fluss client; *fluss.Client has it.
-type Fluss interface {
-	GetTableInfo(ctx context.Context, path fluss.TablePath) (*fluss.TableInfo, error)
-	CreateDatabase(ctx context.Context, name string, d fluss.DatabaseDescriptor, ignoreIfExists bool) error
-	CreateTable(ctx context.Context, path fluss.TablePath, d fluss.TableDescriptor, ignoreIfExists bool) error
-	ProduceLog(ctx context.Context, tableID int64, acks fluss.Acks, timeout time.Duration, batches []fluss.BucketBatch) ([]fluss.BucketResult, error)
-	FetchLog(ctx context.Context, tableID int64, buckets []fluss.FetchBucket, opt fluss.FetchOptions) ([]fluss.FetchResult, error)
-	ListOffsets(ctx context.Context, tableID int64, partitionID *int64, buckets []int32, spec fluss.OffsetSpec) (map[int32]int64, error)
-	RefreshTableRoute(ctx context.Context, path fluss.TablePath) (*fluss.TableRoute, error)
-}
+type Fluss = systable.Fluss
 
 // DefaultTable is where offsets are kept unless configured otherwise.
 const DefaultTable = "ferry_system.consumer_offsets"
@@ -58,100 +48,37 @@ var columns = []types.Field{
 
 // Store reads and writes the offsets table.
 type Store struct {
-	fluss  Fluss
-	path   fluss.TablePath
-	schema *arrow.Schema
-
-	mu   sync.Mutex
-	info *fluss.TableInfo // nil until the table was found or created
+	table *systable.Table
 }
 
-// New returns a store over the table at path ("database.table").
-func New(f Fluss, path string) (*Store, error) {
-	db, table, ok := strings.Cut(path, ".")
-	if !ok || db == "" || table == "" || strings.Contains(table, ".") {
-		return nil, fmt.Errorf("groupoffsets: table %q is not database.table", path)
-	}
-	tp := fluss.TablePath{Database: db, Table: table}
-	schema, err := types.ArrowSchema(columns)
+// New returns a store over the table at path ("database.table"), created
+// (with its database) when first needed or by Prepare.
+func New(f Fluss, path string, opts systable.Options) (*Store, error) {
+	t, err := systable.New(f, systable.Spec{
+		Path:    path,
+		Columns: columns,
+		Buckets: Buckets,
+		// The bucket a group hashes to is taken modulo the table's own
+		// count: an existing table may have another.
+		AnyBuckets: true,
+		Comment:    "Kafka consumer group offsets committed through Ferry",
+	}, opts)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("groupoffsets: %w", err)
 	}
-	return &Store{fluss: f, path: tp, schema: schema}, nil
+	return &Store{table: t}, nil
 }
 
-// table finds the offsets table, creating its database and itself when
-// missing. The table is not a topic: kafka.enabled=false keeps it out of
-// catalogsvc's listing whatever its -expose.
-func (s *Store) table(ctx context.Context) (*fluss.TableInfo, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.info != nil {
-		return s.info, nil
-	}
-	info, err := s.fluss.GetTableInfo(ctx, s.path)
-	if c := fluss.CodeOf(err); c == fluss.CodeTableNotExist || c == fluss.CodeDatabaseNotExist {
-		if err := s.fluss.CreateDatabase(ctx, s.path.Database, fluss.DatabaseDescriptor{
-			Comment: "Ferry's own tables"}, true); err != nil {
-			return nil, fmt.Errorf("groupoffsets: create database %s: %w", s.path.Database, err)
-		}
-		cols := make([]types.Column, len(columns))
-		for i, c := range columns {
-			cols[i] = types.Column{Name: c.Name, Type: c.Type}
-		}
-		if err := s.fluss.CreateTable(ctx, s.path, fluss.TableDescriptor{
-			Schema:           types.Schema{Columns: cols},
-			Comment:          "Kafka consumer group offsets committed through Ferry",
-			NumBuckets:       Buckets,
-			CustomProperties: map[string]string{"kafka.enabled": "false"},
-		}, true); err != nil {
-			return nil, fmt.Errorf("groupoffsets: create table %s: %w", s.path, err)
-		}
-		s.awaitLeaders(ctx)
-		info, err = s.fluss.GetTableInfo(ctx, s.path)
-	}
+// Table is the offsets table, for a service to prepare at start.
+func (s *Store) Table() *systable.Table { return s.table }
+
+// info finds the offsets table, creating it when missing.
+func (s *Store) info(ctx context.Context) (*fluss.TableInfo, error) {
+	info, err := s.table.Info(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("groupoffsets: table %s: %w", s.path, err)
+		return nil, fmt.Errorf("groupoffsets: %w", err)
 	}
-	got := info.Schema.Fields()
-	if len(got) != len(columns) {
-		return nil, fmt.Errorf("groupoffsets: table %s has %d columns, not Ferry's %d", s.path, len(got), len(columns))
-	}
-	for i, c := range columns {
-		if got[i].Name != c.Name || got[i].Type.Root != c.Type.Root {
-			return nil, fmt.Errorf("groupoffsets: table %s column %d is %s %s, not %s %s", s.path, i, got[i].Name, got[i].Type, c.Name, c.Type)
-		}
-	}
-	s.info = info
 	return info, nil
-}
-
-// newTableLeadersWithin bounds the wait for a table the store created to
-// have a leader in every bucket. Fluss assigns them soon after creating it,
-// but a loaded two-core machine took more than retryFor (10 s).
-const newTableLeadersWithin = time.Minute
-
-// awaitLeaders waits, within newTableLeadersWithin and ctx, until every
-// bucket of the store's table has a leader. If they do not come, the calls
-// that need them retry and report as for any missing leader.
-func (s *Store) awaitLeaders(ctx context.Context) {
-	_ = fluss.RetryWithin(ctx, newTableLeadersWithin, func() error {
-		r, err := s.fluss.RefreshTableRoute(ctx, s.path)
-		if err == nil && !allLed(r.Buckets) {
-			err = &fluss.Error{Code: fluss.CodeLeaderNotAvailable, Message: fmt.Sprintf("table %s: a bucket has no leader yet", s.path)}
-		}
-		return err
-	})
-}
-
-// allLed reports whether buckets is not empty and each has a leader.
-func allLed(buckets []fluss.BucketLocation) bool {
-	for _, b := range buckets {
-		if b.Leader == fluss.NoLeader {
-			return false
-		}
-	}
-	return len(buckets) > 0
 }
 
 func bucketOf(group string, buckets int) int32 {
@@ -194,11 +121,11 @@ func (s *Store) appendRows(ctx context.Context, group string, offsets []*fetchv1
 	if len(offsets) == 0 {
 		return nil
 	}
-	info, err := s.table(ctx)
+	info, err := s.info(ctx)
 	if err != nil {
 		return err
 	}
-	b := array.NewRecordBuilder(memory.DefaultAllocator, s.schema)
+	b := array.NewRecordBuilder(memory.DefaultAllocator, s.table.Schema())
 	defer b.Release()
 	for _, o := range offsets {
 		b.Field(0).(*array.StringBuilder).Append(group)
@@ -215,32 +142,9 @@ func (s *Store) appendRows(ctx context.Context, group string, offsets []*fetchv1
 	}
 	rec := b.NewRecordBatch()
 	defer rec.Release()
-	batch, err := logbatch.Build(rec, logbatch.DefaultOptions(int16(info.SchemaID)))
-	if err != nil {
-		return err
-	}
-	// A batch without writer id may be stored twice by a retry after a
-	// lost answer: harmless here, the latest row of a partition wins.
-	err = retry(ctx, func() error {
-		res, err := s.fluss.ProduceLog(ctx, info.TableID, fluss.AcksAll, 30*time.Second,
-			[]fluss.BucketBatch{{Bucket: bucketOf(group, info.NumBuckets), Records: batch}})
-		if err == nil {
-			err = res[0].Err
-		}
-		return err
-	})
-	s.forgetOn(err)
-	return err
-}
-
-// forgetOn drops the table info when the table is gone, so that the next
-// call creates it again.
-func (s *Store) forgetOn(err error) {
-	if c := fluss.CodeOf(err); c == fluss.CodeTableNotExist || errors.Is(err, fluss.ErrUnknownTable) {
-		s.mu.Lock()
-		s.info = nil
-		s.mu.Unlock()
-	}
+	// A retry after a lost answer may store the batch twice: harmless
+	// here, the latest row of a partition wins.
+	return s.table.Append(ctx, bucketOf(group, info.NumBuckets), rec)
 }
 
 // rowKey is one partition of one group.
@@ -251,11 +155,11 @@ type rowKey struct {
 
 // List reads group's latest offset of each partition it committed.
 func (s *Store) List(ctx context.Context, group string) ([]*fetchv1.CommittedOffset, error) {
-	info, err := s.table(ctx)
+	info, err := s.info(ctx)
 	if err != nil {
 		return nil, err
 	}
-	latest, err := s.scan(ctx, info, bucketOf(group, info.NumBuckets), func(g string) bool { return g == group })
+	latest, err := s.scan(ctx, bucketOf(group, info.NumBuckets), func(g string) bool { return g == group })
 	if err != nil {
 		return nil, fmt.Errorf("groupoffsets: offsets of group %q: %w", group, err)
 	}
@@ -269,13 +173,13 @@ func (s *Store) List(ctx context.Context, group string) ([]*fetchv1.CommittedOff
 // Groups names every group with a committed offset, sorted. It reads the
 // whole table.
 func (s *Store) Groups(ctx context.Context) ([]string, error) {
-	info, err := s.table(ctx)
+	info, err := s.info(ctx)
 	if err != nil {
 		return nil, err
 	}
 	seen := map[string]bool{}
 	for b := range int32(info.NumBuckets) {
-		latest, err := s.scan(ctx, info, b, func(string) bool { return true })
+		latest, err := s.scan(ctx, b, func(string) bool { return true })
 		if err != nil {
 			return nil, fmt.Errorf("groupoffsets: groups of bucket %d: %w", b, err)
 		}
@@ -289,78 +193,26 @@ func (s *Store) Groups(ctx context.Context) ([]string, error) {
 // scan reads bucket from its start and returns the latest live row of
 // each partition of the groups keep accepts; a partition whose latest row
 // is a deletion is left out.
-func (s *Store) scan(ctx context.Context, info *fluss.TableInfo, bucket int32, keep func(group string) bool) (map[rowKey]*fetchv1.CommittedOffset, error) {
-	var starts map[int32]int64
-	err := retry(ctx, func() (err error) {
-		starts, err = s.fluss.ListOffsets(ctx, info.TableID, nil, []int32{bucket}, fluss.OffsetEarliest)
-		return err
+func (s *Store) scan(ctx context.Context, bucket int32, keep func(group string) bool) (map[rowKey]*fetchv1.CommittedOffset, error) {
+	latest := map[rowKey]*fetchv1.CommittedOffset{}
+	_, err := s.table.Scan(ctx, bucket, 0, func(rec arrow.RecordBatch) error {
+		return eachRow(rec, keep, func(group string, o *fetchv1.CommittedOffset) {
+			k := rowKey{group, o.Topic, o.Partition}
+			if o.Offset == deleted {
+				delete(latest, k)
+			} else {
+				latest[k] = o
+			}
+		})
 	})
 	if err != nil {
-		s.forgetOn(err)
 		return nil, err
 	}
-	dec, err := logbatch.NewDecoder(s.schema, nil)
-	if err != nil {
-		return nil, err
-	}
-	latest := map[rowKey]*fetchv1.CommittedOffset{}
-	next := starts[bucket]
-	for {
-		var res []fluss.FetchResult
-		err := retry(ctx, func() (err error) {
-			res, err = s.fluss.FetchLog(ctx, info.TableID, []fluss.FetchBucket{{Bucket: bucket, Offset: next, MaxBytes: 4 << 20}}, fluss.FetchOptions{})
-			if err == nil {
-				err = res[0].Err
-			}
-			return err
-		})
-		if err != nil {
-			s.forgetOn(err)
-			return nil, fmt.Errorf("reading at %d: %w", next, err)
-		}
-		it := logbatch.NewIterator(res[0].Records)
-		for it.Next() {
-			b := it.Batch()
-			next = b.BaseOffset + int64(b.LastOffsetDelta) + 1
-			if b.RecordCount == 0 {
-				continue
-			}
-			if err := eachRow(dec, b, keep, func(group string, o *fetchv1.CommittedOffset) {
-				k := rowKey{group, o.Topic, o.Partition}
-				if o.Offset == deleted {
-					delete(latest, k)
-				} else {
-					latest[k] = o
-				}
-			}); err != nil {
-				return nil, fmt.Errorf("batch at %d: %w", b.BaseOffset, err)
-			}
-		}
-		if err := it.Err(); err != nil && !errors.Is(err, logbatch.ErrShortBatch) {
-			return nil, err
-		}
-		if next >= res[0].HighWatermark {
-			return latest, nil
-		}
-	}
+	return latest, nil
 }
 
-// retryFor bounds the retries of one call: long enough for a new table's
-// buckets to get leaders, short of clients' request timeouts.
-const retryFor = 10 * time.Second
-
-// retry runs call until it succeeds, fails for good, or retryFor passed.
-func retry(ctx context.Context, call func() error) error {
-	return fluss.RetryWithin(ctx, retryFor, call)
-}
-
-// eachRow calls fn with every row of b whose group keep accepts.
-func eachRow(dec *logbatch.Decoder, b logbatch.Batch, keep func(group string) bool, fn func(group string, o *fetchv1.CommittedOffset)) error {
-	rec, err := dec.Decode(b)
-	if err != nil {
-		return err
-	}
-	defer rec.Release()
+// eachRow calls fn with every row of rec whose group keep accepts.
+func eachRow(rec arrow.RecordBatch, keep func(group string) bool, fn func(group string, o *fetchv1.CommittedOffset)) error {
 	groups, ok0 := rec.Column(0).(*array.String)
 	topics, ok1 := rec.Column(1).(*array.String)
 	parts, ok2 := rec.Column(2).(*array.Int32)

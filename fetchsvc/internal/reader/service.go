@@ -27,6 +27,7 @@ import (
 	schemav1 "github.com/ferrygw/ferry/services/api/gen/ferry/schema/v1"
 	"github.com/ferrygw/ferry/services/fluss"
 	"github.com/ferrygw/ferry/services/fluss/logbatch"
+	"github.com/ferrygw/ferry/services/fluss/systable"
 )
 
 const instrumentation = "github.com/ferrygw/ferry/fetchsvc/internal/reader"
@@ -83,7 +84,7 @@ func New(cfg Config, f Fluss, log *slog.Logger, mp metric.MeterProvider) (*Servi
 	if cfg.GroupOffsetsTable == "" {
 		cfg.GroupOffsetsTable = groupoffsets.DefaultTable
 	}
-	offsets, err := groupoffsets.New(f, cfg.GroupOffsetsTable)
+	offsets, err := groupoffsets.New(f, cfg.GroupOffsetsTable, systable.Options{Logger: log, MeterProvider: mp})
 	if err != nil {
 		return nil, err
 	}
@@ -108,6 +109,10 @@ func New(cfg Config, f Fluss, log *slog.Logger, mp metric.MeterProvider) (*Servi
 	}
 	return s, nil
 }
+
+// OffsetsTable is the table groups' committed offsets are kept in, for
+// the service to prepare at start.
+func (s *Service) OffsetsTable() *systable.Table { return s.offsets.Table() }
 
 // topicRead is one topic of a Read on its way through the service.
 type topicRead struct {

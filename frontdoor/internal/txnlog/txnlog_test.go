@@ -3,6 +3,8 @@ package txnlog
 import (
 	"reflect"
 	"testing"
+
+	"github.com/ferrygw/ferry/services/fluss/systable"
 )
 
 // TestFoldReplaysEachIDsRows: resets replace, appends add, forgets drop,
@@ -28,11 +30,11 @@ func TestFoldReplaysEachIDsRows(t *testing.T) {
 
 func TestNewWantsDatabaseDotTable(t *testing.T) {
 	for _, p := range []string{"", "t", ".t", "d.", "d.t.x"} {
-		if _, err := New(nil, p, 0); err == nil {
+		if _, err := New(nil, p, 0, systable.Options{}); err == nil {
 			t.Errorf("New(%q) accepted", p)
 		}
 	}
-	if _, err := New(nil, DefaultTable, 0); err != nil {
+	if _, err := New(nil, DefaultTable, 0, systable.Options{}); err != nil {
 		t.Fatal(err)
 	}
 }
