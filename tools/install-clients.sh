@@ -7,6 +7,7 @@
 #
 #   kcat + librdkafka     Debian package kcat                         (apt-get)
 #   Java kafka-clients    e2e/clients/java/pom.xml    -> .cache/clients/java/lib   (mvn)
+#   Confluent JVM Avro serdes  e2e/clients/javaserde/pom.xml -> .cache/clients/javaserde/lib (mvn)
 #   Kafka broker (KRaft)  e2e/kafkabroker/pom.xml     -> .cache/kafkabroker/lib     (mvn)
 #   Kafka tools           e2e/bench/pom.xml           -> .cache/bench/kafka-tools-lib (mvn)
 #   kafkajs + codecs      e2e/clients/node/package-lock.json -> e2e/clients/node/node_modules (npm ci)
@@ -43,8 +44,8 @@ for pkg in kcat chromium; do
 done
 
 # Maven jar sets: a stamp with the pom's hash; a failed copy leaves no stamp so the next run retries.
-jars() { # pom dir
-  local want
+jars() { # pom dir [maven goal]
+  local want goal=${3:-dependency:copy-dependencies}
   want=$(sha "$1")
   if [ -d "$2" ] && stamp_ok "$2.sha256" "$want"; then
     return
@@ -52,7 +53,7 @@ jars() { # pom dir
   need mvn "Maven, to fetch jars from Maven Central"
   echo "install-clients: jars of $1 -> $2"
   rm -rf "$2" "$2.sha256"
-  mvn -q -B -Dstyle.color=never -f "$1" dependency:copy-dependencies -DincludeScope=runtime -DoutputDirectory="$2"
+  mvn -q -B -Dstyle.color=never -f "$1" "$goal" -DincludeScope=runtime -DoutputDirectory="$2"
   echo "$want" > "$2.sha256"
 }
 need java "Java 17+"
@@ -61,8 +62,11 @@ jars "$root/e2e/kafkabroker/pom.xml" "$cache/kafkabroker/lib"
 # Kafka's command-line tools (kafka-consumer-groups for the e2e suite), the set and stamp
 # e2e/bench/install.sh uses too.
 jars "$root/e2e/bench/pom.xml" "$cache/bench/kafka-tools-lib"
-# Compiles the Java runner (bin/java rebuilds only when the sources changed).
+# Confluent's KafkaAvroSerializer/-Deserializer for the JVM (inside a shaded jar: see its pom).
+jars "$clients/javaserde/pom.xml" "$cache/clients/javaserde/lib" dependency:copy
+# Compiles the Java runner and the serde program (each rebuilds only when its sources changed).
 "$clients/bin/java" check >/dev/null
+"$clients/javaserde/run" check >/dev/null
 
 # kafkajs: npm ci from the committed lock file; the lz4 codec builds a native addon.
 need npm "Node 20 with npm"
@@ -124,6 +128,7 @@ need go "Go"
   for c in java kcat kafkajs confluent-kafka franz sarama kafka-go kafka-python; do
     printf '%-16s %s\n' "$c" "$("$clients/bin/$c" check 2>&1 | tr '\n' ' ')"
   done
+  printf '%-16s %s\n' "java-serde" "$("$clients/javaserde/run" check 2>&1 | tr '\n' ' ')"
   printf '%-16s %s\n' "kafka-viewer" "$("$cache/clients/kafka-viewer-venv/bin/pip" list --disable-pip-version-check 2>/dev/null |
     awk '$1 == "kafka-viewer" || $1 == "streamlit" {printf "%s %s ", $1, $2}')"
   printf '%-16s %s\n' "chromium" "$(chromium --version 2>/dev/null | head -1)"
