@@ -6,7 +6,7 @@
 #   fluss     a real Fluss 0.9.1 cluster on the test ports (ferrystack -only fluss -test-ports)
 #   test      go test in every module listed in go.work, against that cluster, then e2e/suite's
 #             single-process tests against a stack that runs every service in one process
-#   fuzz      each fuzz target for FERRY_TEST_FUZZTIME (default 15s)
+#   fuzz      each fuzz target for its execution budget (FERRY_TEST_FUZZTIME overrides it)
 #
 # Tests run with -json through tools/testreport, which prints what plain `go test` does (a line per
 # package, the output of failures); the last lines list every failed and skipped test (each skip
@@ -258,7 +258,7 @@ for m in "${mods[@]}"; do
 done
 # Single-process mode (cmd/ferry): the suite's tests that make sense for one process, against a
 # stack that runs every service in one process. The list is e2e/suite's singleTests.
-single_tests='TestProduceJSON|TestConsumeWhatFerryWrote|TestConsumerGroup|TestFaultKill|TestFaultKillIdempotentClients|TestTracingOneTracePerProduce|TestSchemaRegistryPythonClient'
+single_tests='TestProduceJSON|TestConsumeWhatFerryWrote|TestConsumerGroup|TestFaultKill|TestFaultKillIdempotentClients|TestTracingOneTracePerProduce|TestSchemaRegistryPythonClient|TestAvroProduceConsumePython|TestJSONSchemaProduceConsumePython'
 echo "--- go test ./e2e/suite in single-process mode"
 m_start=$(now)
 if (cd e2e && FERRY_TEST_SINGLE=1 go test -json "${test_flags[@]}" -run "^($single_tests)\$" ./suite |
@@ -281,24 +281,27 @@ fi
 end
 
 # ---------------------------------------------------------------------------------------------
-# Each fuzz target for a bounded time on top of its seed corpus (which `go test` already ran):
-# decoders of untrusted bytes must not panic or allocate from a declared length.
+# Each fuzz target for a bounded number of executions on top of its seed corpus (which `go test`
+# already ran): decoders of untrusted bytes must not panic or allocate from a declared length.
+# Budgets are counts, not durations: a duration -fuzztime can fail with a bare "context deadline
+# exceeded" when a worker is mid-batch at the deadline (golang/go#75804), a Go race, not a finding.
+# Each count is roughly 10 s of fuzzing on two cores; FERRY_TEST_FUZZTIME overrides them all.
 begin fuzz
-fuzz_time=${FERRY_TEST_FUZZTIME:-15s}
-while read -r dir target; do
+while read -r dir target budget; do
+  fuzz_time=${FERRY_TEST_FUZZTIME:-$budget}
   echo "--- $target ($dir, $fuzz_time)"
   (cd "$dir" && go test -json -run '^$' -fuzz "^$target\$" -fuzztime "$fuzz_time" . |
     "$testreport" stream -save "$events_dir/fuzz.jsonl") || fail "fuzz target $target in $dir"
 done <<'TARGETS'
-frontdoor/internal/kafka/broker FuzzReadRequest
-frontdoor/internal/kafka/broker FuzzShapeMatchesKmsg
-frontdoor/internal/kafka/broker FuzzDedupeProduce
-transcodesvc/internal/kafkabatch FuzzDecodeBatch
-transcodesvc/internal/kafkabatch FuzzLZ4Frames
-transcodesvc/internal/convert FuzzConvertJSON
-transcodesvc/internal/convert FuzzConvertAvro
-services/fluss/logbatch FuzzDecode
-services/fluss/kvbatch FuzzDecode
-services/recordbatch FuzzParseHeader
+frontdoor/internal/kafka/broker FuzzReadRequest 60000x
+frontdoor/internal/kafka/broker FuzzShapeMatchesKmsg 15000x
+frontdoor/internal/kafka/broker FuzzDedupeProduce 60000x
+transcodesvc/internal/kafkabatch FuzzDecodeBatch 200000x
+transcodesvc/internal/kafkabatch FuzzLZ4Frames 15000x
+transcodesvc/internal/convert FuzzConvertJSON 60000x
+transcodesvc/internal/convert FuzzConvertAvro 50000x
+services/fluss/logbatch FuzzDecode 100000x
+services/fluss/kvbatch FuzzDecode 20000x
+services/recordbatch FuzzParseHeader 500000x
 TARGETS
 end

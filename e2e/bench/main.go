@@ -102,7 +102,7 @@ func (c *config) flags(fs *flag.FlagSet) {
 	fs.IntVar(&c.Rounds, "rounds", 1, "measure every producer this many times (interleaved) and report the median round by records/s")
 	fs.IntVar(&c.WarmupRounds, "warmup-rounds", 1, "unmeasured rounds of every producer and consumer before the measured ones, so the servers' JVMs (Kafka broker, Fluss tablet server) have compiled their hot paths before anything is timed; their records count in the row checks")
 	fs.StringVar(&c.Targets, "targets", "kafka,ferry,fluss", "what to measure: any of kafka, ferry, fluss (the Java writer), kafka+bridge (the reference broker plus a Java consumer appending to Fluss)")
-	fs.StringVar(&c.Producers, "producers", "perf-test,franz-go", "Kafka producers: any of perf-test, franz-go")
+	fs.StringVar(&c.Producers, "producers", "perf-test,franz-go,franz-go-avro", "Kafka producers: any of perf-test, franz-go, franz-go-avro (Ferry only)")
 	fs.StringVar(&c.Consumers, "consumers", "franz-go,perf-test", "Kafka consumers of the consume rows (with -consume): any of franz-go, perf-test (kafka-consumer-perf-test)")
 	fs.StringVar(&c.Java, "java", "java", "java executable (perf-test, the Java writer, the Fluss servers)")
 	fs.StringVar(&c.LogLevel, "log-level", "info", "Ferry services' log level: debug, info, warn or error")
@@ -134,7 +134,7 @@ func (c *config) flags(fs *flag.FlagSet) {
 
 var (
 	knownTargets   = []string{targetKafka, targetFerry, targetFluss, targetBridge}
-	knownProducers = []string{producerPerfTest, producerFranz}
+	knownProducers = []string{producerPerfTest, producerFranz, producerFranzAvro}
 	knownConsumers = []string{consumerFranz, consumerPerf}
 )
 

@@ -26,7 +26,10 @@ const (
 
 	producerPerfTest = "perf-test"
 	producerFranz    = "franz-go"
-	producerJava     = "java-writer"
+	// producerFranzAvro is franz-go sending the rows as Avro (avro.go) into an avro-format
+	// table; Ferry only, the reference broker has no registry.
+	producerFranzAvro = "franz-go-avro"
+	producerJava      = "java-writer"
 	// producerJavaUpsert is the Fluss UpsertWriter (UpsertBench.java).
 	producerJavaUpsert = "java-upsert"
 

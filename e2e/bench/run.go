@@ -166,7 +166,7 @@ func kafkaPhase(ctx context.Context, cfg *config, root, dir string, pt perfTest,
 			err = errors.Join(err, serr)
 		}
 	}()
-	prods := strings.Split(cfg.Producers, ",")
+	prods := slices.DeleteFunc(strings.Split(cfg.Producers, ","), func(p string) bool { return p == producerFranzAvro })
 	topicOf := func(prod string) string { return "bench_" + strings.ReplaceAll(prod, "-", "_") }
 	const tailTopic = "bench_tail"
 	topics := []string{}
@@ -273,7 +273,7 @@ func produce(ctx context.Context, cfg *config, producer, target, bootstrap, topi
 	ctx, cancel := context.WithTimeout(ctx, cfg.RunTimeout)
 	defer cancel()
 	log.Info("producing", "producer", producer, "target", target, "topic", topic, "records", cfg.Records, "round", round)
-	if producer == producerFranz {
+	if producer == producerFranz || producer == producerFranzAvro {
 		watch = append(slices.Clone(watch), self())
 	}
 	w, werr := startWindow(watch)
@@ -287,6 +287,9 @@ func produce(ctx context.Context, cfg *config, producer, target, bootstrap, topi
 		r, err = pt.run(ctx, target, bootstrap, topic)
 	case producerFranz:
 		r, err = runFranz(ctx, cfg, target, bootstrap, topic, p)
+	case producerFranzAvro:
+		r, err = runFranz(ctx, cfg, target, bootstrap, topic, p)
+		r.Producer = producerFranzAvro
 	default:
 		err = fmt.Errorf("unknown producer %q", producer)
 	}
@@ -529,6 +532,9 @@ func flussPhase(ctx context.Context, cfg *config, root, dir string, pt perfTest,
 	}
 	if cfg.PK && cfg.runs(targetFerry) {
 		for _, prod := range strings.Split(cfg.Producers, ",") {
+			if prod == producerFranzAvro {
+				continue // the Avro row is an append row
+			}
 			tables = append(tables, table{name: strings.ReplaceAll(prod, "-", "_") + "_pk", producer: prod, kafka: true, pk: true})
 		}
 	}
@@ -568,6 +574,9 @@ func flussPhase(ctx context.Context, cfg *config, root, dir string, pt perfTest,
 		if t.kafka {
 			// JSON is the default value format (docs/mapping.md); opting in is all it takes.
 			spec.CustomProperties = map[string]string{"kafka.enabled": "true"}
+			if t.producer == producerFranzAvro {
+				spec.CustomProperties["kafka.value.format"] = "avro"
+			}
 			if cfg.FetchCompression != "" {
 				spec.CustomProperties["kafka.fetch.compression"] = cfg.FetchCompression
 			}
@@ -616,7 +625,15 @@ func flussPhase(ctx context.Context, cfg *config, root, dir string, pt perfTest,
 				if errors.Is(serr, errNoRequestJobs) {
 					serr = nil // no request yet: every count is 0
 				}
-				r, err = produce(ctx, cfg, t.producer, targetFerry, sc.KafkaAddr(), db+"."+t.name, pt, p, round, stackWatch(st), log)
+				tp := p
+				if t.producer == producerFranzAvro {
+					// The schema is the registry's derived latest for the table; encoded
+					// before the run, as the JSON rows are.
+					if tp, err = avroPayloads(ctx, sc.RegistryURL(), db+"."+t.name, len(p.recs)); err != nil {
+						return nil, err
+					}
+				}
+				r, err = produce(ctx, cfg, t.producer, targetFerry, sc.KafkaAddr(), db+"."+t.name, pt, tp, round, stackWatch(st), log)
 				if err == nil && serr == nil {
 					var after requestJobs
 					if after, serr = scrapeRequestJobs(ctx, cfg.appendMetricsPort()); serr == nil {

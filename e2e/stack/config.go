@@ -44,6 +44,11 @@ const ClientCertName = "ferrystack"
 // the spec to run a frontdoor without persisted idempotence state.
 const EnvStateDir = "FERRY_STATE_DIR"
 
+// EnvTxnLogTable is frontdoor's transaction journal table. A frontdoor started without it in
+// its ServiceSpec.Env gets a table of its stack's own (every frontdoor of the stack shares
+// it), so that stacks on one Fluss cluster never recover each other's transactions.
+const EnvTxnLogTable = "FERRY_TXN_LOG_TABLE"
+
 // The Fluss credential settings of catalogsvc, appendsvc and fetchsvc. A spec that sets
 // EnvFlussSASLUsername itself (wrong credentials, say) keeps its own.
 const (
@@ -84,7 +89,7 @@ type Config struct {
 	// FlussSASL, when set, is a Fluss cluster that requires SASL/PLAIN from its clients: the
 	// stack's own cluster then authenticates on CoordinatorPort and TabletPort, while its servers
 	// talk to each other on plaintext listeners at CoordinatorInternalPort and TabletInternalPort.
-	// catalogsvc, appendsvc, fetchsvc and the helper log in with FlussSASL.User.
+	// catalogsvc, appendsvc, fetchsvc, frontdoor, schemasvc and the helper log in with FlussSASL.User.
 	FlussSASL               *FlussSASL
 	CoordinatorInternalPort int
 	TabletInternalPort      int
@@ -604,6 +609,7 @@ func (c Config) ServiceSpecs() []ServiceSpec {
 		env["FERRY_CATALOG_ADDR"] = c.addr(c.CatalogPort)
 		env["FERRY_TRANSCODE_ADDR"] = strings.Join(transcodeAddrs, ",")
 		env["FERRY_APPEND_ADDR"] = c.addr(c.AppendPort)
+		env["FERRY_FLUSS_BOOTSTRAP"] = c.FlussBootstrap()
 		if c.wants(Fetch) {
 			env["FERRY_FETCH_ADDR"] = c.addr(c.FetchPort)
 		}

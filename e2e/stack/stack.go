@@ -207,7 +207,10 @@ func (s *Stack) startService(ctx context.Context, spec ServiceSpec) error {
 		// restart) finds them again.
 		env = append(env, EnvStateDir+"="+filepath.Join(s.dir, "state", spec.Name))
 	}
-	if _, set := spec.Env[EnvFlussSASLUsername]; c.FlussSASL != nil && !set && (spec.Runs(Catalog) || spec.Runs(Append) || spec.Runs(Fetch)) {
+	if _, set := spec.Env[EnvTxnLogTable]; spec.Runs(Frontdoor) && !set {
+		env = append(env, EnvTxnLogTable+"=ferry_system."+s.txnLogTable())
+	}
+	if _, set := spec.Env[EnvFlussSASLUsername]; c.FlussSASL != nil && !set && (spec.Runs(Catalog) || spec.Runs(Append) || spec.Runs(Fetch) || spec.Runs(Frontdoor) || spec.Runs(Schema)) {
 		file, err := s.writeSecret("fluss-sasl-password", c.FlussSASL.Password)
 		if err != nil {
 			return err
@@ -253,6 +256,21 @@ func (s *Stack) writeSecret(name, value string) (string, error) {
 	}
 	path := filepath.Join(dir, name)
 	return path, os.WriteFile(path, []byte(value+"\n"), 0o600)
+}
+
+// txnLogTable names the stack's transaction journal table after its run
+// directory, unique per stack.
+func (s *Stack) txnLogTable() string {
+	var b strings.Builder
+	b.WriteString("transactions_")
+	for _, r := range strings.ToLower(filepath.Base(s.dir)) {
+		if (r >= 'a' && r <= 'z') || (r >= '0' && r <= '9') {
+			b.WriteRune(r)
+		} else {
+			b.WriteByte('_')
+		}
+	}
+	return b.String()
 }
 
 // PKIDir is where the stack's CA and certificates are (devpki layout); empty files when the

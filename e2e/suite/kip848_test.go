@@ -157,19 +157,12 @@ func startMember(t *testing.T, ev *memberEvents, name string, cmd *exec.Cmd) (st
 			}
 			_ = cmd.Wait()
 			if s := stderr.String(); s != "" {
-				t.Logf("member %s stderr:\n%s", name, tail(s, 3000))
+				t.Logf("member %s stderr:\n%s", name, tailString(s, 3000))
 			}
 		})
 	}
 	t.Cleanup(stop)
 	return stop
-}
-
-func tail(s string, n int) string {
-	if len(s) > n {
-		return s[len(s)-n:]
-	}
-	return s
 }
 
 // javaMember is Kafka's VerifiableConsumer with group.protocol=consumer and the uniform assignor

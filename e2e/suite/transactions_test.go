@@ -56,17 +56,10 @@ func javaTxn(t *testing.T) func(args ...string) string {
 		cmd.Stderr = &stderr
 		out, err := cmd.Output()
 		if err != nil {
-			t.Fatalf("java %v: %v\nstderr:\n%s", args, err, tail(stderr.String(), 4000))
+			t.Fatalf("java %v: %v\nstderr:\n%s", args, err, tailString(stderr.String(), 4000))
 		}
 		return strings.TrimSpace(string(out))
 	}
-}
-
-func tail(s string, n int) string {
-	if len(s) > n {
-		return s[len(s)-n:]
-	}
-	return s
 }
 
 // idsOf scans a table and returns its ids, sorted, failing on a repeated one.
@@ -345,7 +338,7 @@ func TestTransactionsConfluentKafka(t *testing.T) {
 	defer cancel()
 	out, err := exec.CommandContext(ctx, py, "-B", filepath.Join("testdata", "ferry_txn.py"), e.kafka, db+"-py", topic).CombinedOutput()
 	if err != nil || !strings.HasSuffix(strings.TrimSpace(string(out)), "OK") {
-		t.Fatalf("confluent-kafka: %v\n%s", err, tail(string(out), 4000))
+		t.Fatalf("confluent-kafka: %v\n%s", err, tailString(string(out), 4000))
 	}
 	want := []int64{0, 1, 2, 3, 4, 200, 201, 202, 203, 204}
 	if got := idsOf(t, f, db, "t"); !slices.Equal(got, want) {
@@ -403,6 +396,11 @@ func TestTransactionFrontdoorCrash(t *testing.T) {
 	round(first, 100) // staged, then frontdoor dies
 	if err := e.stack.Kill(fd); err != nil {
 		t.Fatal(err)
+	}
+	// The journal is in Fluss, not on frontdoor's disk: the state that
+	// comes back below comes from there.
+	if _, err := os.Stat(filepath.Join(e.stack.Dir(), "state", fd, "transactions")); !os.IsNotExist(err) {
+		t.Fatalf("frontdoor kept a transaction journal on its disk (stat: %v)", err)
 	}
 	if err := e.stack.Restart(ctx, fd); err != nil {
 		t.Fatal(err)
@@ -500,10 +498,10 @@ func TestTransactionalMessageCopier(t *testing.T) {
 		}
 	}
 	if err := cmd.Wait(); err != nil {
-		t.Fatalf("copier: %v\nstdout tail:\n%s\nstderr tail:\n%s", err, tail(strings.Join(lines, "\n"), 3000), tail(stderr.String(), 3000))
+		t.Fatalf("copier: %v\nstdout tail:\n%s\nstderr tail:\n%s", err, tailString(strings.Join(lines, "\n"), 3000), tailString(stderr.String(), 3000))
 	}
 	if len(victims) > 0 {
-		t.Fatalf("the copier finished before %s was killed:\n%s", victims[0].name, tail(strings.Join(lines, "\n"), 3000))
+		t.Fatalf("the copier finished before %s was killed:\n%s", victims[0].name, tailString(strings.Join(lines, "\n"), 3000))
 	}
 	for range 2 {
 		if err := <-killed; err != nil {

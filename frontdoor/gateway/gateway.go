@@ -28,6 +28,7 @@ import (
 	"github.com/ferrygw/ferry/frontdoor/internal/saslscram"
 	"github.com/ferrygw/ferry/frontdoor/internal/streampool"
 	"github.com/ferrygw/ferry/frontdoor/internal/txn"
+	"github.com/ferrygw/ferry/frontdoor/internal/txnlog"
 	appendv1 "github.com/ferrygw/ferry/services/api/gen/ferry/append/v1"
 	catalogv1 "github.com/ferrygw/ferry/services/api/gen/ferry/catalog/v1"
 	fetchv1 "github.com/ferrygw/ferry/services/api/gen/ferry/fetch/v1"
@@ -47,6 +48,8 @@ const (
 	EnvTLSKey         = "FERRY_KAFKA_TLS_KEY"
 	FlagTLSKey        = "kafka-tls-key"
 	EnvStateDir       = "FERRY_STATE_DIR"
+	EnvTxnLogTable    = "FERRY_TXN_LOG_TABLE"
+	FlagTxnLogTable   = "txn-log-table"
 	FlagStateDir      = "state-dir"
 	EnvACLFile        = "FERRY_ACL_FILE"
 	FlagACLFile       = "acl-file"
@@ -114,6 +117,10 @@ type Config struct {
 	TxnMaxTimeout          time.Duration
 	TxnMaxStagedBytes      int
 	TxnMaxTotalStagedBytes int
+	// Fluss, when its bootstrap is set, keeps the transaction journal in
+	// TxnLogTable (frontdoor/internal/txnlog); otherwise it is in StateDir.
+	Fluss       *runtime.FlussConfig
+	TxnLogTable string
 
 	// Incremental fetch sessions (KIP-227).
 	FetchSessionSlots int
@@ -207,6 +214,9 @@ func Declare(s *runtime.Settings) *Config {
 	s.IntVar(&c.FetchSessionSlots, runtime.Spec[int]{Flag: "fetch-session-cache-slots", Env: "FERRY_FETCH_SESSION_CACHE_SLOTS",
 		Default: fetchsession.DefaultConfig().Slots, Validate: nonNegative,
 		Usage: "incremental fetch sessions kept (Kafka's max.incremental.fetch.session.cache.slots); 0: every fetch is a full one"})
+	c.Fluss = runtime.DeclareOptionalFluss(s, "Fluss coordinator address(es) host:port[,host:port] for the transaction journal; empty: the journal is in -state-dir (lost with the disk, no failover)")
+	s.StringVar(&c.TxnLogTable, runtime.Spec[string]{Flag: FlagTxnLogTable, Env: EnvTxnLogTable, Default: txnlog.DefaultTable,
+		Usage: "Fluss table database.table keeping the transaction journal when FERRY_FLUSS_BOOTSTRAP is set; created (with its database) when first needed"})
 	s.StringVar(&c.StateDir, runtime.Spec[string]{Flag: FlagStateDir, Env: EnvStateDir,
 		Usage: "directory (one frontdoor's own, kept across restarts) for anchors that let idempotent producer state be rebuilt from the Fluss log after a restart, and for the journal of the transactions this frontdoor coordinates; empty: state in memory only, lost on restart"})
 	return c
@@ -235,6 +245,11 @@ func positive(n int) error {
 
 // Validate checks what single settings cannot: combinations.
 func (c *Config) Validate() error {
+	if c.Fluss.Bootstrap != "" {
+		if err := c.Fluss.Validate(); err != nil {
+			return err
+		}
+	}
 	if err := (idempotence.Config{ProducerIdleExpiry: c.ProducerIdleExpiry, MaxProducers: c.MaxProducers}).Validate(); err != nil {
 		return &runtime.SettingError{Env: "FERRY_PRODUCER_IDLE_EXPIRY", Flag: "producer-idle-expiry", Value: c.ProducerIdleExpiry.String(), Err: err}
 	}
@@ -494,6 +509,14 @@ func setup(ctx context.Context, app *runtime.App, c *Config, inProcess *Peers) e
 		if err := watchFile(app, acls, "acl", c.ACLReloadInterval); err != nil {
 			return err
 		}
+	}
+	if c.Fluss.Bootstrap != "" {
+		store, err := c.txnLog(ctx, app)
+		if err != nil {
+			return err
+		}
+		deps.Transactions.Store = store
+		log.Info("transaction journal in Fluss", "table", c.TxnLogTable)
 	}
 	srv, err := broker.NewFrontdoor(kcfg, deps)
 	if err != nil {

@@ -40,9 +40,24 @@ type FlussConfig struct {
 // DeclareFluss registers the Fluss settings and returns the config they
 // fill in. FERRY_FLUSS_BOOTSTRAP has no default: it is required.
 func DeclareFluss(s *Settings) *FlussConfig {
+	return declareFluss(s, "Fluss coordinator address(es) host:port[,host:port] (required)", DialAddrList)
+}
+
+// DeclareOptionalFluss is DeclareFluss for a service that uses Fluss only
+// when FERRY_FLUSS_BOOTSTRAP is set.
+func DeclareOptionalFluss(s *Settings, usage string) *FlussConfig {
+	return declareFluss(s, usage, func(v string) error {
+		if v == "" {
+			return nil
+		}
+		return DialAddrList(v)
+	})
+}
+
+func declareFluss(s *Settings, usage string, validate func(string) error) *FlussConfig {
 	c := &FlussConfig{}
 	s.StringVar(&c.Bootstrap, Spec[string]{Flag: FlagFlussBootstrap, Env: EnvFlussBootstrap,
-		Usage: "Fluss coordinator address(es) host:port[,host:port] (required)", Validate: DialAddrList})
+		Usage: usage, Validate: validate})
 	s.DurationVar(&c.ConnectTimeout, Spec[time.Duration]{Flag: FlagFlussConnectTimeout, Env: EnvFlussConnectTimeout,
 		Default: 10 * time.Second, Validate: PositiveDuration,
 		Usage: "how long startup waits for Fluss to become reachable"})

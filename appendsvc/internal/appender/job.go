@@ -85,8 +85,26 @@ func (s *Service) newJob(streamCtx context.Context, req *appendv1.AppendRequest)
 // alone: Fluss answers a request in which it finds any duplicate batch as a
 // duplicate of that one and appends none of the others, so a retried batch
 // sharing a request with a new one would lose the new one.
+//
+// Routed jobs of a primary-key table coalesce with each other the same way
+// (routed.go, produceRoutedGroup): their pieces for one bucket are merged
+// into one KV batch. Only non-idempotent ones: a merged batch would need
+// one writer sequence for several Kafka batches, and a retried one would
+// be taken as a duplicate whole.
 func (j *job) coalescesWith(o *job) bool {
-	return j.acks == o.acks && o.resp == nil && j.req.GetWriterId() < 0 && o.req.GetWriterId() < 0 && j.pieces == nil && o.pieces == nil
+	if j.acks != o.acks || o.resp != nil || j.req.GetWriterId() >= 0 || o.req.GetWriterId() >= 0 {
+		return false
+	}
+	jr, or := len(j.req.GetPieces()) > 0, len(o.req.GetPieces()) > 0
+	if !jr && !or {
+		return true
+	}
+	return jr && or && j.isKV() && o.isKV() && j.req.GetSchemaId() == o.req.GetSchemaId()
+}
+
+// isKV tells whether j is a routed job of a primary-key table.
+func (j *job) isKV() bool {
+	return len(j.req.GetPieces()) > 0 && len(j.req.GetPieces()[0].GetKvRecords()) > 0
 }
 
 // fail is the answer for a job that ended with err; possiblyStored says

@@ -108,28 +108,142 @@ func (s *Service) buildRouted(j *job) error {
 	return nil
 }
 
-// produceRouted writes a routed job's pieces, retrying the ones that
-// failed retriably until the job's deadline, and sets j.resp (except when
-// the stream's context ends first).
-func (s *Service) produceRouted(streamCtx context.Context, j *job) {
-	ctx, cancel := context.WithDeadline(streamCtx, j.deadline)
-	defer cancel()
-	kv := len(j.req.GetPieces()[0].GetKvRecords()) > 0
-	if err := s.resolvePartitions(ctx, j); err != nil {
+// produceRoutedGroup writes a group of routed jobs (one, or several
+// non-idempotent KV jobs that coalesce) and sets each job's resp, except
+// when the stream's context ends first. The pieces of several jobs for one
+// bucket are merged into one KV batch, records in job order, so one PutKv
+// request carries the group; each job is then answered from the outcome of
+// the merged batches its pieces went into.
+func (s *Service) produceRoutedGroup(streamCtx context.Context, group []*job) {
+	var live []*job
+	for _, j := range group {
+		ctx, cancel := context.WithDeadline(streamCtx, j.deadline)
+		err := s.resolvePartitions(ctx, j)
+		cancel()
+		if err == nil {
+			live = append(live, j)
+			continue
+		}
 		if streamCtx.Err() == nil {
-			// Nothing was written: partitions are resolved before any piece.
+			// Nothing of this job was written: partitions are resolved first.
 			j.resp = j.fail(err, false)
 			s.log.Warn("append: partitions not available", "table", j.table.Path.String(), "table_id", j.table.ID, "err", err)
 		}
+	}
+	if len(live) == 0 {
 		return
 	}
+	carrier, from, err := mergeRouted(live)
+	if err != nil {
+		for _, j := range live {
+			j.resp = j.fail(err, false)
+		}
+		return
+	}
+	outOfTime := s.writeRouted(streamCtx, carrier, len(live))
+	if streamCtx.Err() != nil {
+		return
+	}
+	for k, j := range live {
+		jobOutOfTime := outOfTime
+		if carrier != j {
+			var alone []int
+			for i := range j.pieces {
+				m := carrier.pieces[from[k][i]]
+				p := &j.pieces[i]
+				p.done, p.offset, p.err, p.mayStored = m.done, m.offset, m.err, m.mayStored
+				if !m.done && !fluss.IsRetriable(m.err) && refusedByFluss(codeOf(m.err)) {
+					alone = append(alone, i)
+				}
+			}
+			// Fluss refused a merged batch and stored none of it: the
+			// refusal may come from another job's records, so this job's
+			// own batches for those buckets go alone, in job order, and
+			// each job gets its own answer as it would unmerged.
+			if len(alone) > 0 {
+				jobOutOfTime = s.writeAlone(streamCtx, j, alone) || outOfTime
+			}
+		}
+		s.answerRouted(j, jobOutOfTime)
+	}
+}
+
+// writeAlone writes again, on their own, the pieces at idx of j.
+func (s *Service) writeAlone(streamCtx context.Context, j *job, idx []int) bool {
+	sub := &job{req: j.req, table: j.table, ctx: j.ctx, span: j.span, deadline: j.deadline, acks: j.acks}
+	for _, i := range idx {
+		p := j.pieces[i]
+		p.done, p.err, p.mayStored, p.offset = false, nil, false, -1
+		sub.pieces = append(sub.pieces, p)
+	}
+	outOfTime := s.writeRouted(streamCtx, sub, 1)
+	for k, i := range idx {
+		j.pieces[i] = sub.pieces[k]
+	}
+	return outOfTime
+}
+
+// mergeRouted is the job that carries a group's pieces to Fluss: the job
+// itself when alone, else one whose pieces are the group's merged by
+// bucket; from[k][i] is the carrier piece job k's piece i went into.
+func mergeRouted(group []*job) (*job, [][]int, error) {
+	if len(group) == 1 {
+		return group[0], nil, nil
+	}
+	first := group[0]
+	carrier := &job{req: first.req, table: first.table, ctx: first.ctx, span: first.span, deadline: first.deadline, acks: first.acks}
+	index := map[bucketOf]int{}
+	var raw [][]byte // the merged pieces' records, headers left out
+	var counts []int32
+	from := make([][]int, len(group))
+	for k, j := range group {
+		carrier.deadline = minTime(carrier.deadline, j.deadline)
+		from[k] = make([]int, len(j.pieces))
+		for i, p := range j.pieces {
+			key := bucketOf{p.name, p.batch.Bucket}
+			m, ok := index[key]
+			if !ok {
+				m = len(carrier.pieces)
+				index[key] = m
+				carrier.pieces = append(carrier.pieces, routedPiece{name: p.name, batch: fluss.BucketBatch{PartitionID: p.batch.PartitionID, Bucket: p.batch.Bucket}, offset: -1})
+				raw, counts = append(raw, nil), append(counts, 0)
+			}
+			raw[m] = append(raw[m], j.req.GetPieces()[i].GetKvRecords()...)
+			counts[m] += j.req.GetPieces()[i].GetRecordCount()
+			carrier.pieces[m].records += p.records
+			from[k][i] = m
+		}
+	}
+	opts := kvbatch.DefaultOptions(int16(first.req.GetSchemaId()))
+	for m := range carrier.pieces {
+		b, err := kvbatch.Frame(nil, raw[m], counts[m], opts)
+		if err != nil {
+			return nil, nil, invalid(fluss.CodeCorruptRecord, "merging kv_records: %v", err)
+		}
+		carrier.pieces[m].batch.Records = b
+	}
+	return carrier, from, nil
+}
+
+func minTime(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
+}
+
+// writeRouted writes j's pieces (for jobs Kafka batches), retrying the ones
+// that failed retriably until j's deadline, and tells whether it ran out of
+// time.
+func (s *Service) writeRouted(streamCtx context.Context, j *job, jobs int) (outOfTime bool) {
+	ctx, cancel := context.WithDeadline(streamCtx, j.deadline)
+	defer cancel()
+	kv := j.isKV()
 	backoff := s.cfg.RetryBackoffMin
-	outOfTime := false
 	for attempt := 1; ; attempt++ {
 		remaining := time.Until(j.deadline)
 		if remaining <= 0 || ctx.Err() != nil {
-			outOfTime = true
-			break
+			return true
 		}
 		var todo []int
 		for i := range j.pieces {
@@ -137,7 +251,7 @@ func (s *Service) produceRouted(streamCtx context.Context, j *job) {
 				todo = append(todo, i)
 			}
 		}
-		s.writePieces(ctx, j, kv, todo, remaining, attempt)
+		s.writePieces(ctx, j, kv, todo, remaining, attempt, jobs)
 		retry, fatal := false, false
 		for _, i := range todo {
 			p := &j.pieces[i]
@@ -153,12 +267,8 @@ func (s *Service) produceRouted(streamCtx context.Context, j *job) {
 				fatal = true
 			}
 		}
-		if !retry && !fatal {
-			j.resp = &appendv1.AppendResponse{JobId: j.req.GetJobId(), BaseOffset: j.pieces[0].offset}
-			return
-		}
-		if fatal {
-			break
+		if !retry || fatal {
+			return false
 		}
 		s.log.Debug("append: retrying pieces", "table", j.table.Path.String(), "table_id", j.table.ID, "attempt", attempt, "backoff", backoff)
 		select {
@@ -167,18 +277,23 @@ func (s *Service) produceRouted(streamCtx context.Context, j *job) {
 		}
 		backoff = min(2*backoff, s.cfg.RetryBackoffMax)
 	}
-	if streamCtx.Err() != nil {
-		return
-	}
+}
+
+// answerRouted sets j.resp from the outcome of its pieces.
+func (s *Service) answerRouted(j *job, outOfTime bool) {
 	// The first piece that did not make it decides the answer; the job may
 	// be stored in part whenever any piece is or may be.
 	var lastErr error
-	possiblyStored := false
+	possiblyStored, failed := false, false
 	for _, p := range j.pieces {
 		possiblyStored = possiblyStored || p.done || p.mayStored
-		if !p.done && lastErr == nil {
-			lastErr = p.err
+		if !p.done && !failed {
+			lastErr, failed = p.err, true
 		}
+	}
+	if !failed {
+		j.resp = &appendv1.AppendResponse{JobId: j.req.GetJobId(), BaseOffset: j.pieces[0].offset}
+		return
 	}
 	lastErr = timeoutError(lastErr, outOfTime, "every piece of the batch")
 	j.resp = j.fail(lastErr, possiblyStored)
@@ -218,7 +333,7 @@ func (s *Service) resolvePartitions(ctx context.Context, j *job) error {
 
 // writePieces sends the pieces at todo in one call under its own span and
 // records each one's outcome.
-func (s *Service) writePieces(ctx context.Context, j *job, kv bool, todo []int, remaining time.Duration, attempt int) {
+func (s *Service) writePieces(ctx context.Context, j *job, kv bool, todo []int, remaining time.Duration, attempt, jobs int) {
 	name := "fluss.ProduceLog"
 	if kv {
 		name = "fluss.PutKv"
@@ -231,6 +346,7 @@ func (s *Service) writePieces(ctx context.Context, j *job, kv bool, todo []int, 
 		bb[k] = j.pieces[i].batch
 	}
 	timeout := max(remaining.Truncate(time.Millisecond), time.Millisecond)
+	s.requestJobs.Record(ctx, int64(jobs))
 	offsets := make([]int64, len(todo))
 	errs := make([]error, len(todo))
 	var err error

@@ -23,7 +23,7 @@ func logPiece(t *testing.T, partition string, bucket int32, rows int, seq int32)
 	return &appendv1.AppendPiece{PartitionName: partition, BucketId: bucket, ArrowIpc: ipcBytes, RecordCount: int32(rows), BatchSequence: seq}
 }
 
-func kvPiece(t *testing.T, bucket int32, seq int32, keys ...string) *appendv1.AppendPiece {
+func kvPiece(t testing.TB, bucket int32, seq int32, keys ...string) *appendv1.AppendPiece {
 	b := kvbatch.NewBuilder()
 	for i, k := range keys {
 		row := []byte{0, byte(i)}

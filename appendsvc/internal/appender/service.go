@@ -39,7 +39,7 @@ type Service struct {
 	jobs     metric.Int64Counter
 	records  metric.Int64Counter
 	duration metric.Float64Histogram
-	// requestJobs is the jobs each ProduceLog request carries: how much coalescing finds to
+	// requestJobs is the jobs each ProduceLog or PutKv request carries: how much coalescing finds to
 	// put together (the tablet server's cost is mostly per request).
 	requestJobs metric.Int64Histogram
 }
@@ -75,7 +75,7 @@ func New(cfg Config, f Fluss, log *slog.Logger, tp trace.TracerProvider, mp metr
 		return nil, err
 	}
 	if s.requestJobs, err = meter.Int64Histogram("ferry.append.request_jobs", metric.WithUnit("{job}"),
-		metric.WithDescription("Jobs (Kafka batches) per Fluss ProduceLog request sent, each attempt counted"),
+		metric.WithDescription("Jobs (Kafka batches) per Fluss ProduceLog or PutKv request sent, each attempt counted"),
 		metric.WithExplicitBucketBoundaries(1, 2, 4, 8, 16, 32, 64)); err != nil {
 		return nil, err
 	}
@@ -250,7 +250,7 @@ func (st *streamState) bucketWorker(q chan *job) {
 			continue
 		}
 		if group[0].pieces != nil {
-			st.svc.produceRouted(st.ctx, group[0])
+			st.svc.produceRoutedGroup(st.ctx, group)
 		} else {
 			st.svc.produce(st.ctx, group)
 		}
@@ -280,7 +280,11 @@ func (st *streamState) prepare(j *job) int {
 		j.resp = j.fail(err, false)
 		return 0
 	}
-	return partsSize(j.batch)
+	n := partsSize(j.batch)
+	for _, p := range j.pieces {
+		n += len(p.batch.Records) + partsSize(p.batch.Parts)
+	}
+	return n
 }
 
 // traceContext extracts the sender's trace context of one message: a

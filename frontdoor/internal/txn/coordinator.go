@@ -77,8 +77,11 @@ type Config struct {
 	// IDExpiry forgets a transactional id without an open transaction
 	// after this long unused (Kafka's transactional.id.expiration.ms).
 	IDExpiry time.Duration
-	// StateDir, when set, keeps the transactions in a journal there, read
-	// back at start (journal.go); empty keeps them in memory only.
+	// Store, when set, keeps the transactions' journal, read back at start
+	// (journal.go). Without it StateDir, when set, keeps it in a DirStore
+	// there; with neither they are in memory only.
+	Store Store
+	// StateDir is the directory of the DirStore when Store is nil.
 	StateDir string
 }
 
@@ -198,10 +201,14 @@ func New(cfg Config, backend Backend, log *slog.Logger, tp trace.TracerProvider,
 	}
 	c.metrics = m
 	c.bg, c.quit = context.WithCancel(context.Background())
-	if c.cfg.StateDir != "" {
-		if c.journal, err = newJournal(c.cfg.StateDir); err != nil {
+	store := c.cfg.Store
+	if store == nil && c.cfg.StateDir != "" {
+		if store, err = NewDirStore(c.cfg.StateDir); err != nil {
 			return nil, err
 		}
+	}
+	if store != nil {
+		c.journal = &journal{store: store}
 		if err := c.recover(); err != nil {
 			return nil, err
 		}
@@ -220,24 +227,50 @@ func (c *Coordinator) recover() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, r := range rs {
-		t := r.t
-		t.recovered = true
-		c.txns[t.id] = t
-		c.staged += t.bytes
-		for group, m := range t.offsets {
-			for tp := range m {
-				c.markPendingLocked(group, tp, 1)
-			}
-		}
-		c.log.Info("transaction state recovered", "transactional_id", t.id, "producer_id", t.producerID, "epoch", t.epoch,
-			"state", t.state.String(), "batches", len(t.staged), "applied", r.applied)
-		if t.state == PrepareCommit {
-			t.applied = make(chan struct{})
-			c.applies.Add(1)
-			go c.apply(c.bg, t, r.writer, r.applied)
-		}
+		c.installLocked(r)
 	}
 	return nil
+}
+
+// installLocked takes over a transactional id read back from the journal:
+// its transaction goes on, and a commit that was being applied is
+// finished.
+func (c *Coordinator) installLocked(r recovered) {
+	t := r.t
+	t.recovered = true
+	c.txns[t.id] = t
+	c.staged += t.bytes
+	for group, m := range t.offsets {
+		for tp := range m {
+			c.markPendingLocked(group, tp, 1)
+		}
+	}
+	c.log.Info("transaction state recovered", "transactional_id", t.id, "producer_id", t.producerID, "epoch", t.epoch,
+		"state", t.state.String(), "batches", len(t.staged), "applied", r.applied)
+	if t.state == PrepareCommit {
+		t.applied = make(chan struct{})
+		c.applies.Add(1)
+		go c.apply(c.bg, t, r.writer, r.applied)
+	}
+}
+
+// lookupLocked is id's state: in memory, or else read from a journal
+// shared with other frontdoors (a Reader), as when coordination of id
+// moved here from a frontdoor that died.
+func (c *Coordinator) lookupLocked(id string) *txn {
+	if t := c.txns[id]; t != nil || c.journal == nil {
+		return t
+	}
+	r, err := c.journal.loadID(id)
+	if err != nil {
+		c.log.Warn("reading a transactional id's journal failed", "transactional_id", id, "err", err)
+		return nil
+	}
+	if r.t == nil {
+		return nil
+	}
+	c.installLocked(r)
+	return r.t
 }
 
 // persist runs a journal write when there is a journal, logging a
@@ -277,7 +310,7 @@ func (c *Coordinator) InitProducer(ctx context.Context, id string, timeout time.
 		return -1, -1, kerr.InvalidTransactionTimeout
 	}
 	c.mu.Lock()
-	t := c.txns[id]
+	t := c.lookupLocked(id)
 	if t == nil {
 		c.mu.Unlock()
 		// Allocated outside the lock: a round trip to Fluss.
@@ -287,7 +320,7 @@ func (c *Coordinator) InitProducer(ctx context.Context, id string, timeout time.
 			return -1, -1, kerr.CoordinatorLoadInProgress
 		}
 		c.mu.Lock()
-		if c.txns[id] == nil {
+		if c.lookupLocked(id) == nil {
 			t = &txn{id: id, producerID: pid, epoch: 0, state: Empty, timeout: timeout, nextSeq: map[TopicPartition]int32{}}
 			t.reset(time.Now())
 			if e := c.persist(id, func(j *journal) error { return j.reset(t) }); e != nil {
@@ -337,7 +370,7 @@ func (c *Coordinator) InitProducer(ctx context.Context, id string, timeout time.
 // checkLocked applies Kafka's producer id and epoch rules of the
 // coordinator APIs.
 func (c *Coordinator) checkLocked(id string, pid int64, epoch int16) (*txn, *kerr.Error) {
-	t := c.txns[id]
+	t := c.lookupLocked(id)
 	switch {
 	case t == nil || t.producerID != pid:
 		return nil, kerr.InvalidProducerIDMapping
@@ -422,7 +455,7 @@ func (c *Coordinator) AddGroup(id string, pid int64, epoch int16, group string) 
 func (c *Coordinator) StageOffsets(id string, pid int64, epoch int16, group string, offsets []*fetchv1.CommittedOffset) *kerr.Error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	t := c.txns[id]
+	t := c.lookupLocked(id)
 	switch {
 	case t == nil || t.producerID != pid:
 		return kerr.InvalidProducerIDMapping
@@ -469,7 +502,7 @@ type StageResult struct {
 func (c *Coordinator) Stage(id string, pid int64, epoch int16, b *Staged) StageResult {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	t := c.txns[id]
+	t := c.lookupLocked(id)
 	switch {
 	case t == nil:
 		return StageResult{Err: kerr.InvalidTxnState, Msg: fmt.Sprintf("transactional id %q is not coordinated by this frontdoor", id)}
@@ -539,7 +572,7 @@ func (c *Coordinator) abortLocked(t *txn, why string) {
 // the producer to ask again while the apply goes on.
 func (c *Coordinator) End(ctx context.Context, id string, pid int64, epoch int16, commit bool) *kerr.Error {
 	c.mu.Lock()
-	t := c.txns[id]
+	t := c.lookupLocked(id)
 	switch {
 	case t == nil || t.producerID != pid:
 		c.mu.Unlock()
@@ -597,7 +630,7 @@ type Info struct {
 func (c *Coordinator) Describe(id string) (Info, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	t := c.txns[id]
+	t := c.lookupLocked(id)
 	if t == nil {
 		return Info{}, false
 	}

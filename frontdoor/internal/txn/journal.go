@@ -3,13 +3,8 @@ package txn
 import (
 	"bufio"
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"time"
 
 	"google.golang.org/protobuf/proto"
@@ -19,18 +14,31 @@ import (
 )
 
 // The journal keeps each transactional id's state, staged batches and
-// commit progress in a file of the frontdoor's state directory, written
-// (and synced) before the request that changed them is answered. A
-// frontdoor that restarts reads it back: open transactions go on, and a
-// commit that was being applied is finished from the first batch not
-// recorded as applied (docs/transactions.md, "Restarts"). It does not
-// survive the loss of the disk, nor move with a transactional id to
-// another frontdoor.
+// commit progress as lines in a Store, written (and synced) before the
+// request that changed them is answered. A coordinator that starts reads
+// them back: open transactions go on, and a commit that was being applied
+// is finished from the first batch not recorded as applied
+// (docs/transactions.md, "Restarts"). The journal encodes; the Store only
+// keeps bytes per transactional id, so where they live (today a state
+// directory, DirStore) is one small type.
 type journal struct {
-	dir string
+	store Store
 }
 
-// entry is one line of a transactional id's file.
+// Store keeps each transactional id's journal, a sequence of lines. Every
+// call returns only once what it wrote is durable.
+type Store interface {
+	// Reset replaces id's lines by b.
+	Reset(id string, b []byte) error
+	// Append adds b after id's lines.
+	Append(id string, b []byte) error
+	// Forget removes id's lines.
+	Forget(id string) error
+	// Load returns every id's lines.
+	Load() ([][]byte, error)
+}
+
+// entry is one line of a transactional id's journal.
 type entry struct {
 	Kind      string           `json:"k"`
 	ID        string           `json:"id,omitempty"`
@@ -57,7 +65,7 @@ type stagedEntry struct {
 }
 
 const (
-	kindInit    = "init"    // producer id, epoch, timeout, state: starts a file
+	kindInit    = "init"    // producer id, epoch, timeout, state: starts a journal
 	kindBegin   = "begin"   // a transaction opened
 	kindParts   = "parts"   // partitions added
 	kindGroup   = "group"   // a group added
@@ -67,18 +75,6 @@ const (
 	kindApplied = "applied" // the first n staged batches are stored
 )
 
-func newJournal(dir string) (*journal, error) {
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, fmt.Errorf("txn journal: %w", err)
-	}
-	return &journal{dir: dir}, nil
-}
-
-func (j *journal) path(id string) string {
-	h := sha256.Sum256([]byte(id))
-	return filepath.Join(j.dir, "txn-"+hex.EncodeToString(h[:16])+".jsonl")
-}
-
 func marshalLine(e entry) ([]byte, error) {
 	b, err := json.Marshal(e)
 	if err != nil {
@@ -87,26 +83,18 @@ func marshalLine(e entry) ([]byte, error) {
 	return append(b, '\n'), nil
 }
 
-// reset replaces id's file by t's state alone (a new epoch, or the end of
-// a transaction): written aside, synced, then renamed over.
+// reset replaces id's journal by t's state alone (a new epoch, or the end
+// of a transaction).
 func (j *journal) reset(t *txn) error {
 	b, err := marshalLine(entry{Kind: kindInit, ID: t.id, PID: t.producerID, Epoch: t.epoch,
 		TimeoutMs: t.timeout.Milliseconds(), State: t.state.String()})
 	if err != nil {
 		return err
 	}
-	p := j.path(t.id)
-	tmp := p + ".tmp"
-	if err := writeSynced(tmp, b, os.O_CREATE|os.O_TRUNC|os.O_WRONLY); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, p); err != nil {
-		return fmt.Errorf("txn journal: %w", err)
-	}
-	return syncDir(j.dir)
+	return j.store.Reset(t.id, b)
 }
 
-// add appends entries to id's file and syncs it.
+// add appends entries to id's journal.
 func (j *journal) add(id string, es ...entry) error {
 	var b []byte
 	for _, e := range es {
@@ -116,46 +104,11 @@ func (j *journal) add(id string, es ...entry) error {
 		}
 		b = append(b, line...)
 	}
-	return writeSynced(j.path(id), b, os.O_APPEND|os.O_WRONLY)
+	return j.store.Append(id, b)
 }
 
-// forget removes id's file.
-func (j *journal) forget(id string) error {
-	if err := os.Remove(j.path(id)); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("txn journal: %w", err)
-	}
-	return nil
-}
-
-func writeSynced(path string, b []byte, flag int) error {
-	f, err := os.OpenFile(path, flag, 0o600)
-	if err != nil {
-		return fmt.Errorf("txn journal: %w", err)
-	}
-	_, err = f.Write(b)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("txn journal: %s: %w", path, err)
-	}
-	return nil
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return fmt.Errorf("txn journal: %w", err)
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil {
-		return fmt.Errorf("txn journal: %w", err)
-	}
-	return nil
-}
+// forget removes id's journal.
+func (j *journal) forget(id string) error { return j.store.Forget(id) }
 
 // stagedEntryOf is b as the journal keeps it.
 func stagedEntryOf(b *Staged) (*stagedEntry, error) {
@@ -185,22 +138,18 @@ type recovered struct {
 	applied int
 }
 
-// load reads every file back. A line that does not parse ends its file:
-// it is a write cut short by a crash, never acknowledged.
+// load reads every journal back. A line that does not parse ends its
+// journal: it is a write cut short by a crash, never acknowledged.
 func (j *journal) load() ([]recovered, error) {
-	names, err := filepath.Glob(filepath.Join(j.dir, "txn-*.jsonl"))
+	logs, err := j.store.Load()
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("txn journal: %w", err)
 	}
 	var out []recovered
-	for _, name := range names {
-		b, err := os.ReadFile(name)
-		if err != nil {
-			return nil, fmt.Errorf("txn journal: %w", err)
-		}
+	for _, b := range logs {
 		r, err := replay(b)
 		if err != nil {
-			return nil, fmt.Errorf("txn journal: %s: %w", name, err)
+			return nil, fmt.Errorf("txn journal: %w", err)
 		}
 		if r.t != nil {
 			out = append(out, r)
@@ -209,7 +158,32 @@ func (j *journal) load() ([]recovered, error) {
 	return out, nil
 }
 
-// replay rebuilds one file's transactional id.
+// Reader is a Store shared by frontdoors: one id's lines can be read when
+// coordination of it moves to this frontdoor.
+type Reader interface {
+	// Read returns id's lines, nil when it has none.
+	Read(id string) ([]byte, error)
+}
+
+// loadID reads id's journal back when the Store is a Reader; else (a
+// frontdoor's own directory) only load at start has anything to find.
+func (j *journal) loadID(id string) (recovered, error) {
+	rd, ok := j.store.(Reader)
+	if !ok {
+		return recovered{}, nil
+	}
+	b, err := rd.Read(id)
+	if err != nil || b == nil {
+		return recovered{}, err
+	}
+	r, err := replay(b)
+	if err != nil {
+		return r, fmt.Errorf("txn journal: %w", err)
+	}
+	return r, nil
+}
+
+// replay rebuilds one journal's transactional id.
 func replay(b []byte) (recovered, error) {
 	var r recovered
 	sc := bufio.NewScanner(bytes.NewReader(b))

@@ -34,9 +34,11 @@ func (s *Server) GetSchema(ctx context.Context, in *schemav1.GetSchemaRequest) (
 
 // GetTopicSchema implements SchemaService.
 func (s *Server) GetTopicSchema(ctx context.Context, in *schemav1.GetTopicSchemaRequest) (*schemav1.GetTopicSchemaResponse, error) {
-	typ := TypeAvro
+	typ := "" // the table's own (target.lang)
 	switch in.GetType() {
-	case schemav1.SchemaType_SCHEMA_TYPE_UNSPECIFIED, schemav1.SchemaType_SCHEMA_TYPE_AVRO:
+	case schemav1.SchemaType_SCHEMA_TYPE_UNSPECIFIED:
+	case schemav1.SchemaType_SCHEMA_TYPE_AVRO:
+		typ = TypeAvro
 	case schemav1.SchemaType_SCHEMA_TYPE_JSON:
 		typ = TypeJSON
 	default:

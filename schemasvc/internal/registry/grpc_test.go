@@ -9,6 +9,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/ferrygw/ferry/schemasvc/internal/store/storetest"
+	catalogv1 "github.com/ferrygw/ferry/services/api/gen/ferry/catalog/v1"
 	schemav1 "github.com/ferrygw/ferry/services/api/gen/ferry/schema/v1"
 )
 
@@ -52,5 +53,12 @@ func TestSchemaService(t *testing.T) {
 		&schemav1.GetTopicSchemaRequest{Topic: "orders", Type: schemav1.SchemaType_SCHEMA_TYPE_JSON})
 	if err != nil || js.GetSchema().GetType() != schemav1.SchemaType_SCHEMA_TYPE_JSON || !strings.Contains(js.GetSchema().GetText(), `"required":["id"]`) {
 		t.Errorf("JSON derivation: %v %v", js, err)
+	}
+	// Unset, the type is the one the table's value format reads.
+	cat := ordersCatalog()
+	cat.topics["orders"].Mapping.ValueFormat = catalogv1.ValueFormat_VALUE_FORMAT_JSON_SCHEMA
+	js, err = NewServer(newRegistry(t, &storetest.MemLog{}, cat)).GetTopicSchema(ctx, &schemav1.GetTopicSchemaRequest{Topic: "orders"})
+	if err != nil || js.GetSchema().GetType() != schemav1.SchemaType_SCHEMA_TYPE_JSON {
+		t.Errorf("unset type on a json-schema table: %v %v", js, err)
 	}
 }

@@ -531,10 +531,11 @@ func (r *Registry) Version(ctx context.Context, subject string, v int32, deleted
 // deriveIfEmpty registers the schema derived from subject's table as its
 // next version when the subject has no live version and names a table.
 func (r *Registry) deriveIfEmpty(ctx context.Context, subject string) error {
-	return r.deriveIfEmptyAs(ctx, subject, TypeAvro)
+	return r.deriveIfEmptyAs(ctx, subject, "")
 }
 
-// deriveIfEmptyAs is deriveIfEmpty in schema language typ (AVRO or JSON).
+// deriveIfEmptyAs is deriveIfEmpty in schema language typ (AVRO or JSON;
+// "" for the one the table's value format reads, see target.lang).
 func (r *Registry) deriveIfEmptyAs(ctx context.Context, subject, typ string) error {
 	empty := false
 	if err := r.locked(ctx, func(st *store.State) error {
@@ -549,6 +550,9 @@ func (r *Registry) deriveIfEmptyAs(ctx context.Context, subject, typ string) err
 			return nil // no table: the caller answers "not found"
 		}
 		return err
+	}
+	if typ == "" {
+		typ = tgt.lang
 	}
 	text, err := tgt.derive(typ)
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/ferrygw/ferry/schemasvc/internal/store"
 	"github.com/ferrygw/ferry/schemasvc/internal/store/storetest"
+	catalogv1 "github.com/ferrygw/ferry/services/api/gen/ferry/catalog/v1"
 	schemav1 "github.com/ferrygw/ferry/services/api/gen/ferry/schema/v1"
 )
 
@@ -168,6 +169,53 @@ func TestLatestIsDerived(t *testing.T) {
 	}
 	if _, err := r.Version(ctx, "nosuch-value", 0, false); AsError(err).Code != CodeSubjectNotFound {
 		t.Errorf("latest of an unknown topic: %v", err)
+	}
+}
+
+// A subject nobody registered is derived in the language the table's value
+// format reads: JSON Schema for json-schema tables, Avro for the others and
+// for keys. The id is the same on every registry that derives it.
+func TestLatestIsDerivedInTheTableFormat(t *testing.T) {
+	ctx := context.Background()
+	catalog := func(f catalogv1.ValueFormat) *fakeCatalog {
+		c := ordersCatalog()
+		c.topics["orders"].Mapping.ValueFormat = f
+		c.topics["orders"].Mapping.KeyColumn = "id"
+		return c
+	}
+	for _, tc := range []struct {
+		format catalogv1.ValueFormat
+		want   string
+	}{
+		{catalogv1.ValueFormat_VALUE_FORMAT_JSON_SCHEMA, TypeJSON},
+		{catalogv1.ValueFormat_VALUE_FORMAT_AVRO, TypeAvro},
+		{catalogv1.ValueFormat_VALUE_FORMAT_JSON, TypeAvro},
+	} {
+		r := newRegistry(t, &storetest.MemLog{}, catalog(tc.format))
+		v, err := r.Version(ctx, "orders-value", 0, false)
+		if err != nil {
+			t.Fatalf("%v: %v", tc.format, err)
+		}
+		if v.Schema.Type != tc.want {
+			t.Errorf("%v: derived a %s schema, want %s", tc.format, v.Schema.Type, tc.want)
+		}
+		other, err := newRegistry(t, &storetest.MemLog{}, catalog(tc.format)).Version(ctx, "orders-value", 0, false)
+		if err != nil || other.Schema.ID != v.Schema.ID || other.Schema.Text != v.Schema.Text {
+			t.Errorf("%v: another registry derived %+v %v, want id %d", tc.format, other, err, v.Schema.ID)
+		}
+		if k, err := r.Version(ctx, "orders-key", 0, false); err != nil || k.Schema.Type != TypeAvro {
+			t.Errorf("%v: key derived %+v %v, want AVRO", tc.format, k, err)
+		}
+	}
+	// A JSON Schema client looking its schema up finds the derived version.
+	r := newRegistry(t, &storetest.MemLog{}, catalog(catalogv1.ValueFormat_VALUE_FORMAT_JSON_SCHEMA))
+	v, err := r.Version(ctx, "orders-value", 0, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found, err := r.Lookup(ctx, "orders-value", Input{Type: TypeJSON, Text: v.Schema.Text}, false)
+	if err != nil || found.Version != 1 || found.Schema.ID != v.Schema.ID {
+		t.Errorf("lookup of the derived JSON Schema: %+v %v", found, err)
 	}
 }
 

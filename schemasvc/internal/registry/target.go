@@ -18,11 +18,18 @@ type target struct {
 	name      string
 	fit       *tablefit.Target // nil: the part is not stored, any schema goes
 	notStored string           // why avro is nil
+	// lang is the schema language derived when the caller names none: the
+	// one the table's value format reads, so a client that takes the
+	// latest version gets a schema its serializer accepts.
+	lang string
 }
 
 func newTarget(m *catalogv1.TopicMapping, key bool) *target {
-	t := &target{table: m.GetDatabase() + "." + m.GetTable(), database: m.GetDatabase(), name: m.GetTable()}
+	t := &target{table: m.GetDatabase() + "." + m.GetTable(), database: m.GetDatabase(), name: m.GetTable(), lang: TypeAvro}
 	cm := m.GetMapping()
+	if !key && cm.GetValueFormat() == catalogv1.ValueFormat_VALUE_FORMAT_JSON_SCHEMA {
+		t.lang = TypeJSON
+	}
 	byName := map[string]*catalogv1.Field{}
 	for _, c := range m.GetColumns() {
 		byName[c.GetName()] = c
@@ -71,8 +78,12 @@ func (t *target) check(p *prepared) error {
 	return nil
 }
 
-// derive writes the target's schema in language typ (AVRO or JSON).
+// derive writes the target's schema in language typ (AVRO or JSON; ""
+// for the table's own, t.lang).
 func (t *target) derive(typ string) (string, error) {
+	if typ == "" {
+		typ = t.lang
+	}
 	switch {
 	case t.fit == nil:
 		return "", errors.New(t.notStored)

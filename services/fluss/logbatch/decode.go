@@ -134,7 +134,7 @@ func ParseMessage(b []byte) (Message, error) {
 	}
 	m.Body = body[:bodyLen]
 	for i, s := range m.Buffers {
-		if s.Offset < 0 || s.Length < 0 || s.Offset+s.Length > bodyLen {
+		if s.Offset < 0 || s.Length < 0 || s.Offset > bodyLen || s.Length > bodyLen-s.Offset { // no overflow
 			return Message{}, fmt.Errorf("logbatch: buffer %d [%d,+%d) outside the %d-byte body", i, s.Offset, s.Length, bodyLen)
 		}
 	}
@@ -214,8 +214,12 @@ type Decoder struct {
 
 	schema    *arrow.Schema
 	schemaMsg []byte
-	mem       memory.Allocator
-	buf       bytes.Buffer
+	// nodes and buffers are the counts a record batch of schema carries;
+	// arrow-go indexes both vectors without bounds checks, so a batch
+	// declaring fewer would make it read lengths out of unrelated bytes.
+	nodes, buffers int
+	mem            memory.Allocator
+	buf            bytes.Buffer
 }
 
 // NewDecoder returns a decoder for batches written with schema (the Arrow
@@ -234,7 +238,25 @@ func NewDecoder(schema *arrow.Schema, mem memory.Allocator) (*Decoder, error) {
 	if len(msg) < 8 {
 		return nil, errors.New("logbatch: arrow-go wrote no schema message")
 	}
-	return &Decoder{MaxDecodedBytes: DefaultMaxDecodedBytes, schema: schema, schemaMsg: bytes.Clone(msg[:len(msg)-8]), mem: mem}, nil
+	d := &Decoder{MaxDecodedBytes: DefaultMaxDecodedBytes, schema: schema, schemaMsg: bytes.Clone(msg[:len(msg)-8]), mem: mem}
+	for _, f := range schema.Fields() {
+		d.countLayout(f.Type)
+	}
+	return d, nil
+}
+
+// countLayout adds the field nodes and buffers the IPC format writes for a
+// column of type dt, children included.
+func (d *Decoder) countLayout(dt arrow.DataType) {
+	d.nodes++
+	if dt.ID() != arrow.NULL { // a null column has no buffers in IPC
+		d.buffers += len(dt.Layout().Buffers)
+	}
+	if n, ok := dt.(arrow.NestedType); ok {
+		for _, f := range n.Fields() {
+			d.countLayout(f.Type)
+		}
+	}
 }
 
 // Decode returns the rows of b as a record the caller must Release.
@@ -278,6 +300,9 @@ func (d *Decoder) checkSizes(b Batch) error {
 	if m.Length != int64(b.RecordCount) {
 		return fmt.Errorf("logbatch: header counts %d records, Arrow message %d", b.RecordCount, m.Length)
 	}
+	if len(m.Nodes) != d.nodes || len(m.Buffers) != d.buffers {
+		return fmt.Errorf("logbatch: Arrow message has %d field nodes and %d buffers, the table's schema %d and %d", len(m.Nodes), len(m.Buffers), d.nodes, d.buffers)
+	}
 	limit := d.MaxDecodedBytes
 	var total int64
 	for i, n := range m.Nodes {
@@ -287,7 +312,12 @@ func (d *Decoder) checkSizes(b Batch) error {
 	}
 	for i, s := range m.Buffers {
 		size := s.Length
-		if m.Compression != CompressionNone && s.Length >= 8 {
+		if m.Compression != CompressionNone && s.Length > 0 {
+			// A compressed buffer starts with its decoded length, which
+			// arrow-go reads even past a shorter buffer's end.
+			if s.Length < 8 {
+				return fmt.Errorf("logbatch: compressed Arrow buffer %d of %d bytes has no length prefix", i, s.Length)
+			}
 			if n := int64(binary.LittleEndian.Uint64(m.Body[s.Offset:])); n != -1 {
 				size = n
 			}
