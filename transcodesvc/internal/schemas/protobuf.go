@@ -2,13 +2,15 @@ package schemas
 
 import (
 	"context"
+	"encoding/base64"
 	"fmt"
-	"io"
 	"strings"
 
 	"github.com/bufbuild/protocompile"
 	"google.golang.org/protobuf/encoding/protowire"
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/types/descriptorpb"
 
 	schemav1 "github.com/ferrygw/ferry/services/api/gen/ferry/schema/v1"
 )
@@ -21,34 +23,34 @@ const maxMessageIndexes = 64
 // serializer writes after the schema id: a zig-zag varint count, then that
 // many zig-zag varint indexes (the path from the file's top-level messages
 // to the nested one used). A single 0 byte is the shorthand for [0], the
-// file's first message. It returns the indexes and the Protobuf payload.
-func MessageIndexes(payload []byte) ([]int, []byte, error) {
+// file's first message. It appends the indexes to dst (so a caller can
+// reuse one slice from record to record) and returns the Protobuf payload.
+func MessageIndexes(dst []int, payload []byte) ([]int, []byte, error) {
 	n, l := protowire.ConsumeVarint(payload)
 	if l < 0 {
-		return nil, nil, &FrameError{Msg: "bad message indexes: the value ends inside the message-index count after the schema id"}
+		return dst, nil, &FrameError{Msg: "bad message indexes: the value ends inside the message-index count after the schema id"}
 	}
 	payload = payload[l:]
 	count := protowire.DecodeZigZag(n)
 	if count == 0 {
-		return []int{0}, payload, nil
+		return append(dst, 0), payload, nil
 	}
 	if count < 0 || count > maxMessageIndexes {
-		return nil, nil, &FrameError{Msg: fmt.Sprintf("bad message indexes: count %d is not between 1 and %d", count, maxMessageIndexes)}
+		return dst, nil, &FrameError{Msg: fmt.Sprintf("bad message indexes: count %d is not between 1 and %d", count, maxMessageIndexes)}
 	}
-	idx := make([]int, count)
-	for i := range idx {
+	for i := range int(count) {
 		v, l := protowire.ConsumeVarint(payload)
 		if l < 0 {
-			return nil, nil, &FrameError{Msg: fmt.Sprintf("bad message indexes: the value ends inside message index %d of %d", i+1, count)}
+			return dst, nil, &FrameError{Msg: fmt.Sprintf("bad message indexes: the value ends inside message index %d of %d", i+1, count)}
 		}
 		payload = payload[l:]
 		x := protowire.DecodeZigZag(v)
 		if x < 0 || x > 1<<20 {
-			return nil, nil, &FrameError{Msg: fmt.Sprintf("bad message indexes: index %d is %d", i+1, x)}
+			return dst, nil, &FrameError{Msg: fmt.Sprintf("bad message indexes: index %d is %d", i+1, x)}
 		}
-		idx[i] = int(x)
+		dst = append(dst, int(x))
 	}
-	return idx, payload, nil
+	return dst, payload, nil
 }
 
 // AppendMessageIndexes appends the message-index array of indexes, with
@@ -93,7 +95,9 @@ const protoRootName = "ferry-registered.proto"
 // imports. referenced is what GetSchema returns: each import's schema,
 // dependencies before dependents, without repeats; the import names come
 // from the references of s and of the referenced schemas themselves.
-// Well-known imports (google/protobuf/*.proto) need no reference.
+// Well-known imports (google/protobuf/*.proto) need no reference. Each
+// text may be .proto source or, as confluent-kafka-python registers it,
+// the base64 of a serialized FileDescriptorProto.
 func CompileProtobuf(ctx context.Context, s *schemav1.Schema, referenced []*schemav1.Schema) (protoreflect.FileDescriptor, error) {
 	if s.GetType() != schemav1.SchemaType_SCHEMA_TYPE_PROTOBUF {
 		return nil, fmt.Errorf("schema id %d is a %s schema, not Protobuf", s.GetId(), typeName(s.GetType()))
@@ -104,21 +108,42 @@ func CompileProtobuf(ctx context.Context, s *schemav1.Schema, referenced []*sche
 	}
 	sources[protoRootName] = s.GetText()
 	c := protocompile.Compiler{
-		Resolver: protocompile.WithStandardImports(&protocompile.SourceResolver{
-			Accessor: func(path string) (io.ReadCloser, error) {
-				text, ok := sources[path]
-				if !ok {
-					return nil, fmt.Errorf("import %q is neither a reference of the schema nor a well-known type", path)
-				}
-				return io.NopCloser(strings.NewReader(text)), nil
-			},
-		}),
+		Resolver: protocompile.WithStandardImports(protocompile.ResolverFunc(func(path string) (protocompile.SearchResult, error) {
+			text, ok := sources[path]
+			if !ok {
+				return protocompile.SearchResult{}, fmt.Errorf("import %q is neither a reference of the schema nor a well-known type", path)
+			}
+			if fdp, ok := descriptorText(text); ok {
+				fdp.Name = proto.String(path)
+				return protocompile.SearchResult{Proto: fdp}, nil
+			}
+			return protocompile.SearchResult{Source: strings.NewReader(text)}, nil
+		})),
 	}
 	files, err := c.Compile(ctx, protoRootName)
 	if err != nil {
 		return nil, fmt.Errorf("schema id %d does not compile as Protobuf: %w", s.GetId(), err)
 	}
 	return files[0], nil
+}
+
+// descriptorText reads schema text that is the base64 of a serialized
+// FileDescriptorProto; false for anything else (.proto source has spaces,
+// semicolons or braces, which base64 has not).
+func descriptorText(text string) (*descriptorpb.FileDescriptorProto, bool) {
+	t := strings.TrimSpace(text)
+	if t == "" || strings.ContainsAny(t, " \t\n;{") {
+		return nil, false
+	}
+	raw, err := base64.StdEncoding.DecodeString(t)
+	if err != nil {
+		return nil, false
+	}
+	fdp := &descriptorpb.FileDescriptorProto{}
+	if err := proto.Unmarshal(raw, fdp); err != nil {
+		return nil, false
+	}
+	return fdp, true
 }
 
 // importSources names each referenced schema by the import path that

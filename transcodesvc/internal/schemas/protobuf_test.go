@@ -3,9 +3,14 @@ package schemas
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"errors"
 	"strings"
 	"testing"
+
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protodesc"
+	"google.golang.org/protobuf/reflect/protoreflect"
 
 	schemav1 "github.com/ferrygw/ferry/services/api/gen/ferry/schema/v1"
 )
@@ -21,7 +26,7 @@ func TestMessageIndexes(t *testing.T) {
 		{"one", []byte{2, 2, 0xAA}, []int{1}, []byte{0xAA}},
 		{"nested", []byte{4, 2, 6}, []int{1, 3}, []byte{}},
 	} {
-		got, rest, err := MessageIndexes(tc.in)
+		got, rest, err := MessageIndexes(nil, tc.in)
 		if err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
 		}
@@ -38,7 +43,7 @@ func TestMessageIndexes(t *testing.T) {
 		}
 	}
 	for _, bad := range [][]byte{{}, {0x80}, {4, 2}, {1}, {2, 1}} {
-		_, _, err := MessageIndexes(bad)
+		_, _, err := MessageIndexes(nil, bad)
 		var fe *FrameError
 		if !errors.As(err, &fe) || !strings.Contains(err.Error(), "bad message indexes") {
 			t.Fatalf("MessageIndexes(%x) = %v, want a bad message indexes FrameError", bad, err)
@@ -98,11 +103,58 @@ message Second { string s = 1; }`,
 	}
 }
 
+// serialized is fd as confluent-kafka-python registers a schema: the
+// base64 of its FileDescriptorProto.
+func serialized(t *testing.T, fd protoreflect.FileDescriptor) string {
+	t.Helper()
+	b, err := proto.Marshal(protodesc.ToFileDescriptorProto(fd))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return base64.StdEncoding.EncodeToString(b)
+}
+
+// TestCompileProtobufDescriptors: schemas registered as serialized
+// FileDescriptorProtos (the schema and its reference) compile as their
+// .proto source does.
+func TestCompileProtobufDescriptors(t *testing.T) {
+	pb := schemav1.SchemaType_SCHEMA_TYPE_PROTOBUF
+	commonText := &schemav1.Schema{Id: 1, Type: pb, Text: `syntax = "proto3"; package c; message Money { int64 units = 1; }`}
+	common, err := CompileProtobuf(context.Background(), commonText, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	refs := []*schemav1.SchemaReference{{Name: "c/money.proto", Subject: "money", Version: 1}}
+	topText := &schemav1.Schema{Id: 2, Type: pb, References: refs, Text: `syntax = "proto3"; package t; import "c/money.proto";
+import "google/protobuf/timestamp.proto"; message Order { c.Money price = 1; google.protobuf.Timestamp at = 2; }`}
+	// The text form resolves the import by the reference's name; so must
+	// the descriptor form, whose own name for it is replaced.
+	top, err := CompileProtobuf(context.Background(), topText, []*schemav1.Schema{commonText})
+	if err != nil {
+		t.Fatal(err)
+	}
+	asDescriptor := &schemav1.Schema{Id: 3, Type: pb, References: refs, Text: serialized(t, top)}
+	fd, err := CompileProtobuf(context.Background(), asDescriptor, []*schemav1.Schema{{Id: 1, Type: pb, Text: serialized(t, common)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	order := fd.Messages().ByName("Order")
+	if order == nil || order.Fields().ByName("price").Message().FullName() != "c.Money" ||
+		order.Fields().ByName("at").Message().FullName() != "google.protobuf.Timestamp" {
+		t.Fatalf("compiled %v", fd)
+	}
+	for _, text := range []string{"", `syntax = "proto3";`, "AAAA AAAA", "not base64!"} {
+		if _, ok := descriptorText(text); ok {
+			t.Errorf("%q taken for a descriptor", text)
+		}
+	}
+}
+
 func FuzzMessageIndexes(f *testing.F) {
 	f.Add([]byte{0, 1})
 	f.Add([]byte{4, 2, 6, 8})
 	f.Fuzz(func(t *testing.T, in []byte) {
-		idx, rest, err := MessageIndexes(in)
+		idx, rest, err := MessageIndexes(nil, in)
 		if err != nil {
 			return
 		}
