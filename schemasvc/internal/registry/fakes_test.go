@@ -59,3 +59,15 @@ func newRegistry(t *testing.T, log *storetest.MemLog, cat catalogv1.CatalogServi
 	}
 	return r
 }
+
+// protoCatalog has topic "items" of a protobuf table: id BIGINT NOT NULL,
+// item STRING, at TIMESTAMP_LTZ(3), unknown fields refused.
+func protoCatalog() *fakeCatalog {
+	at := col("at", catalogv1.TypeRoot_TYPE_ROOT_TIMESTAMP_LTZ, true)
+	at.Type.Precision = 3
+	return &fakeCatalog{topics: map[string]*catalogv1.TopicMapping{
+		"items": {Topic: "items", Database: "shop", Table: "items", Kind: catalogv1.TableKind_TABLE_KIND_LOG,
+			Columns: []*catalogv1.Field{col("id", catalogv1.TypeRoot_TYPE_ROOT_BIGINT, false), col("item", catalogv1.TypeRoot_TYPE_ROOT_STRING, true), at},
+			Mapping: &catalogv1.ColumnMapping{ValueFormat: catalogv1.ValueFormat_VALUE_FORMAT_PROTOBUF, UnknownFields: catalogv1.UnknownFieldPolicy_UNKNOWN_FIELD_POLICY_REJECT}},
+	}}
+}

@@ -41,8 +41,10 @@ func (s *Server) GetTopicSchema(ctx context.Context, in *schemav1.GetTopicSchema
 		typ = TypeAvro
 	case schemav1.SchemaType_SCHEMA_TYPE_JSON:
 		typ = TypeJSON
+	case schemav1.SchemaType_SCHEMA_TYPE_PROTOBUF:
+		typ = TypeProtobuf
 	default:
-		return nil, status.Errorf(codes.Unimplemented, "deriving a %s schema from a table is not supported (Avro and JSON Schema only)", in.GetType())
+		return nil, status.Errorf(codes.InvalidArgument, "unknown schema type %s", in.GetType())
 	}
 	if in.GetTopic() == "" {
 		return nil, status.Error(codes.InvalidArgument, "topic is empty")

@@ -45,9 +45,6 @@ func TestSchemaService(t *testing.T) {
 	if _, err := srv.GetTopicSchema(ctx, &schemav1.GetTopicSchemaRequest{Topic: "nosuch"}); status.Code(err) != codes.NotFound {
 		t.Errorf("unknown topic: %v", err)
 	}
-	if _, err := srv.GetTopicSchema(ctx, &schemav1.GetTopicSchemaRequest{Topic: "orders", Type: schemav1.SchemaType_SCHEMA_TYPE_PROTOBUF}); status.Code(err) != codes.Unimplemented {
-		t.Errorf("protobuf: %v", err)
-	}
 	// A topic nobody registered a schema for, asked for in JSON Schema.
 	js, err := NewServer(newRegistry(t, &storetest.MemLog{}, ordersCatalog())).GetTopicSchema(ctx,
 		&schemav1.GetTopicSchemaRequest{Topic: "orders", Type: schemav1.SchemaType_SCHEMA_TYPE_JSON})

@@ -25,6 +25,7 @@ import (
 
 	"github.com/ferrygw/ferry/schemasvc/internal/avromap"
 	"github.com/ferrygw/ferry/schemasvc/internal/jsonmap"
+	"github.com/ferrygw/ferry/schemasvc/internal/protomap"
 	"github.com/ferrygw/ferry/schemasvc/internal/store"
 	"github.com/ferrygw/ferry/schemasvc/internal/tablefit"
 	catalogv1 "github.com/ferrygw/ferry/services/api/gen/ferry/catalog/v1"
@@ -111,20 +112,24 @@ func (r *Registry) locked(ctx context.Context, fn func(st *store.State) error) e
 }
 
 // Types lists the schema types the registry accepts.
-func Types() []string { return []string{TypeJSON, TypeAvro} }
+func Types() []string { return []string{TypeJSON, TypeProtobuf, TypeAvro} }
 
 // prepared is a parsed input: avro is set for an Avro schema, json for a
-// JSON Schema.
+// JSON Schema, proto for a Protobuf one.
 type prepared struct {
 	typ, text, canonical, refs string
 	avro                       avro.Schema
 	json                       *jsonmap.Schema
+	proto                      *protomap.Schema
 }
 
 // fit checks the schema against the table part t.
 func (p *prepared) fit(t tablefit.Target) *tablefit.Mismatch {
-	if p.json != nil {
+	switch {
+	case p.json != nil:
 		return jsonmap.Check(p.json, t)
+	case p.proto != nil:
+		return protomap.Check(p.proto, t)
 	}
 	return avromap.Check(p.avro, t)
 }
@@ -138,9 +143,7 @@ func prepare(st *store.State, in Input) (*prepared, error) {
 		typ = TypeAvro
 	}
 	switch typ {
-	case TypeAvro, TypeJSON:
-	case TypeProtobuf:
-		return nil, errorf(CodeInvalidSchema, "Invalid schema: schema type %s is not supported by Ferry's registry yet (AVRO and JSON only; docs/limits.md)", typ)
+	case TypeAvro, TypeJSON, TypeProtobuf:
 	default:
 		return nil, errorf(CodeInvalidSchema, "Invalid schema: unknown schema type %s", typ)
 	}
@@ -160,6 +163,22 @@ func prepare(st *store.State, in Input) (*prepared, error) {
 		refs = string(b)
 	}
 	p := &prepared{typ: typ, text: in.Text, refs: refs}
+	if typ == TypeProtobuf {
+		// An import of a referenced file may itself import others: all of
+		// them are needed to compile.
+		imports := map[string]string{}
+		for _, ref := range in.References {
+			if err := protoImports(st, ref, imports); err != nil {
+				return nil, errorf(CodeInvalidSchema, "Invalid schema: %v", err)
+			}
+		}
+		s, err := protomap.Parse(in.Text, imports)
+		if err != nil {
+			return nil, errorf(CodeInvalidSchema, "Invalid schema %s: %v", in.Text, err)
+		}
+		p.proto, p.text, p.canonical = s, s.Text(), s.Canonical()
+		return p, nil
+	}
 	if typ == TypeJSON {
 		s, err := jsonmap.Parse(in.Text, refByName)
 		if err != nil {
@@ -174,6 +193,27 @@ func prepare(st *store.State, in Input) (*prepared, error) {
 	}
 	p.avro, p.canonical = s, avromap.Canonical(s)
 	return p, nil
+}
+
+// protoImports adds the text of the file ref names, and of the files it
+// references in turn, to imports by import path. Soft-deleted versions
+// still resolve: a schema that references one was valid when registered.
+func protoImports(st *store.State, ref Reference, imports map[string]string) error {
+	if _, done := imports[ref.Name]; done {
+		return nil
+	}
+	v := findVersion(st.Versions(ref.Subject), ref.Version)
+	if v == nil {
+		return fmt.Errorf("reference %q: subject %s version %d is not registered", ref.Name, ref.Subject, ref.Version)
+	}
+	s := st.Schema(v.ID)
+	imports[ref.Name] = s.Text
+	for _, r := range parseRefs(s.References) {
+		if err := protoImports(st, r, imports); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func findVersion(vs []*store.Version, version int32) *store.Version {
@@ -285,15 +325,14 @@ func (r *Registry) claim(ctx context.Context, st *store.State, subject string, p
 // checkCompatible applies subject's compatibility level to p and the
 // subject's live versions, or to p and version only when it is set.
 func (r *Registry) checkCompatible(st *store.State, subject string, p *prepared, only *store.Version) error {
-	if p.avro == nil {
-		return nil // compatibility between versions is checked for Avro only
+	if p.json != nil {
+		return nil // JSON Schemas are checked against the table only
 	}
-	s := p.avro
 	level := effectiveLevel(st, subject)
 	// A derived version constrains nothing beyond the table, which every
 	// registration is checked against anyway; a version in another
 	// language cannot be compared.
-	comparable := func(v *store.Version) bool { return !v.Derived && st.Schema(v.ID).Type == TypeAvro }
+	comparable := func(v *store.Version) bool { return !v.Derived && st.Schema(v.ID).Type == p.typ }
 	against := slices.DeleteFunc(st.Live(subject), func(v *store.Version) bool { return !comparable(v) })
 	switch {
 	case only != nil && comparable(only):
@@ -306,25 +345,90 @@ func (r *Registry) checkCompatible(st *store.State, subject string, p *prepared,
 	if level == "NONE" {
 		return nil
 	}
-	compat := avro.NewSchemaCompatibility()
 	for _, v := range against {
-		old := st.Schema(v.ID)
-		prev, err := avromap.Parse(old.Text, r.refTexts(st, old))
+		prev, err := r.prepareStored(st, st.Schema(v.ID))
 		if err != nil {
 			continue // an earlier version that no longer parses constrains nothing
 		}
 		var problem error
 		if strings.HasPrefix(level, "BACKWARD") || strings.HasPrefix(level, "FULL") {
-			problem = compat.Compatible(s, prev)
+			problem = readable(p, prev)
 		}
 		if problem == nil && (strings.HasPrefix(level, "FORWARD") || strings.HasPrefix(level, "FULL")) {
-			problem = compat.Compatible(prev, s)
+			problem = readable(prev, p)
 		}
 		if problem != nil {
 			return errorf(CodeIncompatible, "Schema being registered is incompatible with an earlier schema for subject \"%s\", details: [version %d: %v (compatibility %s)]", subject, v.Version, problem, level)
 		}
 	}
 	return nil
+}
+
+// readable reports why data written with writer could not be read with
+// reader, two schemas of one language (Avro or Protobuf).
+func readable(reader, writer *prepared) error {
+	if reader.proto != nil {
+		return protomap.Compatible(reader.proto, writer.proto)
+	}
+	return avro.NewSchemaCompatibility().Compatible(reader.avro, writer.avro)
+}
+
+// prepareStored parses a stored Avro or Protobuf schema with the schemas it
+// references.
+func (r *Registry) prepareStored(st *store.State, s *store.Schema) (*prepared, error) {
+	p := &prepared{typ: s.Type, text: s.Text, canonical: s.Canonical, refs: s.References}
+	switch s.Type {
+	case TypeAvro:
+		a, err := avromap.Parse(s.Text, r.refTexts(st, s))
+		if err != nil {
+			return nil, err
+		}
+		p.avro = a
+	case TypeProtobuf:
+		ps, err := r.protoSchema(st, s)
+		if err != nil {
+			return nil, err
+		}
+		p.proto = ps
+	default:
+		return nil, fmt.Errorf("%s schemas are not compared", s.Type)
+	}
+	return p, nil
+}
+
+// protoSchema compiles a stored Protobuf schema with its imports.
+func (r *Registry) protoSchema(st *store.State, s *store.Schema) (*protomap.Schema, error) {
+	imports := map[string]string{}
+	for _, ref := range parseRefs(s.References) {
+		if err := protoImports(st, ref, imports); err != nil {
+			return nil, err
+		}
+	}
+	return protomap.Parse(s.Text, imports)
+}
+
+// FormatSerialized is the format= value that asks for a Protobuf schema as
+// a base64 FileDescriptorProto.
+const FormatSerialized = "serialized"
+
+// Formatted returns s's text in format: a Protobuf schema "serialized" is
+// its base64 FileDescriptorProto (what confluent-kafka-python's
+// deserializers ask for); every other schema and format is the text as
+// stored.
+func (r *Registry) Formatted(ctx context.Context, s *store.Schema, format string) (string, error) {
+	if format != FormatSerialized || s.Type != TypeProtobuf {
+		return s.Text, nil
+	}
+	var out string
+	err := r.locked(ctx, func(st *store.State) error {
+		ps, err := r.protoSchema(st, s)
+		if err != nil {
+			return errorf(CodeInvalidSchema, "Invalid schema: schema %d does not compile: %v", s.ID, err)
+		}
+		out, err = ps.Serialized()
+		return err
+	})
+	return out, err
 }
 
 // refTexts returns the texts of the schemas s references.
@@ -534,7 +638,7 @@ func (r *Registry) deriveIfEmpty(ctx context.Context, subject string) error {
 	return r.deriveIfEmptyAs(ctx, subject, "")
 }
 
-// deriveIfEmptyAs is deriveIfEmpty in schema language typ (AVRO or JSON;
+// deriveIfEmptyAs is deriveIfEmpty in schema language typ (AVRO, JSON or PROTOBUF;
 // "" for the one the table's value format reads, see target.lang).
 func (r *Registry) deriveIfEmptyAs(ctx context.Context, subject, typ string) error {
 	empty := false

@@ -105,7 +105,11 @@ func TestRegistrationChecksTheTable(t *testing.T) {
 		{"timestamp", `{"type":"record","name":"O","fields":[{"name":"id","type":"long"},{"name":"at","type":"long"}]}`, CodeIncompatible, "field at: Avro long does not fit column type TIMESTAMP_LTZ(3)"},
 		{"not a record", `"string"`, CodeIncompatible, "the schema is string, not a record"},
 		{"not Avro", `{"type":"record"`, CodeInvalidSchema, "Invalid schema"},
-		{"protobuf", `syntax = "proto3";`, CodeInvalidSchema, "PROTOBUF is not supported"},
+		{"protobuf invalid", `syntax = "proto3"; message O { int64 id = 1`, CodeInvalidSchema, "Invalid schema"},
+		{"protobuf wrong type", `syntax = "proto3"; message O { string id = 1; }`, CodeIncompatible, "field id: Protobuf string does not fit column type BIGINT NOT NULL"},
+		{"protobuf optional NOT NULL", `syntax = "proto3"; message O { optional int64 id = 1; }`, CodeIncompatible, "field id: int64 may be absent"},
+		{"protobuf unknown", `syntax = "proto3"; message O { int64 id = 1; int32 qty = 2; }`, CodeIncompatible, "field qty: no column of that name"},
+		{"protobuf decimal", `syntax = "proto3"; message O { int64 id = 1; string price = 2; }`, CodeIncompatible, "field price: Protobuf string does not fit column type DECIMAL(10, 2)"},
 		{"json wrong type", `{"type":"object","properties":{"id":{"type":"string"}},"required":["id"]}`, CodeIncompatible, "field id: JSON type string does not fit column type BIGINT NOT NULL"},
 		{"json optional NOT NULL", `{"type":"object","properties":{"id":{"type":"integer"}}}`, CodeIncompatible, "field id: optional (not in required) in the schema but the column is BIGINT NOT NULL"},
 		{"json nullable NOT NULL", `{"type":"object","properties":{"id":{"oneOf":[{"type":"null"},{"type":"integer"}]}},"required":["id"]}`, CodeIncompatible, "field id: nullable in the schema but the column is BIGINT NOT NULL"},
@@ -114,7 +118,7 @@ func TestRegistrationChecksTheTable(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			in := Input{Text: tc.schema}
-			if tc.name == "protobuf" {
+			if strings.HasPrefix(tc.name, "protobuf") {
 				in.Type = TypeProtobuf
 			}
 			if strings.HasPrefix(tc.name, "json") {

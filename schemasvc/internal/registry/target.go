@@ -6,6 +6,7 @@ import (
 
 	"github.com/ferrygw/ferry/schemasvc/internal/avromap"
 	"github.com/ferrygw/ferry/schemasvc/internal/jsonmap"
+	"github.com/ferrygw/ferry/schemasvc/internal/protomap"
 	"github.com/ferrygw/ferry/schemasvc/internal/tablefit"
 	catalogv1 "github.com/ferrygw/ferry/services/api/gen/ferry/catalog/v1"
 )
@@ -27,8 +28,12 @@ type target struct {
 func newTarget(m *catalogv1.TopicMapping, key bool) *target {
 	t := &target{table: m.GetDatabase() + "." + m.GetTable(), database: m.GetDatabase(), name: m.GetTable(), lang: TypeAvro}
 	cm := m.GetMapping()
-	if !key && cm.GetValueFormat() == catalogv1.ValueFormat_VALUE_FORMAT_JSON_SCHEMA {
+	switch {
+	case key:
+	case cm.GetValueFormat() == catalogv1.ValueFormat_VALUE_FORMAT_JSON_SCHEMA:
 		t.lang = TypeJSON
+	case cm.GetValueFormat() == catalogv1.ValueFormat_VALUE_FORMAT_PROTOBUF:
+		t.lang = TypeProtobuf
 	}
 	byName := map[string]*catalogv1.Field{}
 	for _, c := range m.GetColumns() {
@@ -78,8 +83,8 @@ func (t *target) check(p *prepared) error {
 	return nil
 }
 
-// derive writes the target's schema in language typ (AVRO or JSON; ""
-// for the table's own, t.lang).
+// derive writes the target's schema in language typ (AVRO, JSON or
+// PROTOBUF; "" for the table's own, t.lang).
 func (t *target) derive(typ string) (string, error) {
 	if typ == "" {
 		typ = t.lang
@@ -93,6 +98,10 @@ func (t *target) derive(typ string) (string, error) {
 		return jsonmap.DeriveSingle(t.fit.Single)
 	case typ == TypeJSON:
 		return jsonmap.Derive(t.name, t.fit.Columns)
+	case typ == TypeProtobuf && t.fit.Single != nil:
+		return "", fmt.Errorf("a Protobuf schema is a message, and column %s is one value", t.fit.Single.GetName())
+	case typ == TypeProtobuf:
+		return protomap.Derive(t.name, t.database, t.fit.Columns)
 	case t.fit.Single != nil:
 		return avromap.DeriveSingle(t.fit.Single)
 	}

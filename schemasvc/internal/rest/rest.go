@@ -89,6 +89,20 @@ func subjectBody(v *registry.SubjectSchema) schemaBody {
 	return b
 }
 
+// formatted answers b with its schema in the request's format= (for
+// Protobuf, "serialized": a base64 FileDescriptorProto).
+func (a *api) formatted(w http.ResponseWriter, r *http.Request, b schemaBody, s *store.Schema) {
+	if f := r.URL.Query().Get("format"); f != "" {
+		text, err := a.reg.Formatted(r.Context(), s, f)
+		if err != nil {
+			a.fail(w, r, err)
+			return
+		}
+		b.Schema = text
+	}
+	a.reply(w, r, b)
+}
+
 func (a *api) reply(w http.ResponseWriter, r *http.Request, v any) {
 	w.Header().Set("Content-Type", ContentType)
 	if err := json.NewEncoder(w).Encode(v); err != nil {
@@ -168,7 +182,7 @@ func (a *api) schemaByID(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, r, err)
 		return
 	}
-	a.reply(w, r, body(s))
+	a.formatted(w, r, body(s), s)
 }
 
 func (a *api) rawSchemaByID(w http.ResponseWriter, r *http.Request) {
@@ -278,7 +292,7 @@ func (a *api) lookup(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, r, err)
 		return
 	}
-	a.reply(w, r, subjectBody(v))
+	a.formatted(w, r, subjectBody(v), v.Schema)
 }
 
 func (a *api) version(w http.ResponseWriter, r *http.Request) {
@@ -291,7 +305,7 @@ func (a *api) version(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, r, err)
 		return
 	}
-	a.reply(w, r, subjectBody(v))
+	a.formatted(w, r, subjectBody(v), v.Schema)
 }
 
 func (a *api) rawVersion(w http.ResponseWriter, r *http.Request) {

@@ -14,6 +14,7 @@ import (
 	"go.opentelemetry.io/otel/metric/noop"
 	"google.golang.org/grpc"
 
+	"github.com/ferrygw/ferry/schemasvc/internal/protomap"
 	"github.com/ferrygw/ferry/schemasvc/internal/registry"
 	"github.com/ferrygw/ferry/schemasvc/internal/store/storetest"
 	catalogv1 "github.com/ferrygw/ferry/services/api/gen/ferry/catalog/v1"
@@ -102,7 +103,7 @@ func TestAPI(t *testing.T) {
 	id1, id2 := registerID(t, srv, v1), ""
 	calls := []call{
 		{"GET", "/", "", 200, `{}`},
-		{"GET", "/schemas/types", "", 200, `["JSON","AVRO"]`},
+		{"GET", "/schemas/types", "", 200, `["JSON","PROTOBUF","AVRO"]`},
 		{"GET", "/subjects", "", 200, `["t-value"]`},
 		{"POST", "/subjects/t-value/versions", reg(v1), 200, `{"id":` + id1 + `}`},
 		{"GET", "/subjects/t-value/versions", "", 200, `[1]`},
@@ -259,4 +260,59 @@ func TestBadInputIsLogged(t *testing.T) {
 			t.Errorf("log lacks %q:\n%s", want, logs.String())
 		}
 	}
+}
+
+// Protobuf schemas: registered as source or as a base64 descriptor,
+// answered with schemaType PROTOBUF and their references, and with
+// format=serialized as the descriptor confluent-kafka-python reads.
+func TestProtobufAPI(t *testing.T) {
+	srv := server(t, nil)
+	kinds := `syntax = "proto3"; package kinds; enum Kind { TEA = 0; COFFEE = 1; }`
+	r := `syntax = "proto3"; import "kinds.proto"; message R { int64 id = 1; kinds.Kind name = 2; }`
+	refs := `[{"name":"kinds.proto","subject":"t-key","version":1}]`
+	kindsID := post(t, srv, "/subjects/t-key/versions", `{"schemaType":"PROTOBUF","schema":"`+quote(kinds)+`"}`)
+	id := post(t, srv, "/subjects/t-value/versions", `{"schemaType":"PROTOBUF","references":`+refs+`,"schema":"`+quote(r)+`"}`)
+	ks, err := protomap.Parse(kinds, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs, err := protomap.Parse(r, map[string]string{"kinds.proto": kinds})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kindsSer, _ := ks.Serialized()
+	rSer, _ := rs.Serialized()
+	js := quote
+	run(t, srv, []call{
+		{"GET", "/schemas/ids/" + id, "", 200, `{"schemaType":"PROTOBUF","references":` + refs + `,"schema":"` + js(r) + `"}`},
+		{"GET", "/schemas/ids/" + id + "?format=serialized", "", 200, `{"schemaType":"PROTOBUF","references":` + refs + `,"schema":"` + rSer + `"}`},
+		{"GET", "/subjects/t-value/versions/latest?format=serialized", "", 200, `{"subject":"t-value","version":1,"id":` + id + `,"schemaType":"PROTOBUF","references":` + refs + `,"schema":"` + rSer + `"}`},
+		{"GET", "/subjects/t-key/versions/1?format=serialized", "", 200, `{"subject":"t-key","version":1,"id":` + kindsID + `,"schemaType":"PROTOBUF","schema":"` + kindsSer + `"}`},
+		// Other formats, and other schema types, answer the text.
+		{"GET", "/schemas/ids/" + kindsID + "?format=ignore_extensions", "", 200, `{"schemaType":"PROTOBUF","schema":"` + js(kinds) + `"}`},
+		// The descriptor is the same schema.
+		{"POST", "/subjects/t-value/versions", `{"schemaType":"PROTOBUF","references":` + refs + `,"schema":"` + rSer + `"}`, 200, `{"id":` + id + `}`},
+		{"POST", "/subjects/t-value", `{"schemaType":"PROTOBUF","references":` + refs + `,"schema":"` + rSer + `"}`, 200,
+			`{"subject":"t-value","version":1,"id":` + id + `,"schemaType":"PROTOBUF","references":` + refs + `,"schema":"` + js(r) + `"}`},
+		{"POST", "/subjects/t-value/versions", `{"schemaType":"PROTOBUF","schema":"syntax = \"proto3\"; message R { string id = 1; }"}`, 409,
+			`{"error_code":409,"message":"Schema being registered is incompatible with table db.t: field id: Protobuf string does not fit column type BIGINT NOT NULL"}`},
+	}, nil)
+	// Without its reference the schema does not compile: 42201.
+	runLoose(t, srv, []call{{"POST", "/subjects/t-value/versions", `{"schemaType":"PROTOBUF","schema":"` + quote(r) + `"}`, 422, "*"}})
+}
+
+// post sends body and returns the id answered.
+func post(t *testing.T, srv *httptest.Server, path, body string) string {
+	t.Helper()
+	resp, err := http.Post(srv.URL+path, ContentType, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	id := strings.TrimSuffix(strings.TrimPrefix(strings.TrimSpace(string(b)), `{"id":`), `}`)
+	if resp.StatusCode != 200 || id == "" {
+		t.Fatalf("POST %s: %d %s", path, resp.StatusCode, b)
+	}
+	return id
 }

@@ -1,0 +1,134 @@
+// Package protomap relates Protobuf schemas to Fluss columns, as avromap
+// does for Avro: Parse compiles a registered .proto (or the base64
+// FileDescriptorProto Confluent's serializers send) with its imports, Check
+// says whether records of the schema's first message can become rows of a
+// table (and, when not, which field and why), Derive writes the .proto of a
+// table's columns, and Compatible compares two versions of a subject. The
+// type rules follow docs/schema-registry.md, and match transcodesvc's
+// (which Protobuf field fits which column type).
+package protomap
+
+import (
+	"context"
+	"encoding/base64"
+	"fmt"
+	"strings"
+
+	"github.com/bufbuild/protocompile"
+	"github.com/jhump/protoreflect/v2/protoprint"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protodesc"
+	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/types/descriptorpb"
+)
+
+// rootName is the file name a registered schema is compiled under (the
+// same as transcodesvc's): a schema text names no file of its own.
+const rootName = "ferry-registered.proto"
+
+// Schema is a compiled Protobuf schema.
+type Schema struct {
+	file      protoreflect.FileDescriptor
+	text      string
+	canonical string
+}
+
+// Parse compiles a schema: .proto source, or a base64-encoded
+// FileDescriptorProto (what confluent-kafka-python's ProtobufSerializer
+// registers). imports holds the text of every file it imports, directly or
+// not, by import path; google/protobuf/*.proto need none.
+func Parse(text string, imports map[string]string) (*Schema, error) {
+	root := protocompile.SearchResult{Source: strings.NewReader(text)}
+	fromDescriptor := false
+	if fdp := decodeDescriptor(text, rootName); fdp != nil {
+		root, fromDescriptor = protocompile.SearchResult{Proto: fdp}, true
+	}
+	resolver := protocompile.WithStandardImports(protocompile.ResolverFunc(func(path string) (protocompile.SearchResult, error) {
+		if path == rootName {
+			return root, nil
+		}
+		t, ok := imports[path]
+		if !ok {
+			return protocompile.SearchResult{}, fmt.Errorf("import %q is neither a reference of the schema nor a google/protobuf well-known type", path)
+		}
+		if fdp := decodeDescriptor(t, path); fdp != nil {
+			return protocompile.SearchResult{Proto: fdp}, nil
+		}
+		return protocompile.SearchResult{Source: strings.NewReader(t)}, nil
+	}))
+	c := protocompile.Compiler{Resolver: resolver}
+	files, err := c.Compile(context.Background(), rootName)
+	if err != nil {
+		return nil, err
+	}
+	fd := files[0]
+	canonical, err := printFile(fd)
+	if err != nil {
+		return nil, err
+	}
+	s := &Schema{file: fd, text: text, canonical: canonical}
+	if fromDescriptor {
+		// Stored and served as .proto source, as Confluent's registry does:
+		// Java deserializers and transcodesvc read the text.
+		s.text = canonical
+	}
+	return s, nil
+}
+
+// decodeDescriptor reads text as a base64 FileDescriptorProto named name;
+// nil when it is not one (then it is .proto source).
+func decodeDescriptor(text, name string) *descriptorpb.FileDescriptorProto {
+	t := strings.TrimSpace(text)
+	if t == "" || strings.ContainsAny(t, " \t\r\n;{") {
+		return nil
+	}
+	b, err := base64.StdEncoding.DecodeString(t)
+	if err != nil {
+		return nil
+	}
+	fdp := &descriptorpb.FileDescriptorProto{}
+	if err := proto.Unmarshal(b, fdp); err != nil {
+		return nil
+	}
+	fdp.Name = proto.String(name)
+	return fdp
+}
+
+// printFile renders a compiled file as .proto source: the form two
+// registrations are compared and ids derived by, whichever way each was
+// sent (source with its comments and layout, or a descriptor).
+func printFile(fd protoreflect.FileDescriptor) (string, error) {
+	var b strings.Builder
+	if err := (&protoprint.Printer{OmitComments: protoprint.CommentsAll}).PrintProtoFile(fd, &b); err != nil {
+		return "", fmt.Errorf("printing the schema: %w", err)
+	}
+	return b.String(), nil
+}
+
+// Text is the schema as it is stored and served: the text registered, or
+// the .proto source of a registered descriptor.
+func (s *Schema) Text() string { return s.text }
+
+// Canonical is the .proto source printed from the compiled schema, without
+// comments.
+func (s *Schema) Canonical() string { return s.canonical }
+
+// Message is the message a subject's records are: the file's first, which
+// Confluent's serializers frame as message index [0]; nil when the file
+// defines none.
+func (s *Schema) Message() protoreflect.MessageDescriptor {
+	if s.file.Messages().Len() == 0 {
+		return nil
+	}
+	return s.file.Messages().Get(0)
+}
+
+// Serialized is the schema as a base64 FileDescriptorProto, the
+// "serialized" format confluent-kafka-python's deserializers ask for.
+func (s *Schema) Serialized() (string, error) {
+	b, err := proto.MarshalOptions{Deterministic: true}.Marshal(protodesc.ToFileDescriptorProto(s.file))
+	if err != nil {
+		return "", err
+	}
+	return base64.StdEncoding.EncodeToString(b), nil
+}

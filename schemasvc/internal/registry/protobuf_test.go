@@ -1,0 +1,192 @@
+package registry
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/ferrygw/ferry/schemasvc/internal/protomap"
+	"github.com/ferrygw/ferry/schemasvc/internal/store"
+	"github.com/ferrygw/ferry/schemasvc/internal/store/storetest"
+	schemav1 "github.com/ferrygw/ferry/services/api/gen/ferry/schema/v1"
+)
+
+const itemsV1 = `syntax = "proto3";
+package shop;
+import "google/protobuf/timestamp.proto";
+
+message Item {
+  int64 id = 1;
+  optional string item = 2;
+  google.protobuf.Timestamp at = 3;
+}
+`
+
+// A Protobuf schema that fits the table registers; the same schema sent
+// as a base64 descriptor (as confluent-kafka-python does) or reformatted
+// is the same version; it is served as .proto source and, asked for
+// "serialized", as the descriptor.
+func TestProtobufRegistration(t *testing.T) {
+	ctx := context.Background()
+	r := newRegistry(t, &storetest.MemLog{}, protoCatalog())
+	id, v, err := r.Register(ctx, "items-value", Input{Type: TypeProtobuf, Text: itemsV1})
+	if err != nil || v != 1 {
+		t.Fatalf("register: id %d v%d %v", id, v, err)
+	}
+	s, err := r.SchemaByID(ctx, id)
+	if err != nil || s.Type != TypeProtobuf || s.Text != itemsV1 {
+		t.Fatalf("schema %d: %+v %v", id, s, err)
+	}
+	ser, err := r.Formatted(ctx, s, FormatSerialized)
+	if err != nil || strings.Contains(ser, "message") {
+		t.Fatalf("serialized: %q %v", ser, err)
+	}
+	again, v, err := r.Register(ctx, "items-value", Input{Type: TypeProtobuf, Text: ser})
+	if err != nil || again != id || v != 1 {
+		t.Errorf("as a descriptor: id %d v%d %v, want %d v1", again, v, err, id)
+	}
+	squeezed := strings.Join(strings.Fields(itemsV1), " ")
+	found, err := r.Lookup(ctx, "items-value", Input{Type: TypeProtobuf, Text: squeezed}, false)
+	if err != nil || found.Schema.ID != id {
+		t.Errorf("lookup of the reformatted schema: %+v %v", found, err)
+	}
+	if text, _ := r.Formatted(ctx, s, ""); text != itemsV1 {
+		t.Errorf("unformatted: %q", text)
+	}
+	// A registered descriptor is stored as source, which transcodesvc and
+	// Java deserializers compile.
+	other := newRegistry(t, &storetest.MemLog{}, protoCatalog())
+	did, _, err := other.Register(ctx, "items-value", Input{Type: TypeProtobuf, Text: ser})
+	if err != nil || did != id {
+		t.Fatalf("descriptor first: id %d %v, want %d", did, err, id)
+	}
+	ds, _ := other.SchemaByID(ctx, did)
+	if !strings.Contains(ds.Text, "message Item {") {
+		t.Errorf("stored descriptor text:\n%s", ds.Text)
+	}
+}
+
+// Protobuf versions of a subject are compared at its level: BACKWARD
+// refuses a field number whose type changed; NONE lets it through.
+func TestProtobufCompatibility(t *testing.T) {
+	ctx := context.Background()
+	r := newRegistry(t, &storetest.MemLog{}, protoCatalog())
+	if _, _, err := r.Register(ctx, "items-value", Input{Type: TypeProtobuf, Text: itemsV1}); err != nil {
+		t.Fatal(err)
+	}
+	added := strings.Replace(itemsV1, "google.protobuf.Timestamp at = 3;", "google.protobuf.Timestamp at = 3;\n  optional string extra = 4;", 1)
+	// The table refuses unknown fields, so the next version moves a
+	// column's field to a new number instead (compatible: the old
+	// number is unknown to it, the new one absent from old data).
+	renumbered := `syntax = "proto3"; package shop; message Item { int64 id = 1; optional string item = 4; }`
+	if _, _, err := r.Register(ctx, "items-value", Input{Type: TypeProtobuf, Text: added}); AsError(err).Code != CodeIncompatible || !strings.Contains(err.Error(), "field extra") {
+		t.Errorf("unknown field: %v", err)
+	}
+	if _, v, err := r.Register(ctx, "items-value", Input{Type: TypeProtobuf, Text: renumbered}); err != nil || v != 2 {
+		t.Fatalf("renumbered field: v%d %v", v, err)
+	}
+	changed := `syntax = "proto3"; package shop; message Item { optional string item = 1; int64 id = 4; }`
+	_, _, err := r.Register(ctx, "items-value", Input{Type: TypeProtobuf, Text: changed})
+	if e := AsError(err); e.Code != CodeIncompatible || !strings.Contains(e.Message, "field Item.item (number 1) is string, was int64") || !strings.Contains(e.Message, "BACKWARD") {
+		t.Fatalf("BACKWARD: %v", err)
+	}
+	// FORWARD: the old version must read the new one's data; so must
+	// FULL_TRANSITIVE for every version.
+	if err := r.SetConfig(ctx, "items-value", "FULL_TRANSITIVE"); err != nil {
+		t.Fatal(err)
+	}
+	if ok, msgs, err := r.Compatible(ctx, "items-value", 1, Input{Type: TypeProtobuf, Text: changed}); err != nil || ok || len(msgs) != 1 {
+		t.Errorf("Compatible with v1 = %v %v %v", ok, msgs, err)
+	}
+	if err := r.SetConfig(ctx, "items-value", "NONE"); err != nil {
+		t.Fatal(err)
+	}
+	if _, v, err := r.Register(ctx, "items-value", Input{Type: TypeProtobuf, Text: changed}); err != nil || v != 3 {
+		t.Errorf("NONE: v%d %v", v, err)
+	}
+}
+
+// A protobuf table's value subject nobody registered is derived in
+// Protobuf, the same text and id on every registry; GetTopicSchema derives
+// Protobuf when asked, and says why a table has no Protobuf schema.
+func TestProtobufDerived(t *testing.T) {
+	ctx := context.Background()
+	v, err := newRegistry(t, &storetest.MemLog{}, protoCatalog()).Version(ctx, "items-value", 0, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `syntax = "proto3";
+package shop;
+
+import "google/protobuf/timestamp.proto";
+
+message items {
+  int64 id = 1;
+  optional string item = 2;
+  google.protobuf.Timestamp at = 3;
+}
+`
+	if v.Schema.Type != TypeProtobuf || v.Schema.Text != want {
+		t.Errorf("derived %s:\n%s\nwant\n%s", v.Schema.Type, v.Schema.Text, want)
+	}
+	ps, err := protomap.Parse(want, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.Schema.ID != candidateID(store.SchemaKey(TypeProtobuf, ps.Canonical(), "")) {
+		t.Errorf("derived id %d is not the schema's hash", v.Schema.ID)
+	}
+	srv := NewServer(newRegistry(t, &storetest.MemLog{}, protoCatalog()))
+	ts, err := srv.GetTopicSchema(ctx, &schemav1.GetTopicSchemaRequest{Topic: "items", Type: schemav1.SchemaType_SCHEMA_TYPE_PROTOBUF})
+	if err != nil || ts.GetSchema().GetId() != v.Schema.ID || ts.GetSchema().GetType() != schemav1.SchemaType_SCHEMA_TYPE_PROTOBUF {
+		t.Errorf("GetTopicSchema: %v %v, want id %d", ts, err, v.Schema.ID)
+	}
+	// The key of a table without key column is not stored: nothing to
+	// derive.
+	if _, err := srv.GetTopicSchema(ctx, &schemav1.GetTopicSchemaRequest{Topic: "items", Key: true}); status.Code(err) != codes.NotFound {
+		t.Errorf("key: %v", err)
+	}
+	// DECIMAL has no Protobuf type.
+	_, err = NewServer(newRegistry(t, &storetest.MemLog{}, ordersCatalog())).GetTopicSchema(ctx,
+		&schemav1.GetTopicSchemaRequest{Topic: "orders", Type: schemav1.SchemaType_SCHEMA_TYPE_PROTOBUF})
+	if status.Code(err) != codes.NotFound || !strings.Contains(err.Error(), "column price: column type DECIMAL(10, 2) has no Protobuf mapping") {
+		t.Errorf("orders in Protobuf: %v", err)
+	}
+}
+
+// A Protobuf schema imports files registered under other subjects, by
+// reference, transitively; GetSchema hands them along.
+func TestProtobufReferences(t *testing.T) {
+	ctx := context.Background()
+	r := newRegistry(t, &storetest.MemLog{}, protoCatalog())
+	// The table stores no key: any schema goes under items-key.
+	kinds := `syntax = "proto3"; package kinds; enum Kind { TEA = 0; COFFEE = 1; }`
+	wrap := `syntax = "proto3"; package kinds; import "kinds.proto"; message Wrapped { kinds.Kind kind = 1; }`
+	if _, _, err := r.Register(ctx, "items-key", Input{Type: TypeProtobuf, Text: kinds}); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := r.Register(ctx, "items-key", Input{Type: TypeProtobuf, Text: wrap, References: []Reference{{Name: "kinds.proto", Subject: "items-key", Version: 1}}}); err != nil {
+		t.Fatal(err)
+	}
+	item := `syntax = "proto3"; import "wrap.proto"; import "kinds.proto"; message Item { int64 id = 1; kinds.Kind item = 2; }`
+	if _, _, err := r.Register(ctx, "items-value", Input{Type: TypeProtobuf, Text: item}); AsError(err).Code != CodeInvalidSchema || !strings.Contains(err.Error(), `"wrap.proto"`) {
+		t.Errorf("without references: %v", err)
+	}
+	// wrap.proto's own reference brings kinds.proto along.
+	refs := []Reference{{Name: "wrap.proto", Subject: "items-key", Version: 2}}
+	id, _, err := r.Register(ctx, "items-value", Input{Type: TypeProtobuf, Text: item, References: refs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := NewServer(r).GetSchema(ctx, &schemav1.GetSchemaRequest{Id: id})
+	if err != nil || len(res.GetReferenced()) != 2 || res.GetReferenced()[0].GetText() != kinds {
+		t.Errorf("GetSchema(%d) = %v %v", id, res, err)
+	}
+	s, _ := r.SchemaByID(ctx, id)
+	if ser, err := r.Formatted(ctx, s, FormatSerialized); err != nil || ser == "" {
+		t.Errorf("serialized with references: %q %v", ser, err)
+	}
+}
