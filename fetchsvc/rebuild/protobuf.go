@@ -40,15 +40,15 @@ type pbFieldEnc struct {
 }
 
 // WithProtobuf returns a plan that writes values as messages of file, the
-// schema registered under id, framed with the message indexes as Schema
-// Registry deserializers expect. The message is the file's root (see
-// rootMessage). Every field takes the value column of its name; fields
-// without one, and NULL columns, are left out.
+// schema registered under id, framed as Schema Registry deserializers
+// expect. The message is the file's first (message indexes [0]), the one
+// the registry checks against the table. Every field takes the value
+// column of its name; fields without one, and NULL columns, are left out.
 func (p *Plan) WithProtobuf(id int32, file protoreflect.FileDescriptor) (*Plan, error) {
-	md, index, ok := rootMessage(file)
-	if !ok {
+	if file.Messages().Len() == 0 {
 		return nil, fmt.Errorf("rebuild: schema id %d has no message", id)
 	}
+	md := file.Messages().Get(0)
 	cols := make([]types.Field, len(p.valueColumns))
 	for n, i := range p.valueColumns {
 		cols[n] = p.columns[i]
@@ -61,48 +61,11 @@ func (p *Plan) WithProtobuf(id int32, file protoreflect.FileDescriptor) (*Plan, 
 		msg.fields[n].column = p.valueColumns[msg.fields[n].column]
 	}
 	v := &protoValue{msg: msg}
-	v.header = binary.BigEndian.AppendUint32([]byte{0}, uint32(id))
-	if index == 0 {
-		v.header = append(v.header, 0) // the shorthand for [0]
-	} else {
-		v.header = protowire.AppendVarint(v.header, protowire.EncodeZigZag(1))
-		v.header = protowire.AppendVarint(v.header, protowire.EncodeZigZag(int64(index)))
-	}
+	// Magic byte, the id, and 0: the message-index shorthand for [0].
+	v.header = append(binary.BigEndian.AppendUint32([]byte{0}, uint32(id)), 0)
 	q := *p
 	q.proto = v
 	return &q, nil
-}
-
-// rootMessage is the message a table's rows are written as: the first
-// top-level message that no message of the file uses as a field type, so
-// that a file listing helper messages before the main one still picks the
-// main one; the first message when every one is used.
-func rootMessage(file protoreflect.FileDescriptor) (protoreflect.MessageDescriptor, int, bool) {
-	msgs := file.Messages()
-	if msgs.Len() == 0 {
-		return nil, 0, false
-	}
-	used := map[protoreflect.FullName]bool{}
-	var walk func(md protoreflect.MessageDescriptor)
-	walk = func(md protoreflect.MessageDescriptor) {
-		for i := range md.Fields().Len() {
-			if m := md.Fields().Get(i).Message(); m != nil {
-				used[m.FullName()] = true
-			}
-		}
-		for i := range md.Messages().Len() {
-			walk(md.Messages().Get(i))
-		}
-	}
-	for i := range msgs.Len() {
-		walk(msgs.Get(i))
-	}
-	for i := range msgs.Len() {
-		if !used[msgs.Get(i).FullName()] {
-			return msgs.Get(i), i, true
-		}
-	}
-	return msgs.Get(0), 0, true
 }
 
 // appendProto appends the framed message of row.
