@@ -55,7 +55,7 @@ func TestProtobufProduceConsumePython(t *testing.T) {
 			"tags": []any{"a", "b"}, "status": "PAID", "attrs": []any{[]any{"x", 1}}, "addr": map[string]any{"city": "Ghent", "zip": 9000}, "flag": true},
 		{"id": 2, "name": nil, "qty": nil, "price": nil, "at": nil, "blob": nil, "tags": []any{}, "status": "UNKNOWN", "attrs": []any{},
 			"addr": nil, "flag": false},
-		{"id": 3, "name": "", "qty": 0, "price": 0, "at": nil, "blob": "", "tags": []any{}, "status": "NEW", "attrs": []any{},
+		{"id": 3, "name": "", "qty": 0, "price": json.Number("0.0"), "at": nil, "blob": "", "tags": []any{}, "status": "NEW", "attrs": []any{},
 			"addr": map[string]any{"city": "", "zip": 0}, "flag": false},
 	}
 	input, err := json.Marshal(records)

@@ -64,6 +64,10 @@ def order_file():
     order.field.add(name="attrs", number=9, type=F.TYPE_MESSAGE, type_name=".ferry.e2e.Order.AttrsEntry", label=F.LABEL_REPEATED)
     order.field.add(name="addr", number=10, type=F.TYPE_MESSAGE, type_name=".ferry.e2e.Order.Address", label=F.LABEL_OPTIONAL)
     order.field.add(name="flag", number=11, type=F.TYPE_BOOL, label=F.LABEL_OPTIONAL)
+    # protoc writes every field's JSON name into the descriptors it generates; so do we.
+    for m in [order] + list(order.nested_type):
+        for f in m.field:
+            f.json_name = f.name
     return fdp
 
 

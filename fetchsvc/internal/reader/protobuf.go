@@ -103,5 +103,49 @@ func descriptorText(text string) (*descriptorpb.FileDescriptorProto, bool) {
 	if err := proto.Unmarshal(raw, fdp); err != nil {
 		return nil, false
 	}
+	fillJSONNames(fdp)
 	return fdp, true
+}
+
+// fillJSONNames sets the json_name protoc writes into every field that has
+// none: a descriptor built by hand (confluent-kafka-python users without
+// protoc) may leave it out, and protocompile then takes every such field
+// as named "" in JSON, which conflict.
+func fillJSONNames(fdp *descriptorpb.FileDescriptorProto) {
+	fields := func(fs []*descriptorpb.FieldDescriptorProto) {
+		for _, f := range fs {
+			if f.JsonName == nil {
+				f.JsonName = proto.String(protoJSONName(f.GetName()))
+			}
+		}
+	}
+	var msgs func(ms []*descriptorpb.DescriptorProto)
+	msgs = func(ms []*descriptorpb.DescriptorProto) {
+		for _, m := range ms {
+			fields(m.Field)
+			fields(m.Extension)
+			msgs(m.NestedType)
+		}
+	}
+	msgs(fdp.MessageType)
+	fields(fdp.Extension)
+}
+
+// protoJSONName is protoc's JSON name of a field: underscores dropped, the
+// letter after one upper-cased.
+func protoJSONName(name string) string {
+	var b strings.Builder
+	upper := false
+	for _, r := range name {
+		switch {
+		case r == '_':
+			upper = true
+		case upper:
+			b.WriteString(strings.ToUpper(string(r)))
+			upper = false
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
 }

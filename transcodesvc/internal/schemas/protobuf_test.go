@@ -143,6 +143,22 @@ import "google/protobuf/timestamp.proto"; message Order { c.Money price = 1; goo
 		order.Fields().ByName("at").Message().FullName() != "google.protobuf.Timestamp" {
 		t.Fatalf("compiled %v", fd)
 	}
+	// A descriptor built by hand (no protoc) may leave json_name out; the
+	// runtime derives it, as protoc would have written it.
+	bare := protodesc.ToFileDescriptorProto(fd)
+	for _, m := range bare.MessageType {
+		for _, f := range m.Field {
+			f.JsonName = nil
+		}
+	}
+	b, err := proto.Marshal(bare)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := CompileProtobuf(context.Background(), &schemav1.Schema{Id: 4, Type: pb, References: refs, Text: base64.StdEncoding.EncodeToString(b)},
+		[]*schemav1.Schema{{Id: 1, Type: pb, Text: serialized(t, common)}}); err != nil {
+		t.Fatalf("descriptor without json_name: %v", err)
+	}
 	for _, text := range []string{"", `syntax = "proto3";`, "AAAA AAAA", "not base64!"} {
 		if _, ok := descriptorText(text); ok {
 			t.Errorf("%q taken for a descriptor", text)
