@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/sr"
 
 	"github.com/ferrygw/ferry/services/testenv"
@@ -213,5 +215,56 @@ func TestProtobufBadRecordsRefuseTheirBatch(t *testing.T) {
 	rows := f.Scan(t, db, "orders", testenv.ScanOptions{Expect: 1, Timeout: 30 * time.Second})
 	if len(rows) != 1 || canonical(t, rows[0].Row) != `{"id":1,"name":"fine"}` {
 		t.Fatalf("table holds %+v, want the one good row", rows)
+	}
+}
+
+// TestProtobufPrimaryKeyTable: framed Protobuf values upsert the rows of a primary-key table
+// (keys are the JSON object of the primary key, as for every format) and a tombstone deletes
+// one; the Fluss Java lookup sees each key's latest row.
+func TestProtobufPrimaryKeyTable(t *testing.T) {
+	e, f := need(t)
+	db := dbName(t, f, "protobuf_pk")
+	info := f.NewTable(t, testenv.TableSpec{Database: db, Table: "users", BucketCount: 2, PrimaryKey: []string{"id"},
+		Columns: []testenv.Column{
+			{Name: "id", Type: "BIGINT", Nullable: testenv.NotNull()},
+			{Name: "name", Type: "STRING"},
+		},
+		CustomProperties: map[string]string{"kafka.enabled": "true", "kafka.value.format": "protobuf"}})
+	if len(info.PrimaryKey) != 1 {
+		t.Fatalf("table info %+v: want primary key id", info)
+	}
+	topic := db + ".users"
+	waitTopic(t, topic, 2)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	rcl, err := sr.NewClient(sr.URLs(e.stack.Config().RegistryURL()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ss, err := rcl.CreateSchema(ctx, topic+"-value", sr.Schema{Schema: protoOrderSchema, Type: sr.TypeProtobuf})
+	if err != nil {
+		t.Fatalf("register: %v", err)
+	}
+	rec := func(id int64, name string, tombstone bool) *kgo.Record {
+		r := &kgo.Record{Topic: topic, Key: fmt.Appendf(nil, `{"id": %d}`, id)}
+		if !tombstone {
+			r.Value = protoOrder(int32(ss.ID), []byte{0}, id, name)
+		}
+		return r
+	}
+	cl := newKgo(t, e.kafka)
+	for _, r := range []*kgo.Record{rec(1, "ann", false), rec(2, "bob", false), rec(1, "ann two", false), rec(2, "", true), rec(3, "cid", false)} {
+		if err := cl.ProduceSync(ctx, r).FirstErr(); err != nil {
+			t.Fatalf("produce %s: %v", r.Key, err)
+		}
+	}
+	want := map[int64]string{1: "ann two", 3: "cid"}
+	keys := []map[string]any{{"id": 1}, {"id": 2}, {"id": 3}}
+	for i, g := range f.Lookup(t, db, "users", keys) {
+		id := int64(i + 1)
+		name, present := want[id]
+		if g.Found != present || (present && fmt.Sprint(g.Row["name"]) != name) {
+			t.Errorf("lookup id %d: found=%v row=%v, want found=%v name %q", id, g.Found, g.Row, present, name)
+		}
 	}
 }
