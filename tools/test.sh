@@ -258,7 +258,7 @@ for m in "${mods[@]}"; do
 done
 # Single-process mode (cmd/ferry): the suite's tests that make sense for one process, against a
 # stack that runs every service in one process. The list is e2e/suite's singleTests.
-single_tests='TestProduceJSON|TestConsumeWhatFerryWrote|TestConsumerGroup|TestFaultKill|TestFaultKillIdempotentClients|TestTracingOneTracePerProduce|TestSchemaRegistryPythonClient|TestAvroProduceConsumePython|TestJSONSchemaProduceConsumePython'
+single_tests='TestProduceJSON|TestConsumeWhatFerryWrote|TestConsumerGroup|TestFaultKill|TestFaultKillIdempotentClients|TestTracingOneTracePerProduce|TestSchemaRegistryPythonClient|TestAvroProduceConsumePython|TestJSONSchemaProduceConsumePython|TestProtobufProduceConsumePython'
 echo "--- go test ./e2e/suite in single-process mode"
 m_start=$(now)
 if (cd e2e && FERRY_TEST_SINGLE=1 go test -json "${test_flags[@]}" -run "^($single_tests)\$" ./suite |
@@ -300,6 +300,7 @@ transcodesvc/internal/kafkabatch FuzzDecodeBatch 200000x
 transcodesvc/internal/kafkabatch FuzzLZ4Frames 15000x
 transcodesvc/internal/convert FuzzConvertJSON 60000x
 transcodesvc/internal/convert FuzzConvertAvro 50000x
+transcodesvc/internal/convert FuzzConvertProtobuf 50000x
 services/fluss/logbatch FuzzDecode 100000x
 services/fluss/kvbatch FuzzDecode 20000x
 services/recordbatch FuzzParseHeader 500000x

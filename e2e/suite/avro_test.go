@@ -174,50 +174,56 @@ func TestAvroBadRecordsRefuseTheirBatch(t *testing.T) {
 	good := avroOrder(id, 1, "fine")
 
 	now := time.Now()
-	bad := encodeBatch(now, [][]byte{good, avroOrder(999_999, 2, "unknown id"), []byte(`{"id": 3}`), good[:len(good)-2]})
+	cl := newKgo(t, e.kafka)
+	p := produceBatch(t, cl, topic, encodeBatch(now, [][]byte{good, avroOrder(999_999, 2, "unknown id"), []byte(`{"id": 3}`), good[:len(good)-2]}))
+	expectRecordErrors(t, p, map[int32]string{1: "unknown schema id 999999", 2: "missing magic byte", 3: "truncated payload"})
+
+	// Nothing of the refused batch was written: the next batch starts the log.
+	if p := produceBatch(t, cl, topic, encodeBatch(now, [][]byte{good})); p.ErrorCode != 0 || p.BaseOffset != 0 {
+		t.Fatalf("good batch: error %v, offset %d; want offset 0", kerr.ErrorForCode(p.ErrorCode), p.BaseOffset)
+	}
+	rows := f.Scan(t, db, "orders", testenv.ScanOptions{Expect: 1, Timeout: 30 * time.Second})
+	if len(rows) != 1 || canonical(t, rows[0].Row) != `{"id":1,"name":"fine"}` {
+		t.Fatalf("table holds %+v, want the one good row", rows)
+	}
+}
+
+// produceBatch sends one record batch to partition 0 of topic in a Produce request of its own
+// (acks=all) and returns the partition's answer.
+func produceBatch(t *testing.T, cl *kgo.Client, topic string, batch []byte) kmsg.ProduceResponseTopicPartition {
+	t.Helper()
 	req := kmsg.NewPtrProduceRequest()
 	req.Acks = -1
 	req.TimeoutMillis = 30_000
 	rt := kmsg.NewProduceRequestTopic()
 	rt.Topic = topic
 	rp := kmsg.NewProduceRequestTopicPartition()
-	rp.Records = bad
+	rp.Records = batch
 	rt.Partitions = append(rt.Partitions, rp)
 	req.Topics = append(req.Topics, rt)
-
-	cl := newKgo(t, e.kafka)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	kresp, err := req.RequestWith(ctx, cl)
+	resp, err := req.RequestWith(ctx, cl)
 	if err != nil {
 		t.Fatalf("produce: %v", err)
 	}
-	p := kresp.Topics[0].Partitions[0]
+	return resp.Topics[0].Partitions[0]
+}
+
+// expectRecordErrors checks that p is INVALID_RECORD with exactly the records of want in error,
+// each with a message containing its text.
+func expectRecordErrors(t *testing.T, p kmsg.ProduceResponseTopicPartition, want map[int32]string) {
+	t.Helper()
 	if err := kerr.ErrorForCode(p.ErrorCode); err != kerr.InvalidRecord {
 		t.Fatalf("error %v, want INVALID_RECORD", err)
 	}
-	want := map[int32]string{1: "unknown schema id 999999", 2: "missing magic byte", 3: "truncated payload"}
 	if len(p.ErrorRecords) != len(want) {
-		t.Fatalf("record errors %+v, want records 1, 2, 3", p.ErrorRecords)
+		t.Fatalf("record errors %+v, want records %v", p.ErrorRecords, want)
 	}
 	for _, r := range p.ErrorRecords {
 		if w := want[r.RelativeOffset]; w == "" || r.ErrorMessage == nil || !strings.Contains(*r.ErrorMessage, w) {
 			t.Errorf("record %d: %v, want a message with %q", r.RelativeOffset, deref(r.ErrorMessage), w)
 		}
-	}
-
-	// Nothing of the refused batch was written: the next batch starts the log.
-	req.Topics[0].Partitions[0].Records = encodeBatch(now, [][]byte{good})
-	kresp, err = req.RequestWith(ctx, cl)
-	if err != nil {
-		t.Fatalf("produce: %v", err)
-	}
-	if p := kresp.Topics[0].Partitions[0]; p.ErrorCode != 0 || p.BaseOffset != 0 {
-		t.Fatalf("good batch: error %v, offset %d; want offset 0", kerr.ErrorForCode(p.ErrorCode), p.BaseOffset)
-	}
-	rows := f.Scan(t, db, "orders", testenv.ScanOptions{Expect: 1, Timeout: 30 * time.Second})
-	if len(rows) != 1 || canonical(t, rows[0].Row) != `{"id":1,"name":"fine"}` {
-		t.Fatalf("table holds %+v, want the one good row", rows)
 	}
 }
 

@@ -246,7 +246,8 @@ const envSingle = "FERRY_TEST_SINGLE"
 // Registry's REST API. The others are about one service's process, the gRPC hops between them or
 // a topology of their own.
 var singleTests = []string{"TestProduceJSON", "TestConsumeWhatFerryWrote", "TestConsumerGroup", "TestFaultKill", "TestFaultKillIdempotentClients",
-	"TestTracingOneTracePerProduce", "TestSchemaRegistryPythonClient", "TestAvroProduceConsumePython", "TestJSONSchemaProduceConsumePython"}
+	"TestTracingOneTracePerProduce", "TestSchemaRegistryPythonClient", "TestAvroProduceConsumePython", "TestJSONSchemaProduceConsumePython",
+	"TestProtobufProduceConsumePython"}
 
 func singleMode() bool { return os.Getenv(envSingle) == "1" }
 

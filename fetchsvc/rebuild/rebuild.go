@@ -2,7 +2,8 @@
 // the topic's mapping (docs/mapping.md): the inverse of transcodesvc's
 // conversion, for the read path (issue #14). The value is rebuilt in the
 // table's value format (a JSON object of the value columns, framed or not,
-// a framed Avro record of them, or the raw or string column's bytes), and the key, timestamp and headers come from
+// a framed Avro record or Protobuf message of them, or the raw or string
+// column's bytes), and the key, timestamp and headers come from
 // their mapped columns; a primary-key table without a key column gets the
 // JSON object of its primary key as the key, as producers send it.
 package rebuild
@@ -42,6 +43,8 @@ type Plan struct {
 	pkKey []int
 	// avro writes AVRO values; set by WithAvro.
 	avro *avroValue
+	// proto writes PROTOBUF values; set by WithProtobuf.
+	proto *protoValue
 	// jsonHeader frames JSON_SCHEMA values; set by WithJSONSchema.
 	jsonHeader []byte
 }
@@ -74,7 +77,8 @@ func Compile(m *catalogv1.TopicMapping, columns []types.Field) (*Plan, error) {
 		return nil, err
 	}
 	switch p.format {
-	case catalogv1.ValueFormat_VALUE_FORMAT_JSON, catalogv1.ValueFormat_VALUE_FORMAT_AVRO, catalogv1.ValueFormat_VALUE_FORMAT_JSON_SCHEMA:
+	case catalogv1.ValueFormat_VALUE_FORMAT_JSON, catalogv1.ValueFormat_VALUE_FORMAT_AVRO, catalogv1.ValueFormat_VALUE_FORMAT_PROTOBUF,
+		catalogv1.ValueFormat_VALUE_FORMAT_JSON_SCHEMA:
 		for i := range columns {
 			if i != p.key && i != p.timestamp && i != p.headers {
 				p.valueColumns = append(p.valueColumns, i)
@@ -126,6 +130,13 @@ func (p *Plan) Rebuild(r *Record, rec arrow.RecordBatch, row int, commitTimestam
 			return errors.New("value: no Avro schema to write the value with")
 		}
 		if r.Value, err = p.avro.appendAvro(r.Value, rec, row); err != nil {
+			return fmt.Errorf("value: %w", err)
+		}
+	case p.format == catalogv1.ValueFormat_VALUE_FORMAT_PROTOBUF:
+		if p.proto == nil {
+			return errors.New("value: no Protobuf schema to write the value with")
+		}
+		if r.Value, err = p.proto.appendProto(r.Value, rec, row); err != nil {
 			return fmt.Errorf("value: %w", err)
 		}
 	default:

@@ -40,7 +40,7 @@ func Declare(s *runtime.Settings) *Config {
 		Usage:   "Fluss table database.table keeping consumer groups' committed offsets; created (with its database) at start"})
 	s.StringVar(&c.SchemaAddr, runtime.Spec[string]{Flag: "schema-addr", Env: "FERRY_SCHEMA_ADDR",
 		Validate: runtime.OptionalDialAddr,
-		Usage:    "schema registry (SchemaService) gRPC address host:port whose schemas Avro and JSON Schema topics are served in; empty: topics with kafka.value.format=avro or json-schema are not served"})
+		Usage:    "schema registry (SchemaService) gRPC address host:port whose schemas Avro, Protobuf and JSON Schema topics are served in; empty: topics with kafka.value.format=avro, protobuf or json-schema are not served"})
 	return c
 }
 

@@ -45,7 +45,7 @@ func Declare(s *runtime.Settings) *Config {
 		Usage: "unanswered jobs per stream before the stream stops reading (backpressure)"})
 	s.StringVar(&c.SchemaAddr, runtime.Spec[string]{Flag: "schema-addr", Env: "FERRY_SCHEMA_ADDR",
 		Validate: runtime.OptionalDialAddr,
-		Usage:    "schema registry (SchemaService) gRPC address host:port the writer schemas of Avro and JSON Schema values are read from; empty: topics with kafka.value.format=avro or json-schema are refused"})
+		Usage:    "schema registry (SchemaService) gRPC address host:port the writer schemas of Avro, Protobuf and JSON Schema values are read from; empty: topics with kafka.value.format=avro, protobuf or json-schema are refused"})
 	s.IntVar(&c.Transcode.SchemaCacheSize, runtime.Spec[int]{Flag: "schema-cache-size", Env: "FERRY_SCHEMA_CACHE_SIZE",
 		Default: def.SchemaCacheSize, Validate: positive,
 		Usage: "writer schemas kept by id (an id never changes meaning, so they are never asked for again while kept)"})

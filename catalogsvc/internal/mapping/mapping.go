@@ -444,9 +444,9 @@ func columnMapping(t Table, cols map[string]types.DataType, p *problems) *catalo
 	case "json-schema":
 		cm.ValueFormat = catalogv1.ValueFormat_VALUE_FORMAT_JSON_SCHEMA
 	case "protobuf":
-		p.addf("%s is %q: Protobuf values are not supported yet", PropValueFormat, props[PropValueFormat])
+		cm.ValueFormat = catalogv1.ValueFormat_VALUE_FORMAT_PROTOBUF
 	default:
-		p.addf("%s is %q: want json, raw, string, avro or json-schema", PropValueFormat, props[PropValueFormat])
+		p.addf("%s is %q: want json, raw, string, avro, protobuf or json-schema", PropValueFormat, props[PropValueFormat])
 	}
 
 	// Which property claimed which column, to refuse overlaps.
@@ -498,17 +498,17 @@ func columnMapping(t Table, cols map[string]types.DataType, p *problems) *catalo
 		if len(claimed) >= len(t.Columns) && len(t.Columns) > 0 {
 			p.addf("%s=%s needs at least one column besides the key, timestamp and headers columns", PropValueFormat, format)
 		}
-	case catalogv1.ValueFormat_VALUE_FORMAT_AVRO:
-		// An Avro record fills the columns its fields name, as a JSON
-		// object does; fields without a column are skipped.
+	case catalogv1.ValueFormat_VALUE_FORMAT_AVRO, catalogv1.ValueFormat_VALUE_FORMAT_PROTOBUF:
+		// An Avro record or Protobuf message fills the columns its fields
+		// name, as a JSON object does; fields without a column are skipped.
 		if v, ok := props[PropValueColumn]; ok {
-			p.addf("%s=%s contradicts %s=avro: an Avro record fills every column not taken by the key, timestamp or headers", PropValueColumn, v, PropValueFormat)
+			p.addf("%s=%s contradicts %s=%s: a record fills every column not taken by the key, timestamp or headers", PropValueColumn, v, PropValueFormat, format)
 		}
 		if hasUnknown {
 			p.addf("%s only applies to %s=json or json-schema, not %s", PropJSONUnknownFields, PropValueFormat, format)
 		}
 		if len(claimed) >= len(t.Columns) && len(t.Columns) > 0 {
-			p.addf("%s=avro needs at least one column besides the key, timestamp and headers columns", PropValueFormat)
+			p.addf("%s=%s needs at least one column besides the key, timestamp and headers columns", PropValueFormat, format)
 		}
 	case catalogv1.ValueFormat_VALUE_FORMAT_RAW, catalogv1.ValueFormat_VALUE_FORMAT_STRING:
 		if hasUnknown {

@@ -181,6 +181,11 @@ func TestResolveAccepts(t *testing.T) {
 				expect(t, "format", m.Mapping.ValueFormat, catalogv1.ValueFormat_VALUE_FORMAT_AVRO)
 				expect(t, "value column", m.Mapping.ValueColumn, "")
 			}},
+		{"protobuf", with(props(PropValueFormat, "PROTOBUF")), opts,
+			func(t *testing.T, m *catalogv1.TopicMapping) {
+				expect(t, "format", m.Mapping.ValueFormat, catalogv1.ValueFormat_VALUE_FORMAT_PROTOBUF)
+				expect(t, "value column", m.Mapping.ValueColumn, "")
+			}},
 		{"json-schema takes the unknown-fields policy", with(props(PropValueFormat, "JSON-Schema", PropJSONUnknownFields, "reject")), opts,
 			func(t *testing.T, m *catalogv1.TopicMapping) {
 				expect(t, "format", m.Mapping.ValueFormat, catalogv1.ValueFormat_VALUE_FORMAT_JSON_SCHEMA)
@@ -292,8 +297,11 @@ func TestResolveRefuses(t *testing.T) {
 		{"override with illegal char", with(props(PropTopic, "orders/v1")), opts, Incompatible, "", []string{`contains '/'`}},
 		{"override internal prefix", with(props(PropTopic, "__orders")), opts, Incompatible, "", []string{"reserves for internal topics"}},
 		{"override dot", with(props(PropTopic, "..")), opts, Incompatible, "", []string{"not allowed"}},
-		{"bad value format", with(props(PropValueFormat, "xml")), opts, Incompatible, "shop.orders", []string{`kafka.value.format is "xml": want json, raw, string, avro or json-schema`}},
-		{"protobuf not yet", with(props(PropValueFormat, "protobuf")), opts, Incompatible, "shop.orders", []string{`kafka.value.format is "protobuf": Protobuf values are not supported yet`}},
+		{"bad value format", with(props(PropValueFormat, "xml")), opts, Incompatible, "shop.orders", []string{`kafka.value.format is "xml": want json, raw, string, avro, protobuf or json-schema`}},
+		{"value column with protobuf", with(props(PropValueFormat, "protobuf", PropValueColumn, "item")), opts, Incompatible, "shop.orders", []string{"contradicts kafka.value.format=protobuf"}},
+		{"unknown-fields with protobuf", with(props(PropValueFormat, "Protobuf", PropJSONUnknownFields, "ignore")), opts, Incompatible, "shop.orders", []string{"only applies to kafka.value.format=json or json-schema, not protobuf"}},
+		{"protobuf without value column", with(chain(columns(types.Field{Name: "b", Type: tBytes}), props(PropValueFormat, "protobuf", PropKeyColumn, "b"))),
+			opts, Incompatible, "shop.orders", []string{"kafka.value.format=protobuf needs at least one column"}},
 		{"value column with json-schema", with(props(PropValueFormat, "json-schema", PropValueColumn, "item")), opts, Incompatible, "shop.orders", []string{"contradicts kafka.value.format=json-schema"}},
 		{"value column with avro", with(props(PropValueFormat, "avro", PropValueColumn, "item")), opts, Incompatible, "shop.orders", []string{"contradicts kafka.value.format=avro"}},
 		{"unknown-fields with avro", with(props(PropValueFormat, "AVRO", PropJSONUnknownFields, "reject")), opts, Incompatible, "shop.orders", []string{"only applies to kafka.value.format=json or json-schema, not avro"}},

@@ -179,6 +179,10 @@ func (t *tables) plan(ctx context.Context, m *catalogv1.TopicMapping, info *flus
 		if rp, err = t.withAvro(ctx, m, rp); err != nil {
 			return nil, err
 		}
+	case catalogv1.ValueFormat_VALUE_FORMAT_PROTOBUF:
+		if rp, err = t.withProtobuf(ctx, m, rp); err != nil {
+			return nil, err
+		}
 	case catalogv1.ValueFormat_VALUE_FORMAT_JSON_SCHEMA:
 		s, _, err := t.topicSchema(ctx, m, schemav1.SchemaType_SCHEMA_TYPE_JSON)
 		if err != nil {

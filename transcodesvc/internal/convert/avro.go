@@ -61,11 +61,14 @@ func (c *Converter) UseSchemas(m map[int32]*schemas.Schema) {
 	if c.avro != nil {
 		c.avro.schemas = m
 	}
+	if c.proto != nil {
+		c.proto.schemas = m
+	}
 }
 
 // Framed reports whether the plan's values are Schema Registry framed, so
 // their writer schemas must be resolved (SchemaIDs, UseSchemas) first.
-func (p *Plan) Framed() bool { return p.isAvro() || p.isJSONSchema() }
+func (p *Plan) Framed() bool { return p.isAvro() || p.isProtobuf() || p.isJSONSchema() }
 
 // unframeJSON checks the framing of a JSON Schema value and returns its
 // JSON text. The schema must be a registered JSON Schema; the value's

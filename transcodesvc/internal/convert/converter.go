@@ -49,6 +49,7 @@ type Converter struct {
 	obj     *objectDecoder            // the JSON columns
 	fast    *fastDecoder              // the JSON columns' common shape; nil when a type has no fast path
 	avro    *avroValues               // the Avro columns
+	proto   *protoValues              // the Protobuf columns
 	known   map[int32]*schemas.Schema // the batch's writer schemas (UseSchemas)
 	columns []func(r *kafkabatch.Record, b *kafkabatch.Batch) error
 	scan    scanner
@@ -115,6 +116,10 @@ func (c *Converter) build() {
 		}
 		c.avro = newAvroValues(p.Topic, jsonFields, valueBuilders)
 		c.avro.schemas = known
+	}
+	if p.isProtobuf() {
+		c.proto = newProtoValues(p.Topic, jsonFields, valueBuilders)
+		c.proto.schemas = c.known
 	}
 	c.broken = false
 }
@@ -299,6 +304,9 @@ func (c *Converter) convertRecord(r *kafkabatch.Record, b *kafkabatch.Batch) err
 	if c.avro != nil {
 		return c.avro.decodeValue(r.Value)
 	}
+	if c.proto != nil {
+		return c.proto.decodeValue(r.Value)
+	}
 	if c.obj == nil {
 		return nil
 	}
@@ -327,6 +335,9 @@ func (c *Converter) convertRecord(r *kafkabatch.Record, b *kafkabatch.Batch) err
 
 func (p *Plan) isJSON() bool { return p.format == catalogv1.ValueFormat_VALUE_FORMAT_JSON }
 func (p *Plan) isAvro() bool { return p.format == catalogv1.ValueFormat_VALUE_FORMAT_AVRO }
+func (p *Plan) isProtobuf() bool {
+	return p.format == catalogv1.ValueFormat_VALUE_FORMAT_PROTOBUF
+}
 func (p *Plan) isJSONSchema() bool {
 	return p.format == catalogv1.ValueFormat_VALUE_FORMAT_JSON_SCHEMA
 }

@@ -20,7 +20,7 @@ import (
 type source uint8
 
 const (
-	srcJSONField source = iota // the JSON object's or Avro record's field with the column's name
+	srcJSONField source = iota // the JSON object's, Avro record's or Protobuf message's field with the column's name
 	srcValue                   // the whole value (RAW, STRING)
 	srcKey
 	srcTimestamp
@@ -148,7 +148,8 @@ func Compile(m *catalogv1.TopicMapping) (*Plan, error) {
 	}
 
 	switch p.format {
-	case catalogv1.ValueFormat_VALUE_FORMAT_JSON, catalogv1.ValueFormat_VALUE_FORMAT_AVRO, catalogv1.ValueFormat_VALUE_FORMAT_JSON_SCHEMA:
+	case catalogv1.ValueFormat_VALUE_FORMAT_JSON, catalogv1.ValueFormat_VALUE_FORMAT_AVRO, catalogv1.ValueFormat_VALUE_FORMAT_PROTOBUF,
+		catalogv1.ValueFormat_VALUE_FORMAT_JSON_SCHEMA:
 		if cm.GetValueColumn() != "" {
 			return nil, fmt.Errorf("topic %s: value_column %q is only for RAW and STRING values", p.Topic, cm.GetValueColumn())
 		}
@@ -172,7 +173,7 @@ func Compile(m *catalogv1.TopicMapping) (*Plan, error) {
 	default:
 		return nil, fmt.Errorf("topic %s: value format %v is not supported", p.Topic, p.format)
 	}
-	if !p.jsonValues() && !p.isAvro() && cm.GetValueColumn() == "" {
+	if !p.jsonValues() && !p.isAvro() && !p.isProtobuf() && cm.GetValueColumn() == "" {
 		return nil, fmt.Errorf("topic %s: %v values need a value_column", p.Topic, p.format)
 	}
 	for i, s := range p.sources {

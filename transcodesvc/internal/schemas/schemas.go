@@ -16,6 +16,7 @@ import (
 	"github.com/hamba/avro/v2"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/reflect/protoreflect"
 
 	schemav1 "github.com/ferrygw/ferry/services/api/gen/ferry/schema/v1"
 )
@@ -53,8 +54,11 @@ type Schema struct {
 	Type schemav1.SchemaType
 	// Avro is the parsed schema of an Avro one; nil when Err is set.
 	Avro avro.Schema
-	// Err says why an Avro schema cannot decode records here (it does not
-	// parse); records framed with it fail with this reason.
+	// Proto is the compiled file of a Protobuf one; nil when Err is set.
+	Proto protoreflect.FileDescriptor
+	// Err says why an Avro or Protobuf schema cannot decode records here
+	// (it does not parse or compile); records framed with it fail with
+	// this reason.
 	Err error
 }
 
@@ -204,8 +208,13 @@ func (c *Cache) ask(ctx context.Context, id int32) (*Schema, error) {
 		return nil, &UnavailableError{Err: err}
 	}
 	s := &Schema{ID: id, Type: resp.GetSchema().GetType()}
-	if s.IsAvro() {
+	switch {
+	case s.IsAvro():
 		s.Avro, s.Err = ParseAvro(resp.GetSchema(), resp.GetReferenced())
+	case s.Type == schemav1.SchemaType_SCHEMA_TYPE_PROTOBUF:
+		// Compiled once per id and kept: a cancelled request must not
+		// leave its cancellation behind as the schema's error.
+		s.Proto, s.Err = CompileProtobuf(context.WithoutCancel(ctx), resp.GetSchema(), resp.GetReferenced())
 	}
 	return s, nil
 }

@@ -80,3 +80,34 @@ func TestCacheBoundAndUnknownIDs(t *testing.T) {
 		t.Fatalf("calls %d, want 6 (-1 and 1 again)", client.calls)
 	}
 }
+
+// protoClient answers id 1 with a Protobuf schema importing id 2's, and id
+// 3 with one that does not compile.
+type protoClient struct{ schemav1.SchemaServiceClient }
+
+func (protoClient) GetSchema(_ context.Context, req *schemav1.GetSchemaRequest, _ ...grpc.CallOption) (*schemav1.GetSchemaResponse, error) {
+	common := &schemav1.Schema{Id: 2, Type: schemav1.SchemaType_SCHEMA_TYPE_PROTOBUF, Text: `syntax = "proto3"; package c; message Addr { string city = 1; }`}
+	switch req.GetId() {
+	case 1:
+		return &schemav1.GetSchemaResponse{Schema: &schemav1.Schema{Id: 1, Type: schemav1.SchemaType_SCHEMA_TYPE_PROTOBUF,
+			Text:       `syntax = "proto3"; import "common.proto"; message Order { c.Addr addr = 1; }`,
+			References: []*schemav1.SchemaReference{{Name: "common.proto", Subject: "common", Version: 1}}},
+			Referenced: []*schemav1.Schema{common}}, nil
+	case 3:
+		return &schemav1.GetSchemaResponse{Schema: &schemav1.Schema{Id: 3, Type: schemav1.SchemaType_SCHEMA_TYPE_PROTOBUF, Text: `message {`}}, nil
+	}
+	return nil, status.Error(codes.NotFound, "no")
+}
+
+func TestCacheCompilesProtobuf(t *testing.T) {
+	got := map[int32]*Schema{}
+	if err := NewCache(protoClient{}, 8).Resolve(context.Background(), []int32{1, 3}, got); err != nil {
+		t.Fatal(err)
+	}
+	if s := got[1]; s == nil || s.Err != nil || s.Proto == nil || s.Proto.Messages().ByName("Order") == nil {
+		t.Fatalf("id 1: %+v", s)
+	}
+	if s := got[3]; s == nil || s.Proto != nil || s.Err == nil || !strings.Contains(s.Err.Error(), "schema id 3 does not compile as Protobuf") {
+		t.Fatalf("id 3: %+v", s)
+	}
+}
