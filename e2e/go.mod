@@ -6,6 +6,7 @@ require google.golang.org/grpc v1.85.0
 
 require (
 	github.com/beorn7/perks v1.0.1 // indirect
+	github.com/bufbuild/protocompile v0.14.1 // indirect
 	github.com/cenkalti/backoff/v5 v5.0.3 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/davecgh/go-spew v1.1.2-0.20180830191138-d8f796af33cc // indirect
@@ -13,6 +14,7 @@ require (
 	github.com/docker/go-connections v0.4.0 // indirect
 	github.com/docker/go-units v0.5.0 // indirect
 	github.com/eapache/go-resiliency v1.7.0 // indirect
+	github.com/ferrygw/ferry/services/protoschema v0.0.0 // indirect
 	github.com/go-logr/logr v1.4.4 // indirect
 	github.com/go-logr/stdr v1.2.2 // indirect
 	github.com/go-viper/mapstructure/v2 v2.5.0 // indirect
@@ -106,3 +108,5 @@ replace github.com/ferrygw/ferry/transcodesvc => ../transcodesvc
 replace github.com/ferrygw/ferry/services/recordbatch => ../services/recordbatch
 
 replace github.com/ferrygw/ferry/services/runtime => ../services/runtime
+
+replace github.com/ferrygw/ferry/services/protoschema => ../services/protoschema

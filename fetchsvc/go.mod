@@ -7,6 +7,7 @@ require (
 	github.com/bufbuild/protocompile v0.14.1
 	github.com/ferrygw/ferry/services/api v0.0.0
 	github.com/ferrygw/ferry/services/fluss v0.0.0
+	github.com/ferrygw/ferry/services/protoschema v0.0.0
 	github.com/ferrygw/ferry/services/recordbatch v0.0.0
 	github.com/ferrygw/ferry/services/runtime v0.0.0-00010101000000-000000000000
 	github.com/ferrygw/ferry/services/testenv v0.0.0
@@ -57,6 +58,7 @@ require (
 	go.opentelemetry.io/proto/otlp v1.11.0 // indirect
 	golang.org/x/exp v0.0.0-20260112195511-716be5621a96 // indirect
 	golang.org/x/net v0.61.0 // indirect
+	golang.org/x/sync v0.25.0 // indirect
 	golang.org/x/sys v0.49.0 // indirect
 	golang.org/x/text v0.43.0 // indirect
 	google.golang.org/genproto/googleapis/api v0.0.0-20260928230214-8a89bd6388cc // indirect
@@ -70,3 +72,5 @@ replace (
 	github.com/ferrygw/ferry/services/runtime => ../services/runtime
 	github.com/ferrygw/ferry/services/testenv => ../services/testenv
 )
+
+replace github.com/ferrygw/ferry/services/protoschema => ../services/protoschema

@@ -4,9 +4,9 @@ go 1.26.0
 
 require (
 	github.com/apache/arrow-go/v18 v18.9.0
-	github.com/bufbuild/protocompile v0.14.1
 	github.com/ferrygw/ferry/services/api v0.0.0
 	github.com/ferrygw/ferry/services/fluss v0.0.0
+	github.com/ferrygw/ferry/services/protoschema v0.0.0
 	github.com/ferrygw/ferry/services/recordbatch v0.0.0
 	github.com/ferrygw/ferry/services/runtime v0.0.0
 	github.com/ferrygw/ferry/services/testenv v0.0.0
@@ -27,6 +27,7 @@ require (
 
 require (
 	github.com/beorn7/perks v1.0.1 // indirect
+	github.com/bufbuild/protocompile v0.14.1 // indirect
 	github.com/cenkalti/backoff/v5 v5.0.3 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/go-logr/logr v1.4.4 // indirect
@@ -72,3 +73,5 @@ replace (
 	github.com/ferrygw/ferry/services/runtime => ../services/runtime
 	github.com/ferrygw/ferry/services/testenv => ../services/testenv
 )
+
+replace github.com/ferrygw/ferry/services/protoschema => ../services/protoschema

@@ -18,6 +18,7 @@ require (
 require (
 	github.com/bufbuild/protocompile v0.14.1 // indirect
 	github.com/felixge/httpsnoop v1.1.0 // indirect
+	github.com/ferrygw/ferry/services/protoschema v0.0.0 // indirect
 	github.com/go-viper/mapstructure/v2 v2.5.0 // indirect
 	github.com/hamba/avro/v2 v2.31.0 // indirect
 	github.com/jhump/protoreflect/v2 v2.0.1 // indirect
@@ -100,3 +101,5 @@ replace github.com/ferrygw/ferry/services/recordbatch => ../../services/recordba
 replace github.com/ferrygw/ferry/services/testenv => ../../services/testenv
 
 replace github.com/ferrygw/ferry/schemasvc => ../../schemasvc
+
+replace github.com/ferrygw/ferry/services/protoschema => ../../services/protoschema

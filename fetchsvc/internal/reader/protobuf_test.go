@@ -16,6 +16,7 @@ import (
 	catalogv1 "github.com/ferrygw/ferry/services/api/gen/ferry/catalog/v1"
 	schemav1 "github.com/ferrygw/ferry/services/api/gen/ferry/schema/v1"
 	"github.com/ferrygw/ferry/services/fluss/types"
+	"github.com/ferrygw/ferry/services/protoschema"
 )
 
 // protoTopicSchemas answers GetTopicSchema with a Protobuf schema that
@@ -79,7 +80,7 @@ func TestWithProtobuf(t *testing.T) {
 	// The same schema registered as confluent-kafka-python registers it:
 	// a serialized FileDescriptorProto in base64.
 	resp, _ := reg.GetTopicSchema(context.Background(), &schemav1.GetTopicSchemaRequest{})
-	fd, err := compileProtobuf(context.Background(), resp.GetSchema(), resp.GetReferenced())
+	fd, err := protoschema.Registered(context.Background(), resp.GetSchema(), resp.GetReferenced())
 	if err != nil {
 		t.Fatal(err)
 	}

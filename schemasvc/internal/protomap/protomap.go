@@ -14,17 +14,13 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/bufbuild/protocompile"
 	"github.com/jhump/protoreflect/v2/protoprint"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protodesc"
 	"google.golang.org/protobuf/reflect/protoreflect"
-	"google.golang.org/protobuf/types/descriptorpb"
-)
 
-// rootName is the file name a registered schema is compiled under (the
-// same as transcodesvc's): a schema text names no file of its own.
-const rootName = "ferry-registered.proto"
+	"github.com/ferrygw/ferry/services/protoschema"
+)
 
 // Schema is a compiled Protobuf schema.
 type Schema struct {
@@ -38,30 +34,10 @@ type Schema struct {
 // registers). imports holds the text of every file it imports, directly or
 // not, by import path; google/protobuf/*.proto need none.
 func Parse(text string, imports map[string]string) (*Schema, error) {
-	root := protocompile.SearchResult{Source: strings.NewReader(text)}
-	fromDescriptor := false
-	if fdp := decodeDescriptor(text, rootName); fdp != nil {
-		root, fromDescriptor = protocompile.SearchResult{Proto: fdp}, true
-	}
-	resolver := protocompile.WithStandardImports(protocompile.ResolverFunc(func(path string) (protocompile.SearchResult, error) {
-		if path == rootName {
-			return root, nil
-		}
-		t, ok := imports[path]
-		if !ok {
-			return protocompile.SearchResult{}, fmt.Errorf("import %q is neither a reference of the schema nor a google/protobuf well-known type", path)
-		}
-		if fdp := decodeDescriptor(t, path); fdp != nil {
-			return protocompile.SearchResult{Proto: fdp}, nil
-		}
-		return protocompile.SearchResult{Source: strings.NewReader(t)}, nil
-	}))
-	c := protocompile.Compiler{Resolver: resolver}
-	files, err := c.Compile(context.Background(), rootName)
+	fd, fromDescriptor, err := protoschema.Compile(context.Background(), text, imports)
 	if err != nil {
 		return nil, err
 	}
-	fd := files[0]
 	canonical, err := printFile(fd)
 	if err != nil {
 		return nil, err
@@ -73,25 +49,6 @@ func Parse(text string, imports map[string]string) (*Schema, error) {
 		s.text = canonical
 	}
 	return s, nil
-}
-
-// decodeDescriptor reads text as a base64 FileDescriptorProto named name;
-// nil when it is not one (then it is .proto source).
-func decodeDescriptor(text, name string) *descriptorpb.FileDescriptorProto {
-	t := strings.TrimSpace(text)
-	if t == "" || strings.ContainsAny(t, " \t\r\n;{") {
-		return nil
-	}
-	b, err := base64.StdEncoding.DecodeString(t)
-	if err != nil {
-		return nil
-	}
-	fdp := &descriptorpb.FileDescriptorProto{}
-	if err := proto.Unmarshal(b, fdp); err != nil {
-		return nil
-	}
-	fdp.Name = proto.String(name)
-	return fdp
 }
 
 // printFile renders a compiled file as .proto source: the form two

@@ -17,6 +17,7 @@ import (
 
 	schemav1 "github.com/ferrygw/ferry/services/api/gen/ferry/schema/v1"
 	"github.com/ferrygw/ferry/services/fluss/types"
+	"github.com/ferrygw/ferry/services/protoschema"
 	"github.com/ferrygw/ferry/transcodesvc/internal/schemas"
 )
 
@@ -137,7 +138,7 @@ func indexText(idx []int) string {
 }
 
 func (v *protoValues) compile(id int32, file protoreflect.FileDescriptor, idx []int) *protoReader {
-	md, err := schemas.MessageAt(file, idx)
+	md, err := protoschema.MessageAt(file, idx)
 	if err != nil {
 		return &protoReader{err: &fieldError{msg: fmt.Sprintf("schema id %d: %v", id, err)}}
 	}

@@ -17,6 +17,7 @@ import (
 
 	catalogv1 "github.com/ferrygw/ferry/services/api/gen/ferry/catalog/v1"
 	schemav1 "github.com/ferrygw/ferry/services/api/gen/ferry/schema/v1"
+	"github.com/ferrygw/ferry/services/protoschema"
 	"github.com/ferrygw/ferry/transcodesvc/internal/schemas"
 )
 
@@ -30,7 +31,7 @@ func protoMapping(cols ...*catalogv1.Field) *catalogv1.TopicMapping {
 // compileProto compiles .proto text as the registry would hand it out under id.
 func compileProto(t testing.TB, id int32, text string) *schemas.Schema {
 	t.Helper()
-	fd, err := schemas.CompileProtobuf(context.Background(), &schemav1.Schema{Id: id, Type: schemav1.SchemaType_SCHEMA_TYPE_PROTOBUF, Text: text}, nil)
+	fd, err := protoschema.Registered(context.Background(), &schemav1.Schema{Id: id, Type: schemav1.SchemaType_SCHEMA_TYPE_PROTOBUF, Text: text}, nil)
 	if err != nil {
 		t.Fatalf("compile: %v", err)
 	}

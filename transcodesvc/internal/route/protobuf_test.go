@@ -10,6 +10,7 @@ import (
 
 	catalogv1 "github.com/ferrygw/ferry/services/api/gen/ferry/catalog/v1"
 	schemav1 "github.com/ferrygw/ferry/services/api/gen/ferry/schema/v1"
+	"github.com/ferrygw/ferry/services/protoschema"
 	"github.com/ferrygw/ferry/transcodesvc/internal/schemas"
 )
 
@@ -18,7 +19,7 @@ import (
 // tombstone with a JSON key deletes one; a record framed with an unknown id
 // fails its batch.
 func TestPrimaryKeyTableProtobuf(t *testing.T) {
-	fd, err := schemas.CompileProtobuf(context.Background(), &schemav1.Schema{Id: 3, Type: schemav1.SchemaType_SCHEMA_TYPE_PROTOBUF,
+	fd, err := protoschema.Registered(context.Background(), &schemav1.Schema{Id: 3, Type: schemav1.SchemaType_SCHEMA_TYPE_PROTOBUF,
 		Text: `syntax = "proto3"; message Row { int64 id = 1; optional string name = 2; optional int32 v = 3; }`}, nil)
 	if err != nil {
 		t.Fatal(err)

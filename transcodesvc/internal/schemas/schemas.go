@@ -19,6 +19,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 
 	schemav1 "github.com/ferrygw/ferry/services/api/gen/ferry/schema/v1"
+	"github.com/ferrygw/ferry/services/protoschema"
 )
 
 // HeaderSize is the magic byte and the schema id before a framed payload.
@@ -214,7 +215,7 @@ func (c *Cache) ask(ctx context.Context, id int32) (*Schema, error) {
 	case s.Type == schemav1.SchemaType_SCHEMA_TYPE_PROTOBUF:
 		// Compiled once per id and kept: a cancelled request must not
 		// leave its cancellation behind as the schema's error.
-		s.Proto, s.Err = CompileProtobuf(context.WithoutCancel(ctx), resp.GetSchema(), resp.GetReferenced())
+		s.Proto, s.Err = protoschema.Registered(context.WithoutCancel(ctx), resp.GetSchema(), resp.GetReferenced())
 	}
 	return s, nil
 }
