@@ -40,14 +40,26 @@ type bucketOf struct {
 	bucket    int32
 }
 
-// routedKey is the queue of a Kafka partition's routed jobs: jobs of one
-// Kafka partition are written in order, whatever buckets they touch.
+// routedKey is the queue of a routed job. Jobs of one Kafka partition are
+// written in order, whatever buckets they touch, as a queue is FIFO. The
+// non-idempotent jobs of a primary-key table share one queue for all its
+// Kafka partitions: the producer's partitioner and Fluss's bucketing differ,
+// so every Kafka batch has a piece for most buckets, and only jobs of one
+// queue are merged into one KV batch per bucket (produceRoutedGroup).
+// Other routed jobs are queued per Kafka partition and never merged.
 func routedKey(req *appendv1.AppendRequest) bucketKey {
+	if req.GetWriterId() < 0 && len(req.GetPieces()[0].GetKvRecords()) > 0 {
+		return bucketKey{table: req.GetTableId(), partition: routedQueue, bucket: wholeTable}
+	}
 	return bucketKey{table: req.GetTableId(), partition: routedQueue, bucket: req.GetBucketId()}
 }
 
-// routedQueue marks queues of routed jobs, keyed by Kafka partition.
-const routedQueue = -2
+const (
+	// routedQueue marks queues of routed jobs.
+	routedQueue = -2
+	// wholeTable is the bucket of the queue a table's mergeable jobs share.
+	wholeTable = -1
+)
 
 // buildRouted validates a request with pieces and encodes each piece.
 func (s *Service) buildRouted(j *job) error {

@@ -134,6 +134,37 @@ func TestRoutedKVJobsCoalesceByBucket(t *testing.T) {
 	}
 }
 
+// Mergeable primary-key jobs of different Kafka partitions share the
+// table's queue: those waiting behind a write go out merged, each bucket's
+// records in arrival order.
+func TestRoutedKVJobsOfAllKafkaPartitionsCoalesce(t *testing.T) {
+	h, first, release := heldHarness(t, allOK)
+	onPartition := func(r *appendv1.AppendRequest, p int32) *appendv1.AppendRequest {
+		r.BucketId = p
+		return r
+	}
+	got := runHeld(t, h, first, release,
+		onPartition(routedReq(1, -1, kvPiece(t, 0, -1, "a")), 0),
+		onPartition(routedReq(2, -1, kvPiece(t, 0, -1, "b"), kvPiece(t, 1, -1, "c")), 1),
+		onPartition(routedReq(3, -1, kvPiece(t, 1, -1, "d")), 2),
+		onPartition(routedReq(4, -1, kvPiece(t, 0, -1, "e")), 0))
+	for job := uint64(1); job <= 4; job++ {
+		if r := got[job]; r == nil || r.GetErrorCode() != 0 {
+			t.Fatalf("job %d: %v, want success", job, r)
+		}
+	}
+	calls := h.fake.snapshot()
+	if len(calls) != 2 || len(calls[1].batches) != 2 {
+		t.Fatalf("calls %+v, want job 1 alone, then one PutKv of jobs 2-4 (Kafka partitions 1, 2, 0) with buckets 0, 1", calls)
+	}
+	want := map[int32][]string{0: {"b", "e"}, 1: {"c", "d"}}
+	for _, b := range calls[1].batches {
+		if _, keys := keysOf(t, b); !equalStrings(keys, want[b.Bucket]) {
+			t.Errorf("bucket %d keys %v, want %v in arrival order", b.Bucket, keys, want[b.Bucket])
+		}
+	}
+}
+
 func equalStrings(a, b []string) bool {
 	for i := range a {
 		if a[i] != b[i] {
