@@ -28,6 +28,10 @@ import (
 // general work (whitespace, key lookup, one call per token) is wasted.
 type fastDecoder struct {
 	fields []fastField
+	// columnar: the batch's values so far are in the fields' own columns
+	// (fastcolumns.go), rows of them, not in the builders.
+	columnar bool
+	rows     int
 }
 
 // fastKind is how a column's value is read and appended.
@@ -79,6 +83,14 @@ type fastField struct {
 	f    float64
 	v    []byte // strings (a slice of the input) and bytes (of buf)
 	buf  []byte
+
+	// The own columns (fastcolumns.go): validity, values (the bytes of
+	// STRING and BYTES), offsets (STRING and BYTES); width is the bytes of
+	// a fixed-width value, 0 for BOOLEAN, STRING and BYTES.
+	width             int
+	valid, vals, offs colBuf
+	nulls             int
+	dataPerRow        int // STRING and BYTES bytes per row of the last batch
 }
 
 // newFastDecoder returns the fast decoder for the JSON columns fields with
@@ -110,27 +122,27 @@ func newFastDecoder(fields []types.Field, bs []array.Builder) *fastDecoder {
 		case types.Boolean:
 			f.kind, f.bl = fastBool, bs[i].(*array.BooleanBuilder)
 		case types.TinyInt:
-			f.kind, f.i8, f.lo, f.hi = fastInt, bs[i].(*array.Int8Builder), math.MinInt8, math.MaxInt8
+			f.kind, f.i8, f.lo, f.hi, f.width = fastInt, bs[i].(*array.Int8Builder), math.MinInt8, math.MaxInt8, 1
 		case types.SmallInt:
-			f.kind, f.i16, f.lo, f.hi = fastInt, bs[i].(*array.Int16Builder), math.MinInt16, math.MaxInt16
+			f.kind, f.i16, f.lo, f.hi, f.width = fastInt, bs[i].(*array.Int16Builder), math.MinInt16, math.MaxInt16, 2
 		case types.Int:
-			f.kind, f.i32, f.lo, f.hi = fastInt, bs[i].(*array.Int32Builder), math.MinInt32, math.MaxInt32
+			f.kind, f.i32, f.lo, f.hi, f.width = fastInt, bs[i].(*array.Int32Builder), math.MinInt32, math.MaxInt32, 4
 		case types.BigInt:
-			f.kind, f.i64, f.lo, f.hi = fastInt, bs[i].(*array.Int64Builder), math.MinInt64, math.MaxInt64
+			f.kind, f.i64, f.lo, f.hi, f.width = fastInt, bs[i].(*array.Int64Builder), math.MinInt64, math.MaxInt64, 8
 		case types.Float:
-			f.kind, f.f32 = fastFloat32, bs[i].(*array.Float32Builder)
+			f.kind, f.f32, f.width = fastFloat32, bs[i].(*array.Float32Builder), 4
 		case types.Double:
-			f.kind, f.f64 = fastFloat64, bs[i].(*array.Float64Builder)
+			f.kind, f.f64, f.width = fastFloat64, bs[i].(*array.Float64Builder), 8
 		case types.Decimal:
-			f.kind, f.dec = fastDecimal, bs[i].(*array.Decimal128Builder)
+			f.kind, f.dec, f.width = fastDecimal, bs[i].(*array.Decimal128Builder), 16
 		case types.Char, types.String:
 			f.kind, f.bin = fastString, bs[i].(*array.StringBuilder).BinaryBuilder
 		case types.Bytes:
 			f.kind, f.bin = fastBytes, bs[i].(*array.BinaryBuilder)
 		case types.Date:
-			f.kind, f.date = fastDate, bs[i].(*array.Date32Builder)
+			f.kind, f.date, f.width = fastDate, bs[i].(*array.Date32Builder), 4
 		case types.TimestampNTZ, types.TimestampLTZ:
-			f.kind, f.ts = fastTimestamp, bs[i].(*array.TimestampBuilder)
+			f.kind, f.ts, f.width = fastTimestamp, bs[i].(*array.TimestampBuilder), 8
 			if p := col.Type.Precision; p >= 3 && p <= 6 {
 				f.millisLen = len("2006-01-02T15:04:05.000")
 				if col.Type.Root == types.TimestampLTZ {
@@ -145,8 +157,13 @@ func newFastDecoder(fields []types.Field, bs []array.Builder) *fastDecoder {
 }
 
 // decode reads data and, when it has the fast shape, appends one value to
-// every column and reports true. Otherwise it appends nothing.
+// every column and reports true. Otherwise it appends nothing. Values go
+// to the own columns while the batch is columnar (begin), else to the
+// builders.
 func (d *fastDecoder) decode(data []byte) bool {
+	if d.columnar {
+		return d.decodeRow(data)
+	}
 	pos := 0
 	for i := range d.fields {
 		f := &d.fields[i]
@@ -180,6 +197,44 @@ func (d *fastDecoder) decode(data []byte) bool {
 	for i := range d.fields {
 		d.fields[i].append()
 	}
+	return true
+}
+
+// decodeRow is decode into the own columns: each value is stored at row
+// d.rows as soon as it is read, and the row counts only once all have
+// been.
+func (d *fastDecoder) decodeRow(data []byte) bool {
+	r, pos := d.rows, 0
+	for i := range d.fields {
+		f := &d.fields[i]
+		if pos+16 <= len(data) && len(f.key) <= 16 {
+			if binary.LittleEndian.Uint64(data[pos:])&f.m0 != f.k0 || binary.LittleEndian.Uint64(data[pos+8:])&f.m1 != f.k1 {
+				return false
+			}
+		} else if !hasAt(data, pos, f.key) {
+			return false
+		}
+		pos += len(f.key)
+		if pos >= len(data) {
+			return false
+		}
+		if data[pos] == 'n' {
+			if !f.nullable || !hasAt(data, pos, nullLit) {
+				return false
+			}
+			f.storeNull(r)
+			pos += len(nullLit)
+			continue
+		}
+		if pos = f.read(data, pos); pos < 0 {
+			return false
+		}
+		f.store(r)
+	}
+	if pos != len(data)-1 || data[pos] != '}' {
+		return false
+	}
+	d.rows++
 	return true
 }
 

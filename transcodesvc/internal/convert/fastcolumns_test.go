@@ -1,0 +1,167 @@
+package convert
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	catalogv1 "github.com/ferrygw/ferry/services/api/gen/ferry/catalog/v1"
+	"github.com/ferrygw/ferry/services/fluss/arrowmem"
+)
+
+// flatRows are n values of flatMapping's fast shape, with nulls in every
+// nullable column now and then and strings of growing length (so the
+// string columns outgrow their first guess).
+func flatRows(n int) [][]byte {
+	var out [][]byte
+	for i := range n {
+		v := strings.NewReplacer(
+			`"id":7`, fmt.Sprintf(`"id":%d`, i),
+			`"s":"héllo wörld"`, fmt.Sprintf(`"s":"%s"`, strings.Repeat("x", i*7)),
+			`"ok":true`, fmt.Sprintf(`"ok":%t`, i%3 == 0),
+			`"dec":"12.5"`, fmt.Sprintf(`"dec":"-%d.5"`, i),
+		).Replace(flatRow)
+		if i%4 == 1 {
+			for _, col := range []string{"i8", "i16", "i32", "f32", "f64", "ok", "dec", "wide", "s", "c", "b", "day", "at", "local"} {
+				v = nullField(v, col)
+			}
+		}
+		out = append(out, []byte(v))
+	}
+	return out
+}
+
+// nullField replaces the value of field name in the compact object v with
+// null.
+func nullField(v, name string) string {
+	start := strings.Index(v, `"`+name+`":`) + len(name) + 3
+	end := start
+	for depth, inStr := 0, false; ; end++ {
+		c := v[end]
+		switch {
+		case inStr && c == '"':
+			inStr = false
+		case inStr:
+		case c == '"':
+			inStr = true
+		case c == '{' || c == '[':
+			depth++
+		case (c == ',' || c == '}') && depth == 0:
+			return v[:start] + "null" + v[end:]
+		}
+	}
+}
+
+// The fast decoder's own columns give the batch the builders would, in both
+// encodings, whether every value has the fast shape or one does not (then
+// the rows before it move to the builders), and the arrays handed over stay
+// valid while later batches are converted.
+func TestFastColumnsMatchBuilders(t *testing.T) {
+	m := flatMapping()
+	m.ArrowCompression = catalogv1.ArrowCompression_ARROW_COMPRESSION_LZ4_FRAME
+	p := mustCompile(t, m)
+	const n = 40
+	notFast := func(v []byte) []byte { return bytes.Replace(v, []byte(`{"id"`), []byte(`{ "id"`), 1) }
+	fast := p.NewConverter(&arrowmem.Pool{})
+	generic := p.NewConverter(memory.DefaultAllocator)
+	generic.fast = nil
+	var kept []struct {
+		ipc []byte
+		rec func() []byte
+	}
+	for _, at := range []int{-1, 0, 1, 17, n - 1} {
+		values := flatRows(n)
+		if at >= 0 {
+			values[at] = notFast(values[at])
+		}
+		batch := valuesBatch(values...)
+		want, err := generic.ConvertTo(batch, EncodingLogRecords)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := fast.ConvertTo(batch, EncodingLogRecords)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got.LogRecords, want.LogRecords) {
+			t.Fatalf("value %d not fast: the fast columns' records section differs from the builders'", at)
+		}
+		// In IPC the buffers' lengths may differ (builders round a
+		// bitmap up to their capacity), not the rows.
+		wantIPC, err := generic.Convert(batch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		gotIPC, err := fast.Convert(batch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sameRows(t, gotIPC.IPC, wantIPC.IPC, p)
+		rows := n
+		if at >= 0 {
+			rows = at // the rows the own columns held when the batch left them
+		}
+		if fast.fast.rows != rows {
+			t.Errorf("value %d not fast: %d rows in the own columns, want %d", at, fast.fast.rows, rows)
+		}
+		// A record kept while the next batches are converted.
+		rec, err := fast.ConvertRecord(batch, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rec.Release()
+		kept = append(kept, struct {
+			ipc []byte
+			rec func() []byte
+		}{append([]byte(nil), wantIPC.IPC...), func() []byte {
+			b, err := fast.AppendIPC(nil, rec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return b
+		}})
+	}
+	for _, k := range kept {
+		sameRows(t, k.rec(), k.ipc, p)
+	}
+}
+
+// sameRows fails t unless the IPC streams got and want hold equal rows.
+func sameRows(t *testing.T, got, want []byte, p *Plan) {
+	t.Helper()
+	g, w := readIPC(t, got, p.Schema), readIPC(t, want, p.Schema)
+	defer g.Release()
+	defer w.Release()
+	if !array.RecordEqual(g, w) {
+		t.Fatalf("rows differ:\n%v\nwant\n%v", g, w)
+	}
+}
+
+// A batch that fails keeps nothing of its own columns for the next one.
+func TestFastColumnsAfterFailedBatch(t *testing.T) {
+	p := mustCompile(t, flatMapping())
+	c := p.NewConverter(&arrowmem.Pool{})
+	values := flatRows(5)
+	bad := append([][]byte(nil), values...)
+	bad[3] = []byte(`{"id":null}`)
+	if _, err := c.Convert(valuesBatch(bad...)); err == nil {
+		t.Fatal("a batch with a null id converted")
+	}
+	got, err := c.ConvertTo(valuesBatch(values...), EncodingLogRecords)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := p.NewConverter(memory.DefaultAllocator)
+	g.fast = nil
+	want, err := g.ConvertTo(valuesBatch(values...), EncodingLogRecords)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got.LogRecords, want.LogRecords) {
+		t.Fatal("the batch after a failed one differs from the builders'")
+	}
+}
