@@ -7,6 +7,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/ferrygw/ferry/services/fluss/types"
 )
 
 // The fast decoder's columns. While every value of a batch so far had the
@@ -101,16 +103,58 @@ func (f *fastField) store(r int) {
 	case fastTimestamp:
 		binary.LittleEndian.PutUint64(v[r*8:], uint64(f.i))
 	case fastString, fastBytes:
-		offs := f.offs.b
-		start := int(binary.LittleEndian.Uint32(offs[r*4:]))
-		end := start + len(f.v)
-		if end > len(v) {
-			f.vals.grow(end)
-			v = f.vals.b
-		}
-		copy(v[start:end], f.v)
-		binary.LittleEndian.PutUint32(offs[r*4+4:], uint32(end))
+		f.putBytes(r, f.v)
 	}
+}
+
+// readInto reads the value at pos (not null) into row r of the field's
+// columns and returns the position after it, or -1 as read does. Strings
+// are copied from the input, and base64 is decoded, straight into the
+// values buffer.
+func (f *fastField) readInto(data []byte, pos, r int) int {
+	switch f.kind {
+	case fastString:
+		v, end := readString(data, pos)
+		if end < 0 || (f.t.Root == types.Char && len(v) > f.t.Length) {
+			return -1
+		}
+		f.putBytes(r, v)
+		return end
+	case fastBytes:
+		// The decoded bytes are fewer than the input left.
+		start := int(binary.LittleEndian.Uint32(f.offs.b[r*4:]))
+		if room := start + len(data) - pos; room > len(f.vals.b) {
+			f.vals.grow(room)
+		}
+		v, end := readBase64(data, pos, f.vals.b[start:start])
+		if end < 0 {
+			if end = f.read(data, pos); end < 0 {
+				return -1
+			}
+			f.putBytes(r, f.v)
+			return end
+		}
+		setBit(f.valid.b, r)
+		binary.LittleEndian.PutUint32(f.offs.b[r*4+4:], uint32(start+len(v)))
+		return end
+	}
+	if pos = f.read(data, pos); pos >= 0 {
+		f.store(r)
+	}
+	return pos
+}
+
+// putBytes writes v (not null) at row r of a STRING or BYTES column.
+func (f *fastField) putBytes(r int, v []byte) {
+	setBit(f.valid.b, r)
+	offs := f.offs.b
+	start := int(binary.LittleEndian.Uint32(offs[r*4:]))
+	end := start + len(v)
+	if end > len(f.vals.b) {
+		f.vals.grow(end)
+	}
+	copy(f.vals.b[start:end], v)
+	binary.LittleEndian.PutUint32(offs[r*4+4:], uint32(end))
 }
 
 // storeNull writes a null at row r: the validity bit stays clear and the

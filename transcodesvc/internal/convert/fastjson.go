@@ -91,6 +91,26 @@ type fastField struct {
 	valid, vals, offs colBuf
 	nulls             int
 	dataPerRow        int // STRING and BYTES bytes per row of the last batch
+
+	// The last YYYY-MM-DD the column read and its days: records of a
+	// batch mostly share their dates (timestamps especially).
+	lastDate0 uint64
+	lastDate1 uint16
+	lastDays  int64
+	hasDate   bool
+}
+
+// date10 is parseDate for a 10-byte b, remembering the last date read.
+func (f *fastField) date10(b []byte) (int64, error) {
+	w0, w1 := binary.LittleEndian.Uint64(b), binary.LittleEndian.Uint16(b[8:10])
+	if f.hasDate && w0 == f.lastDate0 && w1 == f.lastDate1 {
+		return f.lastDays, nil
+	}
+	days, err := parseDate(b)
+	if err == nil {
+		f.lastDate0, f.lastDate1, f.lastDays, f.hasDate = w0, w1, days, true
+	}
+	return days, err
 }
 
 // newFastDecoder returns the fast decoder for the JSON columns fields with
@@ -226,10 +246,9 @@ func (d *fastDecoder) decodeRow(data []byte) bool {
 			pos += len(nullLit)
 			continue
 		}
-		if pos = f.read(data, pos); pos < 0 {
+		if pos = f.readInto(data, pos, r); pos < 0 {
 			return false
 		}
-		f.store(r)
 	}
 	if pos != len(data)-1 || data[pos] != '}' {
 		return false
@@ -346,7 +365,7 @@ func (f *fastField) read(data []byte, pos int) int {
 		// parseDate checks every byte of a 10-byte string, so none is a
 		// quote, backslash or control character: no need to scan it.
 		if end := pos + 12; end <= len(data) && data[pos] == '"' && data[end-1] == '"' {
-			days, err := parseDate(data[pos+1 : end-1])
+			days, err := f.date10(data[pos+1 : end-1])
 			if err != nil {
 				return -1
 			}
@@ -628,7 +647,7 @@ func (f *fastField) millisTimestamp(v []byte) (int64, bool) {
 	if f.millisLen == 0 || len(v) != f.millisLen || v[10] != 'T' || v[13] != ':' || v[16] != ':' || v[19] != '.' || (ltz && v[23] != 'Z') {
 		return 0, false
 	}
-	days, err := parseDate(v[:10])
+	days, err := f.date10(v[:10])
 	h, ok1 := digits2(v[11:13])
 	m, ok2 := digits2(v[14:16])
 	sec, ok3 := digits2(v[17:19])
