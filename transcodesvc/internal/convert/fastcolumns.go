@@ -138,6 +138,47 @@ func (f *fastField) readInto(data []byte, pos, r int) int {
 		binary.LittleEndian.PutUint32(f.offs.b[r*4+4:], uint32(start+len(v)))
 		return end
 	}
+	// The common kinds skip the slot: read, check and store in one place.
+	v := f.vals.b
+	switch f.kind {
+	case fastInt:
+		n, end := readInt(data, pos)
+		if end < 0 || n < f.lo || n > f.hi {
+			return -1
+		}
+		setBit(f.valid.b, r)
+		switch f.width {
+		case 8:
+			binary.LittleEndian.PutUint64(v[r*8:], uint64(n))
+		case 4:
+			binary.LittleEndian.PutUint32(v[r*4:], uint32(n))
+		case 2:
+			binary.LittleEndian.PutUint16(v[r*2:], uint16(n))
+		default:
+			v[r] = byte(n)
+		}
+		return end
+	case fastFloat64:
+		x, end := readFloat64(data, pos)
+		if end < 0 {
+			return -1
+		}
+		setBit(f.valid.b, r)
+		binary.LittleEndian.PutUint64(v[r*8:], math.Float64bits(x))
+		return end
+	case fastBool:
+		switch {
+		case hasAt(data, pos, trueLit):
+			setBit(v, r)
+			pos += len(trueLit)
+		case hasAt(data, pos, falseLit):
+			pos += len(falseLit)
+		default:
+			return -1
+		}
+		setBit(f.valid.b, r)
+		return pos
+	}
 	if pos = f.read(data, pos); pos >= 0 {
 		f.store(r)
 	}
