@@ -166,6 +166,16 @@ func (f *fastField) readInto(data []byte, pos, r int) int {
 		setBit(f.valid.b, r)
 		binary.LittleEndian.PutUint64(v[r*8:], math.Float64bits(x))
 		return end
+	case fastDecimal:
+		end := f.readDecimal(data, pos)
+		if end < 0 {
+			return -1
+		}
+		// Decimal128, low word first; the value fits an int64.
+		setBit(f.valid.b, r)
+		binary.LittleEndian.PutUint64(v[r*16:], uint64(f.i))
+		binary.LittleEndian.PutUint64(v[r*16+8:], uint64(f.i>>63))
+		return end
 	case fastBool:
 		switch {
 		case hasAt(data, pos, trueLit):

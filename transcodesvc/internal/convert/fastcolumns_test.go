@@ -3,8 +3,10 @@ package convert
 import (
 	"bytes"
 	"fmt"
+	"math/rand/v2"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
@@ -163,5 +165,42 @@ func TestFastColumnsAfterFailedBatch(t *testing.T) {
 	}
 	if !bytes.Equal(got.LogRecords, want.LogRecords) {
 		t.Fatal("the batch after a failed one differs from the builders'")
+	}
+}
+
+// Dates read after one of the same month are counted from it: every day
+// of four years (a leap year among them) in one batch, in order and
+// shuffled, and days a month does not have, give the generic decoder's
+// answer.
+func TestFastDatesAfterTheLastOne(t *testing.T) {
+	p := mustCompile(t, jsonMapping(catalogv1.UnknownFieldPolicy_UNKNOWN_FIELD_POLICY_REJECT,
+		fld("d", tDate(false)), fld("at", tLTZ(3, false))))
+	var values [][]byte
+	for day := time.Date(2023, 1, 1, 0, 0, 0, 0, time.UTC); day.Year() < 2027; day = day.AddDate(0, 0, 1) {
+		values = append(values, fmt.Appendf(nil, `{"d":"%s","at":"%sT01:02:03.456Z"}`, day.Format("2006-01-02"), day.Format("2006-01-02")))
+	}
+	shuffled := append([][]byte(nil), values...)
+	rand.New(rand.NewPCG(1, 2)).Shuffle(len(shuffled), func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] })
+	bad := func(d string) [][]byte {
+		return [][]byte{[]byte(`{"d":"2023-02-27","at":0}`), []byte(`{"d":"2023-02-28","at":0}`), fmt.Appendf(nil, `{"d":"%s","at":0}`, d)}
+	}
+	for name, batch := range map[string][][]byte{
+		"in order": values, "shuffled": shuffled,
+		"Feb 29 in 2023": bad("2023-02-29"), "Feb 30": bad("2023-02-30"), "day 00": bad("2023-02-00"),
+		"day 3x": bad("2023-02-3x"), "Feb 29 in 2024": {[]byte(`{"d":"2024-02-28","at":0}`), []byte(`{"d":"2024-02-29","at":0}`)},
+	} {
+		answer := func(c *Converter) string {
+			out, err := c.ConvertTo(valuesBatch(batch...), EncodingLogRecords)
+			if err != nil {
+				return "error: " + err.Error()
+			}
+			return string(out.LogRecords)
+		}
+		fast := p.NewConverter(memory.DefaultAllocator)
+		generic := p.NewConverter(memory.DefaultAllocator)
+		generic.fast = nil
+		if got, want := answer(fast), answer(generic); got != want {
+			t.Errorf("%s: fast %q, generic %q", name, got, want)
+		}
 	}
 }

@@ -92,23 +92,40 @@ type fastField struct {
 	nulls             int
 	dataPerRow        int // STRING and BYTES bytes per row of the last batch
 
-	// The last YYYY-MM-DD the column read and its days: records of a
-	// batch mostly share their dates (timestamps especially).
-	lastDate0 uint64
-	lastDate1 uint16
-	lastDays  int64
-	hasDate   bool
+	// The last YYYY-MM-DD the column read (as two words), its days, its
+	// day of the month and the month's length: records of a batch mostly
+	// share their dates (timestamps especially), or at least the month.
+	lastDate0          uint64
+	lastDate1          uint16
+	lastDays           int64
+	lastDay, monthDays int
+	hasDate            bool
 }
 
-// date10 is parseDate for a 10-byte b, remembering the last date read.
+// date10 is parseDate for a 10-byte b, remembering the last date read: the
+// same date is its days again, another day of the same month is counted
+// from it.
 func (f *fastField) date10(b []byte) (int64, error) {
 	w0, w1 := binary.LittleEndian.Uint64(b), binary.LittleEndian.Uint16(b[8:10])
-	if f.hasDate && w0 == f.lastDate0 && w1 == f.lastDate1 {
-		return f.lastDays, nil
+	if f.hasDate && w0 == f.lastDate0 { // same "YYYY-MM-"
+		if w1 == f.lastDate1 {
+			return f.lastDays, nil
+		}
+		if d, ok := digits2(b[8:10]); ok && d >= 1 && d <= f.monthDays {
+			f.lastDays += int64(d - f.lastDay)
+			f.lastDate1, f.lastDay = w1, d
+			return f.lastDays, nil
+		}
 	}
 	days, err := parseDate(b)
 	if err == nil {
+		// parseDate checked every digit.
+		y, _ := digits2(b[0:2])
+		yy, _ := digits2(b[2:4])
+		m, _ := digits2(b[5:7])
+		d, _ := digits2(b[8:10])
 		f.lastDate0, f.lastDate1, f.lastDays, f.hasDate = w0, w1, days, true
+		f.lastDay, f.monthDays = d, daysIn(y*100+yy, m)
 	}
 	return days, err
 }
