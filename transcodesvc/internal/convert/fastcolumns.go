@@ -53,11 +53,10 @@ func setBit(b []byte, i int) { b[i>>3] |= 1 << (i & 7) }
 // decoder's own columns.
 func (d *fastDecoder) begin(mem memory.Allocator, n, rawSize int) {
 	d.releaseColumns()
-	d.columnar, d.rows = true, 0
+	d.columnar, d.rows, d.mem = true, 0, mem
 	for i := range d.fields {
 		f := &d.fields[i]
-		f.nulls = 0
-		f.valid = newColBuf(mem, bitmapLen(n))
+		f.nullRows = f.nullRows[:0]
 		switch {
 		case f.kind == fastBool:
 			f.vals = newColBuf(mem, bitmapLen(n))
@@ -72,7 +71,6 @@ func (d *fastDecoder) begin(mem memory.Allocator, n, rawSize int) {
 
 // store writes the slot's value (not null) at row r of the field's columns.
 func (f *fastField) store(r int) {
-	setBit(f.valid.b, r)
 	v := f.vals.b
 	switch f.kind {
 	case fastBool:
@@ -134,7 +132,6 @@ func (f *fastField) readInto(data []byte, pos, r int) int {
 			f.putBytes(r, f.v)
 			return end
 		}
-		setBit(f.valid.b, r)
 		binary.LittleEndian.PutUint32(f.offs.b[r*4+4:], uint32(start+len(v)))
 		return end
 	}
@@ -146,7 +143,6 @@ func (f *fastField) readInto(data []byte, pos, r int) int {
 		if end < 0 || n < f.lo || n > f.hi {
 			return -1
 		}
-		setBit(f.valid.b, r)
 		switch f.width {
 		case 8:
 			binary.LittleEndian.PutUint64(v[r*8:], uint64(n))
@@ -163,7 +159,6 @@ func (f *fastField) readInto(data []byte, pos, r int) int {
 		if end < 0 {
 			return -1
 		}
-		setBit(f.valid.b, r)
 		binary.LittleEndian.PutUint64(v[r*8:], math.Float64bits(x))
 		return end
 	case fastDecimal:
@@ -172,9 +167,15 @@ func (f *fastField) readInto(data []byte, pos, r int) int {
 			return -1
 		}
 		// Decimal128, low word first; the value fits an int64.
-		setBit(f.valid.b, r)
 		binary.LittleEndian.PutUint64(v[r*16:], uint64(f.i))
 		binary.LittleEndian.PutUint64(v[r*16+8:], uint64(f.i>>63))
+		return end
+	case fastTimestamp:
+		end := f.readTimestamp(data, pos)
+		if end < 0 {
+			return -1
+		}
+		binary.LittleEndian.PutUint64(v[r*8:], uint64(f.i))
 		return end
 	case fastBool:
 		switch {
@@ -186,7 +187,6 @@ func (f *fastField) readInto(data []byte, pos, r int) int {
 		default:
 			return -1
 		}
-		setBit(f.valid.b, r)
 		return pos
 	}
 	if pos = f.read(data, pos); pos >= 0 {
@@ -197,7 +197,6 @@ func (f *fastField) readInto(data []byte, pos, r int) int {
 
 // putBytes writes v (not null) at row r of a STRING or BYTES column.
 func (f *fastField) putBytes(r int, v []byte) {
-	setBit(f.valid.b, r)
 	offs := f.offs.b
 	start := int(binary.LittleEndian.Uint32(offs[r*4:]))
 	end := start + len(v)
@@ -208,19 +207,21 @@ func (f *fastField) putBytes(r int, v []byte) {
 	binary.LittleEndian.PutUint32(offs[r*4+4:], uint32(end))
 }
 
-// storeNull writes a null at row r: the validity bit stays clear and the
-// value zero (the buffers start zeroed), as Java's writer leaves it.
+// storeNull writes a null at row r: the row is noted for the validity
+// bitmap, made once the batch is done (nulls are rare, a bit per value is
+// not), and the value stays zero (the buffers start zeroed), as Java's
+// writer leaves it.
 func (f *fastField) storeNull(r int) {
-	f.nulls++
+	f.nullRows = append(f.nullRows, int32(r))
 	if f.kind == fastString || f.kind == fastBytes {
 		copy(f.offs.b[r*4+4:r*4+8], f.offs.b[r*4:r*4+4])
 	}
 }
 
-// load reads row r of the field's columns back into the slot.
-func (f *fastField) load(r int) {
-	f.null = f.valid.b[r>>3]&(1<<(r&7)) == 0
-	if f.null {
+// load reads row r of the field's columns back into the slot; null says
+// whether it is null.
+func (f *fastField) load(r int, null bool) {
+	if f.null = null; null {
 		return
 	}
 	v := f.vals.b
@@ -265,8 +266,13 @@ func (d *fastDecoder) spill() {
 	d.columnar = false
 	for i := range d.fields {
 		f := &d.fields[i]
+		nulls := f.nullRows
 		for r := 0; r < d.rows; r++ {
-			f.load(r)
+			null := len(nulls) > 0 && int(nulls[0]) == r
+			if null {
+				nulls = nulls[1:]
+			}
+			f.load(r, null)
 			f.append()
 		}
 	}
@@ -281,9 +287,12 @@ func (d *fastDecoder) arrays() []arrow.Array {
 	out := make([]arrow.Array, len(d.fields))
 	for i := range d.fields {
 		f := &d.fields[i]
-		valid := f.valid.mem
-		if f.nulls == 0 {
-			valid = nil
+		// Rows are counted only when every value fitted, so the null
+		// rows noted are all below n.
+		var valid *memory.Buffer
+		if len(f.nullRows) > 0 {
+			valid = f.validity(d.mem, n)
+			defer valid.Release()
 		}
 		var bufs []*memory.Buffer
 		if f.offs.mem != nil {
@@ -297,7 +306,7 @@ func (d *fastDecoder) arrays() []arrow.Array {
 		} else {
 			bufs = []*memory.Buffer{valid, f.vals.mem}
 		}
-		data := array.NewData(f.b.Type(), n, bufs, nil, f.nulls, 0)
+		data := array.NewData(f.b.Type(), n, bufs, nil, len(f.nullRows), 0)
 		out[i] = array.MakeFromData(data)
 		data.Release()
 	}
@@ -305,12 +314,28 @@ func (d *fastDecoder) arrays() []arrow.Array {
 	return out
 }
 
+// validity returns the validity bitmap of n rows with the null rows noted.
+func (f *fastField) validity(mem memory.Allocator, n int) *memory.Buffer {
+	buf := memory.NewResizableBuffer(mem)
+	buf.Resize(bitmapLen(n))
+	b := buf.Bytes()
+	for i := range b {
+		b[i] = 0xFF
+	}
+	if r := n % 8; r != 0 {
+		b[len(b)-1] = byte(1<<r - 1)
+	}
+	for _, r := range f.nullRows {
+		b[r>>3] &^= 1 << (r & 7)
+	}
+	return buf
+}
+
 // releaseColumns drops the decoder's references to its own columns.
 func (d *fastDecoder) releaseColumns() {
 	d.columnar = false
 	for i := range d.fields {
 		f := &d.fields[i]
-		f.valid.release()
 		f.vals.release()
 		f.offs.release()
 	}

@@ -204,3 +204,42 @@ func TestFastDatesAfterTheLastOne(t *testing.T) {
 		}
 	}
 }
+
+// Timestamps read after one of the same hour take its milliseconds: a
+// batch crossing hours, days and a month in order, and minutes, seconds and
+// hours out of range after a valid one, give the generic decoder's answer.
+func TestFastTimestampsAfterTheLastOne(t *testing.T) {
+	p := mustCompile(t, jsonMapping(catalogv1.UnknownFieldPolicy_UNKNOWN_FIELD_POLICY_REJECT,
+		fld("at", tLTZ(3, false)), fld("local", tNTZ(6, false))))
+	var values [][]byte
+	for at := time.Date(2026, 11, 29, 22, 0, 0, 0, time.UTC); at.Month() == 11 || at.Day() < 3; at = at.Add(7919 * time.Millisecond * 97) {
+		values = append(values, fmt.Appendf(nil, `{"at":"%s","local":"%s"}`,
+			at.Format("2006-01-02T15:04:05.000Z"), at.Format("2006-01-02T15:04:05.000")))
+	}
+	bad := func(at string) [][]byte {
+		return [][]byte{[]byte(`{"at":"2026-12-05T23:30:00.123Z","local":"2026-12-05T23:30:00.123"}`),
+			fmt.Appendf(nil, `{"at":"%s","local":"2026-12-05T23:30:00.123"}`, at)}
+	}
+	for name, batch := range map[string][][]byte{
+		"in order": values, "minute 60": bad("2026-12-05T23:60:00.123Z"), "second 60": bad("2026-12-05T23:30:60.123Z"),
+		"minute 3x": bad("2026-12-05T23:3x:00.123Z"), "hour 24": bad("2026-12-05T24:30:00.123Z"),
+		"ms x": bad("2026-12-05T23:30:00.12xZ"), "no zone": bad("2026-12-05T23:30:00.1234"),
+	} {
+		answer := func(c *Converter) string {
+			out, err := c.ConvertTo(valuesBatch(batch...), EncodingLogRecords)
+			if err != nil {
+				return "error: " + err.Error()
+			}
+			return string(out.LogRecords)
+		}
+		fast := p.NewConverter(memory.DefaultAllocator)
+		generic := p.NewConverter(memory.DefaultAllocator)
+		generic.fast = nil
+		if got, want := answer(fast), answer(generic); got != want {
+			t.Errorf("%s: fast %q, generic %q", name, got, want)
+		}
+	}
+	if len(values) < 50 {
+		t.Fatalf("only %d timestamps", len(values))
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/ferrygw/ferry/services/fluss/types"
 )
@@ -32,6 +33,7 @@ type fastDecoder struct {
 	// (fastcolumns.go), rows of them, not in the builders.
 	columnar bool
 	rows     int
+	mem      memory.Allocator // of the own columns
 }
 
 // fastKind is how a column's value is read and appended.
@@ -50,19 +52,45 @@ const (
 )
 
 type fastField struct {
+	// What decodeRow reads for every value comes first, so that a field's
+	// hot part shares few cache lines.
 	kind     fastKind
 	nullable bool
 	// key is `{"name":` for the first column, `,"name":` for the others;
 	// k0 and k1 its first sixteen bytes as little-endian words, m0 and m1
 	// the masks of the bytes it has (keys of at most 16 bytes).
-	key            []byte
 	k0, k1, m0, m1 uint64
-	t              types.DataType
+	key            []byte
+	// The own columns (fastcolumns.go): validity, values (the bytes of
+	// STRING and BYTES), offsets (STRING and BYTES); width is the bytes of
+	// a fixed-width value, 0 for BOOLEAN, STRING and BYTES.
+	width      int
+	vals, offs colBuf
+	nullRows   []int32 // the rows holding null, in order
 	// lo and hi bound an integer column's values.
 	lo, hi int64
 	// millisLen is the length of the timestamp layout millisTimestamp
 	// reads for this column, 0 when it reads none (precisions 0..2, 7..9).
 	millisLen int
+	t         types.DataType
+
+	// The last YYYY-MM-DD the column read (as two words), its days, its
+	// day of the month and the month's length: records of a batch mostly
+	// share their dates (timestamps especially), or at least the month.
+	lastDate0          uint64
+	lastDate1          uint16
+	lastDays           int64
+	lastDay, monthDays int
+	hasDate            bool
+
+	// The slot: the value read for the current record.
+	null bool
+	i    int64 // integers, booleans, dates, timestamps, decimals that fit
+	f    float64
+	v    []byte // strings (a slice of the input) and bytes (of buf)
+	buf  []byte
+
+	dataPerRow int // STRING and BYTES bytes per row of the last batch
 
 	b    array.Builder
 	bl   *array.BooleanBuilder
@@ -76,30 +104,6 @@ type fastField struct {
 	bin  *array.BinaryBuilder // STRING, CHAR and BYTES
 	date *array.Date32Builder
 	ts   *array.TimestampBuilder
-
-	// The slot: the value read for the current record.
-	null bool
-	i    int64 // integers, booleans, dates, timestamps, decimals that fit
-	f    float64
-	v    []byte // strings (a slice of the input) and bytes (of buf)
-	buf  []byte
-
-	// The own columns (fastcolumns.go): validity, values (the bytes of
-	// STRING and BYTES), offsets (STRING and BYTES); width is the bytes of
-	// a fixed-width value, 0 for BOOLEAN, STRING and BYTES.
-	width             int
-	valid, vals, offs colBuf
-	nulls             int
-	dataPerRow        int // STRING and BYTES bytes per row of the last batch
-
-	// The last YYYY-MM-DD the column read (as two words), its days, its
-	// day of the month and the month's length: records of a batch mostly
-	// share their dates (timestamps especially), or at least the month.
-	lastDate0          uint64
-	lastDate1          uint16
-	lastDays           int64
-	lastDay, monthDays int
-	hasDate            bool
 }
 
 // date10 is parseDate for a 10-byte b, remembering the last date read: the
