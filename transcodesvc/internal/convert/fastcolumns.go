@@ -50,10 +50,18 @@ func bitmapLen(n int) int { return (n + 7) / 8 }
 func setBit(b []byte, i int) { b[i>>3] |= 1 << (i & 7) }
 
 // begin starts a batch of at most n rows (rawSize bytes of records) in the
-// decoder's own columns.
+// decoder's own columns. After batches whose first value did not fit (a
+// producer writing spaces, say), it skips as many batches as it has such
+// batches in a row, up to 64, before trying again: the columns would only
+// be made to be dropped.
 func (d *fastDecoder) begin(mem memory.Allocator, n, rawSize int) {
 	d.releaseColumns()
-	d.columnar, d.rows, d.mem = true, 0, mem
+	d.rows = 0
+	if d.skip > 0 {
+		d.skip--
+		return
+	}
+	d.columnar, d.mem = true, mem
 	for i := range d.fields {
 		f := &d.fields[i]
 		f.nullRows = f.nullRows[:0]
@@ -264,6 +272,10 @@ func (d *fastDecoder) spill() {
 		return
 	}
 	d.columnar = false
+	if d.rows == 0 {
+		d.misses = min(d.misses+1, 64)
+		d.skip = d.misses
+	}
 	for i := range d.fields {
 		f := &d.fields[i]
 		nulls := f.nullRows
@@ -284,6 +296,7 @@ func (d *fastDecoder) spill() {
 // per row to size the next batch's.
 func (d *fastDecoder) arrays() []arrow.Array {
 	n := d.rows
+	d.misses = 0
 	out := make([]arrow.Array, len(d.fields))
 	for i := range d.fields {
 		f := &d.fields[i]

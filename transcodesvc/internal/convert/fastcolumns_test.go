@@ -13,6 +13,7 @@ import (
 
 	catalogv1 "github.com/ferrygw/ferry/services/api/gen/ferry/catalog/v1"
 	"github.com/ferrygw/ferry/services/fluss/arrowmem"
+	"github.com/ferrygw/ferry/transcodesvc/internal/kafkabatch"
 )
 
 // flatRows are n values of flatMapping's fast shape, with nulls in every
@@ -85,6 +86,10 @@ func TestFastColumnsMatchBuilders(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		// Each conversion tries the own columns, whatever the last one
+		// found (TestFastColumnsBackOff).
+		fresh := func() { fast.fast.skip, fast.fast.misses = 0, 0 }
+		fresh()
 		got, err := fast.ConvertTo(batch, EncodingLogRecords)
 		if err != nil {
 			t.Fatal(err)
@@ -92,17 +97,6 @@ func TestFastColumnsMatchBuilders(t *testing.T) {
 		if !bytes.Equal(got.LogRecords, want.LogRecords) {
 			t.Fatalf("value %d not fast: the fast columns' records section differs from the builders'", at)
 		}
-		// In IPC the buffers' lengths may differ (builders round a
-		// bitmap up to their capacity), not the rows.
-		wantIPC, err := generic.Convert(batch)
-		if err != nil {
-			t.Fatal(err)
-		}
-		gotIPC, err := fast.Convert(batch)
-		if err != nil {
-			t.Fatal(err)
-		}
-		sameRows(t, gotIPC.IPC, wantIPC.IPC, p)
 		rows := n
 		if at >= 0 {
 			rows = at // the rows the own columns held when the batch left them
@@ -110,7 +104,20 @@ func TestFastColumnsMatchBuilders(t *testing.T) {
 		if fast.fast.rows != rows {
 			t.Errorf("value %d not fast: %d rows in the own columns, want %d", at, fast.fast.rows, rows)
 		}
+		// In IPC the buffers' lengths may differ (builders round a
+		// bitmap up to their capacity), not the rows.
+		wantIPC, err := generic.Convert(batch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fresh()
+		gotIPC, err := fast.Convert(batch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sameRows(t, gotIPC.IPC, wantIPC.IPC, p)
 		// A record kept while the next batches are converted.
+		fresh()
 		rec, err := fast.ConvertRecord(batch, nil)
 		if err != nil {
 			t.Fatal(err)
@@ -241,5 +248,40 @@ func TestFastTimestampsAfterTheLastOne(t *testing.T) {
 	}
 	if len(values) < 50 {
 		t.Fatalf("only %d timestamps", len(values))
+	}
+}
+
+// A producer whose values never have the fast shape costs no own columns
+// for most batches: after each batch that left them at its first value,
+// as many batches go without as such batches came in a row (up to 64); a
+// batch that fits again starts over.
+func TestFastColumnsBackOff(t *testing.T) {
+	p := mustCompile(t, flatMapping())
+	c := p.NewConverter(&arrowmem.Pool{})
+	spaced := valuesBatch([]byte(strings.ReplaceAll(flatRow, `":`, `": `)))
+	compact := valuesBatch([]byte(flatRow))
+	convert := func(b *kafkabatch.Batch) (columnar bool) {
+		rec, err := c.ConvertRecord(b, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec.Release()
+		return c.fast.rows > 0
+	}
+	var tried []bool
+	for range 10 {
+		tried = append(tried, c.fast.skip == 0)
+		convert(spaced)
+	}
+	// Tried at batches 0, 2, 5 and 9 (skipping 1, 2, 3 after each miss).
+	want := []bool{true, false, true, false, false, true, false, false, false, true}
+	if fmt.Sprint(tried) != fmt.Sprint(want) {
+		t.Fatalf("own columns tried %v, want %v", tried, want)
+	}
+	for c.fast.skip > 0 {
+		convert(compact) // through the builders, still right
+	}
+	if !convert(compact) || c.fast.misses != 0 {
+		t.Fatal("a fitting batch after the skipped ones did not use the own columns and start over")
 	}
 }

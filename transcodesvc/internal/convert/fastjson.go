@@ -34,6 +34,9 @@ type fastDecoder struct {
 	columnar bool
 	rows     int
 	mem      memory.Allocator // of the own columns
+	// misses counts the batches in a row whose first value did not fit,
+	// skip the batches still to convert without own columns (begin).
+	misses, skip int
 }
 
 // fastKind is how a column's value is read and appended.
