@@ -37,12 +37,19 @@ type slab struct {
 const minChunk = 64 << 10
 
 func (s *slab) alloc(n int) []byte {
+	b := s.allocUncleared(n)
+	clear(b)
+	return b
+}
+
+// allocUncleared is alloc for a caller that writes every byte it keeps:
+// the memory may hold an earlier batch's bytes.
+func (s *slab) allocUncleared(n int) []byte {
 	for s.cur < len(s.chunks) {
 		c := s.chunks[s.cur]
 		if len(c)-s.used >= n {
 			b := c[s.used : s.used+n : s.used+n]
 			s.used += n
-			clear(b)
 			return b
 		}
 		s.cur++

@@ -206,6 +206,9 @@ func (c *Converter) ConvertRecord(b *kafkabatch.Batch, include func(i int) bool)
 	c.broken = true
 	c.rb.Reserve(len(b.Records))
 	c.reserveData(len(b.Records), b.RawSize)
+	if c.fast != nil {
+		c.fast.begin(c.mem, len(b.Records), b.RawSize)
+	}
 	var errs []RecordError
 	failed, rows := 0, 0
 	for i := range b.Records {
@@ -231,7 +234,30 @@ func (c *Converter) ConvertRecord(b *kafkabatch.Batch, include func(i int) bool)
 	}
 	c.broken = false
 	c.noteData(rows)
-	return c.rb.NewRecordBatch(), nil
+	return c.newRecordBatch(rows), nil
+}
+
+// newRecordBatch makes the converted batch of rows rows from the builders
+// and, when the fast decoder kept every JSON value in its own columns,
+// from those.
+func (c *Converter) newRecordBatch(rows int) arrow.RecordBatch {
+	if c.fast == nil || !c.fast.columnar {
+		return c.rb.NewRecordBatch()
+	}
+	fast := c.fast.arrays()
+	cols := make([]arrow.Array, len(c.plan.sources))
+	for i, src := range c.plan.sources {
+		if src == srcJSONField {
+			cols[i], fast = fast[0], fast[1:]
+		} else {
+			cols[i] = c.rb.Field(i).NewArray()
+		}
+	}
+	rec := array.NewRecordBatch(c.plan.Schema, cols, int64(rows))
+	for _, col := range cols {
+		col.Release()
+	}
+	return rec
 }
 
 // varWidth is what the STRING and BYTES column builders offer for sizing
@@ -320,8 +346,13 @@ func (c *Converter) convertRecord(r *kafkabatch.Record, b *kafkabatch.Batch) err
 	if v == nil {
 		return &fieldError{msg: "record value is null (a tombstone); a JSON topic needs a JSON object"}
 	}
-	if c.fast != nil && c.fast.decode(v) {
-		return nil
+	if c.fast != nil {
+		if c.fast.decode(v) {
+			return nil
+		}
+		// The generic decoder appends to the builders: the rows so far go
+		// there first.
+		c.fast.spill()
 	}
 	c.scan.reset(v)
 	if err := c.obj.decode(&c.scan); err != nil {

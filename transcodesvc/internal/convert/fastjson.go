@@ -10,6 +10,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/ferrygw/ferry/services/fluss/types"
 )
@@ -28,6 +29,14 @@ import (
 // general work (whitespace, key lookup, one call per token) is wasted.
 type fastDecoder struct {
 	fields []fastField
+	// columnar: the batch's values so far are in the fields' own columns
+	// (fastcolumns.go), rows of them, not in the builders.
+	columnar bool
+	rows     int
+	mem      memory.Allocator // of the own columns
+	// misses counts the batches in a row whose first value did not fit,
+	// skip the batches still to convert without own columns (begin).
+	misses, skip int
 }
 
 // fastKind is how a column's value is read and appended.
@@ -46,19 +55,45 @@ const (
 )
 
 type fastField struct {
+	// What decodeRow reads for every value comes first, so that a field's
+	// hot part shares few cache lines.
 	kind     fastKind
 	nullable bool
 	// key is `{"name":` for the first column, `,"name":` for the others;
 	// k0 and k1 its first sixteen bytes as little-endian words, m0 and m1
 	// the masks of the bytes it has (keys of at most 16 bytes).
-	key            []byte
 	k0, k1, m0, m1 uint64
-	t              types.DataType
+	key            []byte
+	// The own columns (fastcolumns.go): validity, values (the bytes of
+	// STRING and BYTES), offsets (STRING and BYTES); width is the bytes of
+	// a fixed-width value, 0 for BOOLEAN, STRING and BYTES.
+	width      int
+	vals, offs colBuf
+	nullRows   []int32 // the rows holding null, in order
 	// lo and hi bound an integer column's values.
 	lo, hi int64
 	// millisLen is the length of the timestamp layout millisTimestamp
 	// reads for this column, 0 when it reads none (precisions 0..2, 7..9).
 	millisLen int
+	t         types.DataType
+
+	// The last YYYY-MM-DD the column read (as two words), its days, its
+	// day of the month and the month's length: records of a batch mostly
+	// share their dates (timestamps especially), or at least the month.
+	lastDate0          uint64
+	lastDate1          uint16
+	lastDays           int64
+	lastDay, monthDays int
+	hasDate            bool
+
+	// The slot: the value read for the current record.
+	null bool
+	i    int64 // integers, booleans, dates, timestamps, decimals that fit
+	f    float64
+	v    []byte // strings (a slice of the input) and bytes (of buf)
+	buf  []byte
+
+	dataPerRow int // STRING and BYTES bytes per row of the last batch
 
 	b    array.Builder
 	bl   *array.BooleanBuilder
@@ -72,13 +107,34 @@ type fastField struct {
 	bin  *array.BinaryBuilder // STRING, CHAR and BYTES
 	date *array.Date32Builder
 	ts   *array.TimestampBuilder
+}
 
-	// The slot: the value read for the current record.
-	null bool
-	i    int64 // integers, booleans, dates, timestamps, decimals that fit
-	f    float64
-	v    []byte // strings (a slice of the input) and bytes (of buf)
-	buf  []byte
+// date10 is parseDate for a 10-byte b, remembering the last date read: the
+// same date is its days again, another day of the same month is counted
+// from it.
+func (f *fastField) date10(b []byte) (int64, error) {
+	w0, w1 := binary.LittleEndian.Uint64(b), binary.LittleEndian.Uint16(b[8:10])
+	if f.hasDate && w0 == f.lastDate0 { // same "YYYY-MM-"
+		if w1 == f.lastDate1 {
+			return f.lastDays, nil
+		}
+		if d, ok := digits2(b[8:10]); ok && d >= 1 && d <= f.monthDays {
+			f.lastDays += int64(d - f.lastDay)
+			f.lastDate1, f.lastDay = w1, d
+			return f.lastDays, nil
+		}
+	}
+	days, err := parseDate(b)
+	if err == nil {
+		// parseDate checked every digit.
+		y, _ := digits2(b[0:2])
+		yy, _ := digits2(b[2:4])
+		m, _ := digits2(b[5:7])
+		d, _ := digits2(b[8:10])
+		f.lastDate0, f.lastDate1, f.lastDays, f.hasDate = w0, w1, days, true
+		f.lastDay, f.monthDays = d, daysIn(y*100+yy, m)
+	}
+	return days, err
 }
 
 // newFastDecoder returns the fast decoder for the JSON columns fields with
@@ -110,27 +166,27 @@ func newFastDecoder(fields []types.Field, bs []array.Builder) *fastDecoder {
 		case types.Boolean:
 			f.kind, f.bl = fastBool, bs[i].(*array.BooleanBuilder)
 		case types.TinyInt:
-			f.kind, f.i8, f.lo, f.hi = fastInt, bs[i].(*array.Int8Builder), math.MinInt8, math.MaxInt8
+			f.kind, f.i8, f.lo, f.hi, f.width = fastInt, bs[i].(*array.Int8Builder), math.MinInt8, math.MaxInt8, 1
 		case types.SmallInt:
-			f.kind, f.i16, f.lo, f.hi = fastInt, bs[i].(*array.Int16Builder), math.MinInt16, math.MaxInt16
+			f.kind, f.i16, f.lo, f.hi, f.width = fastInt, bs[i].(*array.Int16Builder), math.MinInt16, math.MaxInt16, 2
 		case types.Int:
-			f.kind, f.i32, f.lo, f.hi = fastInt, bs[i].(*array.Int32Builder), math.MinInt32, math.MaxInt32
+			f.kind, f.i32, f.lo, f.hi, f.width = fastInt, bs[i].(*array.Int32Builder), math.MinInt32, math.MaxInt32, 4
 		case types.BigInt:
-			f.kind, f.i64, f.lo, f.hi = fastInt, bs[i].(*array.Int64Builder), math.MinInt64, math.MaxInt64
+			f.kind, f.i64, f.lo, f.hi, f.width = fastInt, bs[i].(*array.Int64Builder), math.MinInt64, math.MaxInt64, 8
 		case types.Float:
-			f.kind, f.f32 = fastFloat32, bs[i].(*array.Float32Builder)
+			f.kind, f.f32, f.width = fastFloat32, bs[i].(*array.Float32Builder), 4
 		case types.Double:
-			f.kind, f.f64 = fastFloat64, bs[i].(*array.Float64Builder)
+			f.kind, f.f64, f.width = fastFloat64, bs[i].(*array.Float64Builder), 8
 		case types.Decimal:
-			f.kind, f.dec = fastDecimal, bs[i].(*array.Decimal128Builder)
+			f.kind, f.dec, f.width = fastDecimal, bs[i].(*array.Decimal128Builder), 16
 		case types.Char, types.String:
 			f.kind, f.bin = fastString, bs[i].(*array.StringBuilder).BinaryBuilder
 		case types.Bytes:
 			f.kind, f.bin = fastBytes, bs[i].(*array.BinaryBuilder)
 		case types.Date:
-			f.kind, f.date = fastDate, bs[i].(*array.Date32Builder)
+			f.kind, f.date, f.width = fastDate, bs[i].(*array.Date32Builder), 4
 		case types.TimestampNTZ, types.TimestampLTZ:
-			f.kind, f.ts = fastTimestamp, bs[i].(*array.TimestampBuilder)
+			f.kind, f.ts, f.width = fastTimestamp, bs[i].(*array.TimestampBuilder), 8
 			if p := col.Type.Precision; p >= 3 && p <= 6 {
 				f.millisLen = len("2006-01-02T15:04:05.000")
 				if col.Type.Root == types.TimestampLTZ {
@@ -145,8 +201,13 @@ func newFastDecoder(fields []types.Field, bs []array.Builder) *fastDecoder {
 }
 
 // decode reads data and, when it has the fast shape, appends one value to
-// every column and reports true. Otherwise it appends nothing.
+// every column and reports true. Otherwise it appends nothing. Values go
+// to the own columns while the batch is columnar (begin), else to the
+// builders.
 func (d *fastDecoder) decode(data []byte) bool {
+	if d.columnar {
+		return d.decodeRow(data)
+	}
 	pos := 0
 	for i := range d.fields {
 		f := &d.fields[i]
@@ -180,6 +241,43 @@ func (d *fastDecoder) decode(data []byte) bool {
 	for i := range d.fields {
 		d.fields[i].append()
 	}
+	return true
+}
+
+// decodeRow is decode into the own columns: each value is stored at row
+// d.rows as soon as it is read, and the row counts only once all have
+// been.
+func (d *fastDecoder) decodeRow(data []byte) bool {
+	r, pos := d.rows, 0
+	for i := range d.fields {
+		f := &d.fields[i]
+		if pos+16 <= len(data) && len(f.key) <= 16 {
+			if binary.LittleEndian.Uint64(data[pos:])&f.m0 != f.k0 || binary.LittleEndian.Uint64(data[pos+8:])&f.m1 != f.k1 {
+				return false
+			}
+		} else if !hasAt(data, pos, f.key) {
+			return false
+		}
+		pos += len(f.key)
+		if pos >= len(data) {
+			return false
+		}
+		if data[pos] == 'n' {
+			if !f.nullable || !hasAt(data, pos, nullLit) {
+				return false
+			}
+			f.storeNull(r)
+			pos += len(nullLit)
+			continue
+		}
+		if pos = f.readInto(data, pos, r); pos < 0 {
+			return false
+		}
+	}
+	if pos != len(data)-1 || data[pos] != '}' {
+		return false
+	}
+	d.rows++
 	return true
 }
 
@@ -291,7 +389,7 @@ func (f *fastField) read(data []byte, pos int) int {
 		// parseDate checks every byte of a 10-byte string, so none is a
 		// quote, backslash or control character: no need to scan it.
 		if end := pos + 12; end <= len(data) && data[pos] == '"' && data[end-1] == '"' {
-			days, err := parseDate(data[pos+1 : end-1])
+			days, err := f.date10(data[pos+1 : end-1])
 			if err != nil {
 				return -1
 			}
@@ -573,7 +671,7 @@ func (f *fastField) millisTimestamp(v []byte) (int64, bool) {
 	if f.millisLen == 0 || len(v) != f.millisLen || v[10] != 'T' || v[13] != ':' || v[16] != ':' || v[19] != '.' || (ltz && v[23] != 'Z') {
 		return 0, false
 	}
-	days, err := parseDate(v[:10])
+	days, err := f.date10(v[:10])
 	h, ok1 := digits2(v[11:13])
 	m, ok2 := digits2(v[14:16])
 	sec, ok3 := digits2(v[17:19])

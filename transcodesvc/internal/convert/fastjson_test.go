@@ -24,14 +24,16 @@ const flatRow = `{"id":7,"i8":-8,"i16":300,"i32":-70000,"f32":1.5,"f64":-2.25e3,
 	`"s":"héllo wörld","c":"abc","b":"AAEC","day":"2026-12-05","at":"2026-12-05T12:30:00.123Z","local":"2026-12-05T12:30:00.123456"}`
 
 // convertBoth converts value alone with the fast decoder and with the
-// generic one, and returns both answers: IPC bytes or the error text.
+// generic one, and returns both answers: the records section of a Fluss
+// log batch (the Java writer's layout, so equal rows are equal bytes) or
+// the error text.
 func convertBoth(t testing.TB, p *Plan, value []byte) (fast, generic string, tookFast bool) {
 	answer := func(c *Converter) string {
-		out, err := c.Convert(valuesBatch(value))
+		out, err := c.ConvertTo(valuesBatch(value), EncodingLogRecords)
 		if err != nil {
 			return "error: " + err.Error()
 		}
-		return string(out.IPC)
+		return string(out.LogRecords)
 	}
 	c := p.NewConverter(memory.DefaultAllocator)
 	if c.fast == nil {

@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -77,6 +79,67 @@ func TestRealFlussReadsConvertedBatches(t *testing.T) {
 	if t.Failed() {
 		b, _ := json.Marshal(rows)
 		t.Logf("rows: %s", b)
+	}
+}
+
+// TestRealFlussReadsFastColumns writes a batch the fast decoder kept in its
+// own columns (every type it reads, nulls in every nullable column), as
+// the LZ4 records section transcodesvc answers with, and has the Java
+// client read the rows back.
+func TestRealFlussReadsFastColumns(t *testing.T) {
+	cluster := testenv.Fluss(t)
+	m := flatMapping()
+	m.ArrowCompression = catalogv1.ArrowCompression_ARROW_COMPRESSION_LZ4_FRAME
+	p := mustCompile(t, m)
+	const n = 40
+	c := p.NewConverter(memory.DefaultAllocator)
+	out, err := c.ConvertTo(valuesBatch(flatRows(n)...), EncodingLogRecords)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.fast.rows != n {
+		t.Fatalf("%d rows in the fast decoder's own columns, want %d", c.fast.rows, n)
+	}
+
+	db := cluster.NewDatabase(t, "ferry_fastcols")
+	spec := testenv.TableSpec{Database: db, Table: "flat", BucketCount: 1,
+		Properties: map[string]string{"table.log.arrow.compression.type": "LZ4_FRAME"}}
+	for _, col := range p.Columns {
+		spec.Columns = append(spec.Columns, testenv.Column{Name: col.Name, Type: col.Type.String()})
+	}
+	info := cluster.NewTable(t, spec)
+	opts := logbatch.DefaultOptions(int16(info.SchemaID))
+	opts.Compression = logbatch.CompressionLZ4Frame
+	lb, err := logbatch.Frame(nil, out.LogRecords, int32(out.Rows), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	produceToBucket0(t, cluster, info, lb)
+
+	rows := cluster.Scan(t, db, "flat", testenv.ScanOptions{Expect: n, Timeout: 60 * time.Second})
+	if len(rows) != n {
+		t.Fatalf("%d rows", len(rows))
+	}
+	for i, r := range rows {
+		want := map[string]string{"id": fmt.Sprint(i), "s": fmt.Sprintf("%q", strings.Repeat("x", i*7)),
+			"ok": fmt.Sprint(i%3 == 0), "dec": fmt.Sprintf(`"-%d.50"`, i), "b": `"AAEC"`, "c": `"abc"`,
+			"at": `"2026-12-05T12:30:00.123000000Z"`, "local": `"2026-12-05T12:30:00.123456000"`, "day": `"2026-12-05"`}
+		if i%4 == 1 {
+			for col := range want {
+				if col != "id" {
+					want[col] = "null"
+				}
+			}
+		}
+		for col, v := range want {
+			got, err := json.Marshal(r.Row[col])
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(got) != v {
+				t.Errorf("row %d %s: Fluss read %s, want %s", i, col, got, v)
+			}
+		}
 	}
 }
 
@@ -156,6 +219,13 @@ func appendToBucket0(t *testing.T, cluster *testenv.Cluster, info testenv.TableI
 	if err != nil {
 		t.Fatal(err)
 	}
+	produceToBucket0(t, cluster, info, lb)
+}
+
+// produceToBucket0 writes the log batch lb to bucket 0 of table, retrying
+// while the new table's leader is not yet known.
+func produceToBucket0(t *testing.T, cluster *testenv.Cluster, info testenv.TableInfo, lb []byte) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	client, err := fluss.Dial(ctx, cluster.Bootstrap)
