@@ -30,10 +30,7 @@ import (
 // once for rows the Fluss Java writer wrote (served in the schema derived from the table).
 func TestAvroProduceConsumePython(t *testing.T) {
 	e, f := need(t)
-	py := filepath.Join(e.stack.Config().Root, ".cache", "clients", "venv", "bin", "python")
-	if _, err := os.Stat(py); err != nil {
-		t.Fatalf("confluent-kafka venv missing (tools/install-clients.sh): %v", err)
-	}
+	py := confluentPython(t, e)
 	db := dbName(t, f, "avro")
 	cols := []testenv.Column{
 		{Name: "id", Type: "BIGINT NOT NULL"}, {Name: "name", Type: "STRING"}, {Name: "price", Type: "DECIMAL(10, 2)"},

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -26,10 +25,7 @@ import (
 // derived JSON Schema.
 func TestJSONSchemaProduceConsumePython(t *testing.T) {
 	e, f := need(t)
-	py := filepath.Join(e.stack.Config().Root, ".cache", "clients", "venv", "bin", "python")
-	if _, err := os.Stat(py); err != nil {
-		t.Fatalf("confluent-kafka venv missing (tools/install-clients.sh): %v", err)
-	}
+	py := confluentPython(t, e)
 	db := dbName(t, f, "json_schema")
 	cols := []testenv.Column{
 		{Name: "id", Type: "BIGINT NOT NULL"}, {Name: "name", Type: "STRING"}, {Name: "price", Type: "DECIMAL(10, 2)"},

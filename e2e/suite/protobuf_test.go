@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -30,10 +29,7 @@ import (
 // rows the Fluss Java writer wrote (served in that derived schema).
 func TestProtobufProduceConsumePython(t *testing.T) {
 	e, f := need(t)
-	py := filepath.Join(e.stack.Config().Root, ".cache", "clients", "venv", "bin", "python")
-	if _, err := os.Stat(py); err != nil {
-		t.Fatalf("confluent-kafka venv missing (tools/install-clients.sh): %v", err)
-	}
+	py := confluentPython(t, e)
 	db := dbName(t, f, "protobuf")
 	cols := []testenv.Column{
 		{Name: "id", Type: "BIGINT NOT NULL"}, {Name: "name", Type: "STRING"}, {Name: "qty", Type: "INT"},

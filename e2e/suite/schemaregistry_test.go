@@ -19,6 +19,16 @@ import (
 	"github.com/ferrygw/ferry/services/testenv"
 )
 
+// confluentPython is the confluent-kafka venv's python (tools/install-clients.sh).
+func confluentPython(t *testing.T, e *suiteEnv) string {
+	t.Helper()
+	py := filepath.Join(e.stack.Config().Root, ".cache", "clients", "venv", "bin", "python")
+	if _, err := os.Stat(py); err != nil {
+		t.Fatalf("confluent-kafka venv missing (tools/install-clients.sh): %v", err)
+	}
+	return py
+}
+
 // TestSchemaRegistryPythonClient: confluent-kafka-python's SchemaRegistryClient and Avro serdes
 // against schemasvc, on a table of the real Fluss cluster: the latest version of a subject
 // nobody registered is derived from the table, a registration gets one id however often it is
@@ -31,10 +41,7 @@ import (
 // the record with the descriptor the registry serves (format=serialized).
 func TestSchemaRegistryPythonClient(t *testing.T) {
 	e, f := need(t)
-	py := filepath.Join(e.stack.Config().Root, ".cache", "clients", "venv", "bin", "python")
-	if _, err := os.Stat(py); err != nil {
-		t.Fatalf("confluent-kafka venv missing (tools/install-clients.sh): %v", err)
-	}
+	py := confluentPython(t, e)
 	db := dbName(t, f, "schema_registry")
 	topic := topicTable(t, f, db, "orders", 1, []testenv.Column{
 		{Name: "id", Type: "BIGINT NOT NULL"}, {Name: "name", Type: "STRING"},
@@ -322,7 +329,7 @@ func TestSchemaRegistryBasicAuth(t *testing.T) {
 	t.Cleanup(func() { _ = e.stack.StopService("schemasvc-auth") })
 	url := "http://" + net.JoinHostPort(host, strconv.Itoa(ports[1]))
 
-	py := filepath.Join(e.stack.Config().Root, ".cache", "clients", "venv", "bin", "python")
+	py := confluentPython(t, e)
 	script := filepath.Join(e.stack.Config().Root, "e2e", "clients", "python", "schema_registry_auth.py")
 	call := func(userInfo string) map[string]int {
 		cmd := exec.CommandContext(ctx, py, "-B", script, url, userInfo, topic+"-value")

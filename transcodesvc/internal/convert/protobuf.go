@@ -598,34 +598,24 @@ func pbInt(col types.Field, b array.Builder) (func(int64) error, bool) {
 		ib := b.(*array.Int64Builder)
 		return func(v int64) error { ib.Append(v); return nil }, true
 	case types.Int:
-		ib := b.(*array.Int32Builder)
-		return func(v int64) error {
-			if err := fits(v, math.MinInt32, math.MaxInt32); err != nil {
-				return err
-			}
-			ib.Append(int32(v))
-			return nil
-		}, true
+		return narrowed(b.(*array.Int32Builder).Append, math.MinInt32, math.MaxInt32, fits), true
 	case types.SmallInt:
-		ib := b.(*array.Int16Builder)
-		return func(v int64) error {
-			if err := fits(v, math.MinInt16, math.MaxInt16); err != nil {
-				return err
-			}
-			ib.Append(int16(v))
-			return nil
-		}, true
+		return narrowed(b.(*array.Int16Builder).Append, math.MinInt16, math.MaxInt16, fits), true
 	case types.TinyInt:
-		ib := b.(*array.Int8Builder)
-		return func(v int64) error {
-			if err := fits(v, math.MinInt8, math.MaxInt8); err != nil {
-				return err
-			}
-			ib.Append(int8(v))
-			return nil
-		}, true
+		return narrowed(b.(*array.Int8Builder).Append, math.MinInt8, math.MaxInt8, fits), true
 	}
 	return nil, false
+}
+
+// narrowed appends a value to a narrower integer column once it fits.
+func narrowed[T int8 | int16 | int32](appendTo func(T), lo, hi int64, fits func(v, lo, hi int64) error) func(int64) error {
+	return func(v int64) error {
+		if err := fits(v, lo, hi); err != nil {
+			return err
+		}
+		appendTo(T(v))
+		return nil
+	}
 }
 
 // pbWrappers are the well-known messages that carry one nullable value in
