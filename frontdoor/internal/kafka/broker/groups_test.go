@@ -2,6 +2,7 @@ package broker
 
 import (
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -255,4 +256,82 @@ func TestStaticRejoinCountsNoRebalance(t *testing.T) {
 	if r := c.roundTrip(dg).(*kmsg.DescribeGroupsResponse); r.Groups[0].State != "Empty" || len(r.Groups[0].Members) != 0 {
 		t.Errorf("after leave: %+v", r.Groups[0])
 	}
+}
+
+// TestDescribeGroupsV6: from v6 a group that does not exist and a consumer
+// protocol group are GROUP_ID_NOT_FOUND with Kafka 4.4's messages (below v6
+// only Dead); classic groups and a group the principal may not describe
+// have a null error message, as the broker sends.
+func TestDescribeGroupsV6(t *testing.T) {
+	rules, err := acl.Parse(strings.NewReader(`
+allow User:* READ topic:orders
+allow User:* READ group:g-*
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := newHarness(t, harnessOpts{authz: rules, offsets: fakebackends.NewOffsets()})
+	c := dialRaw(t, h.addr)
+	if r := consumerJoin(c, "g-consumer", "member-1", "orders"); r.ErrorCode != 0 {
+		t.Fatalf("consumer protocol join: %+v", r)
+	}
+	join := kmsg.NewPtrJoinGroupRequest()
+	join.Version, join.Group, join.MemberID = 7, "g-classic", ""
+	join.SessionTimeoutMillis, join.RebalanceTimeoutMillis, join.ProtocolType = 10000, 10000, "consumer"
+	join.Protocols = []kmsg.JoinGroupRequestProtocol{{Name: "range", Metadata: []byte{0, 1}}}
+	jr := c.roundTrip(join).(*kmsg.JoinGroupResponse)
+	if jr.ErrorCode == kerr.MemberIDRequired.Code {
+		join.MemberID = jr.MemberID
+		jr = c.roundTrip(join).(*kmsg.JoinGroupResponse)
+	}
+	if jr.ErrorCode != 0 {
+		t.Fatalf("classic join: %+v", jr)
+	}
+	sync := kmsg.NewPtrSyncGroupRequest()
+	sync.Version, sync.Group, sync.MemberID, sync.Generation = 3, "g-classic", jr.MemberID, jr.Generation
+	sync.GroupAssignment = []kmsg.SyncGroupRequestGroupAssignment{{MemberID: jr.MemberID, MemberAssignment: []byte("mine")}}
+	if r := c.roundTrip(sync).(*kmsg.SyncGroupResponse); r.ErrorCode != 0 {
+		t.Fatalf("sync: %+v", r)
+	}
+	commitSimple(t, c, "g-empty", map[string][]int64{"orders": {1}})
+
+	describe := func(v int16) []kmsg.DescribeGroupsResponseGroup {
+		req := kmsg.NewPtrDescribeGroupsRequest()
+		req.Version, req.Groups = v, []string{"g-classic", "g-empty", "g-none", "g-consumer", "secret"}
+		return c.roundTrip(req).(*kmsg.DescribeGroupsResponse).Groups
+	}
+	type want struct {
+		code         int16
+		msg          *string
+		state, proto string
+		members      int
+	}
+	check := func(v int16, got []kmsg.DescribeGroupsResponseGroup, wants []want) {
+		t.Helper()
+		if len(got) != len(wants) {
+			t.Fatalf("v%d: %d groups, want %d", v, len(got), len(wants))
+		}
+		for i, w := range wants {
+			g := got[i]
+			if g.ErrorCode != w.code || !reflect.DeepEqual(g.ErrorMessage, w.msg) || g.State != w.state || g.Protocol != w.proto || len(g.Members) != w.members {
+				t.Errorf("v%d %s: code %d message %v state %q protocol %q members %d, want %+v",
+					v, g.Group, g.ErrorCode, deref(g.ErrorMessage), g.State, g.Protocol, len(g.Members), w)
+			}
+		}
+	}
+	authFailed := want{code: kerr.GroupAuthorizationFailed.Code}
+	check(6, describe(6), []want{
+		{state: "Stable", proto: "range", members: 1},
+		{state: "Empty"},
+		{code: kerr.GroupIDNotFound.Code, msg: kmsg.StringPtr("Group g-none not found."), state: "Dead"},
+		{code: kerr.GroupIDNotFound.Code, msg: kmsg.StringPtr("Group g-consumer is not a classic group."), state: "Dead"},
+		authFailed,
+	})
+	check(5, describe(5), []want{
+		{state: "Stable", proto: "range", members: 1},
+		{state: "Empty"},
+		{state: "Dead"},
+		{state: "Dead"},
+		authFailed,
+	})
 }
