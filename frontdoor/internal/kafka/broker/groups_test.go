@@ -327,6 +327,9 @@ allow User:* READ group:g-*
 		{code: kerr.GroupIDNotFound.Code, msg: kmsg.StringPtr("Group g-consumer is not a classic group."), state: "Dead"},
 		authFailed,
 	})
+	if m := describe(6)[0].Members[0]; m.ClientHost != "/127.0.0.1" || m.ClientID == "" {
+		t.Errorf("classic member: client host %q, want /127.0.0.1 as Kafka shows it; client id %q", m.ClientHost, m.ClientID)
+	}
 	check(5, describe(5), []want{
 		{state: "Stable", proto: "range", members: 1},
 		{state: "Empty"},
