@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -337,4 +338,31 @@ allow User:* READ group:g-*
 		{state: "Dead"},
 		authFailed,
 	})
+
+	// A second member starts a rebalance: PreparingRebalance, no protocol,
+	// a null message at v6, until the first member joins again.
+	second := *join
+	second.MemberID = ""
+	done := make(chan *kmsg.JoinGroupResponse, 1)
+	c2 := dialRaw(t, h.addr)
+	go func() {
+		r := c2.roundTrip(&second).(*kmsg.JoinGroupResponse)
+		if r.ErrorCode == kerr.MemberIDRequired.Code {
+			second.MemberID = r.MemberID
+			r = c2.roundTrip(&second).(*kmsg.JoinGroupResponse)
+		}
+		done <- r
+	}()
+	deadline := time.Now().Add(5 * time.Second)
+	for describe(6)[0].State != "PreparingRebalance" && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	check(6, describe(6)[:1], []want{{state: "PreparingRebalance", members: 2}})
+	join.MemberID = jr.MemberID
+	if r := c.roundTrip(join).(*kmsg.JoinGroupResponse); r.ErrorCode != 0 {
+		t.Errorf("first member's rejoin: %+v", r)
+	}
+	if r := <-done; r.ErrorCode != 0 {
+		t.Errorf("second member's join: %+v", r)
+	}
 }
