@@ -524,6 +524,12 @@ func liveGroupWire(t *testing.T, ctx context.Context, brokerAddr, ferryAddr, gro
 			r.Groups = []string{group}
 			return r
 		}},
+		{"DescribeGroups v6 of a consumer protocol group", func(int) kmsg.Request {
+			r := kmsg.NewPtrDescribeGroupsRequest()
+			r.SetVersion(6)
+			r.Groups = []string{group}
+			return r
+		}},
 		{"OffsetFetch v9 with a stale member epoch", func(int) kmsg.Request {
 			r := kmsg.NewPtrOffsetFetchRequest()
 			r.SetVersion(9)

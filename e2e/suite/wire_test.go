@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -28,7 +29,8 @@ import (
 // caught by re-encoding, see compareWire). Only what must differ is ignored, each entry of
 // wireAllowed saying why. Cases: an empty partition, a partition at its end, an offset out of
 // range, an unknown topic (Fetch, ListOffsets); a group that does not exist (OffsetFetch,
-// DescribeGroups, Heartbeat and JoinGroup of an unknown member), ListGroups, FindCoordinator.
+// DescribeGroups, Heartbeat and JoinGroup of an unknown member), ListGroups, FindCoordinator;
+// DescribeGroups of a classic group, Stable and then Empty.
 func TestWireMatchesKafkaBroker(t *testing.T) {
 	e, f := need(t)
 	if !clients.BrokerInstalled() {
@@ -66,6 +68,83 @@ func TestWireMatchesKafkaBroker(t *testing.T) {
 			compareWire(t, want, got, wantRaw, gotRaw)
 		})
 	}
+	classicGroupWire(t, ctx, broker.Bootstrap, e.kafka, "wire-classic-"+db)
+}
+
+// classicGroupWire compares DescribeGroups v5 and v6 of a classic group with one member, Stable
+// (after JoinGroup and SyncGroup) and Empty (after it leaves). Member ids are each server's own
+// and are not compared.
+func classicGroupWire(t *testing.T, ctx context.Context, brokerAddr, ferryAddr, group string) {
+	addrs := [2]string{brokerAddr, ferryAddr}
+	var members [2]string
+	for side, addr := range addrs {
+		waitCoordinator(t, ctx, addr, group)
+		join := kmsg.NewPtrJoinGroupRequest()
+		join.SetVersion(7)
+		join.Group, join.ProtocolType = group, "consumer"
+		join.SessionTimeoutMillis, join.RebalanceTimeoutMillis = 30000, 30000
+		join.Protocols = []kmsg.JoinGroupRequestProtocol{{Name: "range", Metadata: []byte{0, 1, 0, 0, 0, 0, 0, 0, 0, 0}}}
+		resp, _ := wireRoundTrip(t, addr, join)
+		jr := resp.(*kmsg.JoinGroupResponse)
+		if jr.ErrorCode == kerr.MemberIDRequired.Code {
+			join.MemberID = jr.MemberID
+			resp, _ = wireRoundTrip(t, addr, join)
+			jr = resp.(*kmsg.JoinGroupResponse)
+		}
+		if jr.ErrorCode != 0 {
+			t.Fatalf("%s: join: %v", addr, kerr.ErrorForCode(jr.ErrorCode))
+		}
+		sync := kmsg.NewPtrSyncGroupRequest()
+		sync.SetVersion(5)
+		sync.Group, sync.MemberID, sync.Generation = group, jr.MemberID, jr.Generation
+		sync.ProtocolType, sync.Protocol = kmsg.StringPtr("consumer"), kmsg.StringPtr("range")
+		sync.GroupAssignment = []kmsg.SyncGroupRequestGroupAssignment{{MemberID: jr.MemberID, MemberAssignment: []byte{0, 1, 0, 0, 0, 0, 0, 0}}}
+		resp, _ = wireRoundTrip(t, addr, sync)
+		if sr := resp.(*kmsg.SyncGroupResponse); sr.ErrorCode != 0 {
+			t.Fatalf("%s: sync: %v", addr, kerr.ErrorForCode(sr.ErrorCode))
+		}
+		members[side] = jr.MemberID
+	}
+	describe := func(state string) {
+		for _, v := range []int16{5, 6} {
+			t.Run(fmt.Sprintf("DescribeGroups v%d of a classic %s group", v, state), func(t *testing.T) {
+				var resps [2]kmsg.Response
+				var canon [2]bool
+				for side, addr := range addrs {
+					r := kmsg.NewPtrDescribeGroupsRequest()
+					r.SetVersion(v)
+					r.Groups = []string{group}
+					var raw []byte
+					resps[side], raw = wireRoundTrip(t, addr, r)
+					canon[side] = bytes.Equal(resps[side].AppendTo(nil), raw)
+					for i := range resps[side].(*kmsg.DescribeGroupsResponse).Groups {
+						for j := range resps[side].(*kmsg.DescribeGroupsResponse).Groups[i].Members {
+							resps[side].(*kmsg.DescribeGroupsResponse).Groups[i].Members[j].MemberID = "masked"
+						}
+					}
+				}
+				if canon[0] != canon[1] {
+					t.Errorf("null/empty encoding differs: the broker's answer re-encodes to its bytes: %v, frontdoor's: %v", canon[0], canon[1])
+				}
+				compareWire(t, resps[0], resps[1], resps[0].AppendTo(nil), resps[1].AppendTo(nil))
+				if g := resps[1].(*kmsg.DescribeGroupsResponse).Groups; len(g) != 1 || g[0].State != state {
+					t.Errorf("frontdoor: %+v, want one group %s", g, state)
+				}
+			})
+		}
+	}
+	describe("Stable")
+	for side, addr := range addrs {
+		leave := kmsg.NewPtrLeaveGroupRequest()
+		leave.SetVersion(4)
+		leave.Group = group
+		leave.Members = []kmsg.LeaveGroupRequestMember{{MemberID: members[side]}}
+		resp, _ := wireRoundTrip(t, addr, leave)
+		if lr := resp.(*kmsg.LeaveGroupResponse); lr.ErrorCode != 0 {
+			t.Fatalf("%s: leave: %v", addr, kerr.ErrorForCode(lr.ErrorCode))
+		}
+	}
+	describe("Empty")
 }
 
 type wireCase struct {
@@ -145,7 +224,8 @@ func wireCases(topic, unknown, group string) []wireCase {
 		r.Groups = append(r.Groups, g)
 		return r
 	}})
-	for _, v := range []int16{0, 5} {
+	// v6: GROUP_ID_NOT_FOUND with Kafka's message (KIP-1043); below, Dead without an error.
+	for _, v := range []int16{0, 5, 6} {
 		cs = append(cs, wireCase{fmt.Sprintf("DescribeGroups v%d", v), func() kmsg.Request {
 			r := kmsg.NewPtrDescribeGroupsRequest()
 			r.SetVersion(v)

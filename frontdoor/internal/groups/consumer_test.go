@@ -406,8 +406,11 @@ func TestConsumerProtocolsExclusive(t *testing.T) {
 	if err != nil || len(list) != 1 || list[0].Type != "consumer" || list[0].ProtocolType != "consumer" || list[0].State != Stable {
 		t.Fatalf("list: %+v %v", list, err)
 	}
-	if d := describe(c, "g"); d.State != "Dead" || len(d.Members) != 0 {
-		t.Fatalf("DescribeGroups of a consumer protocol group: %+v, want Dead as Kafka answers below v6", d)
+	if d := describe(c, "g"); d.State != "Dead" || !d.ConsumerProtocol || len(d.Members) != 0 {
+		t.Fatalf("DescribeGroups of a consumer protocol group: %+v, want Dead, marked as of the consumer protocol", d)
+	}
+	if d := describe(c, "none"); d.State != "Dead" || d.ConsumerProtocol {
+		t.Fatalf("DescribeGroups of no group: %+v, want Dead, not of the consumer protocol", d)
 	}
 
 	c2 := consumerCoordinator(&memStore{}, Config{InitialRebalanceDelay: 10 * time.Millisecond})

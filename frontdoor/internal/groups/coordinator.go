@@ -950,6 +950,10 @@ type Description struct {
 	State                  State
 	ProtocolType, Protocol string
 	Members                []MemberDescription
+	// ConsumerProtocol marks a Dead description that stands for a group of
+	// the consumer protocol (DescribeGroups v6 names it, older versions
+	// cannot tell it from an unknown group).
+	ConsumerProtocol bool
 }
 
 // MemberDescription is one member of a Description.
@@ -972,9 +976,9 @@ func (c *Coordinator) Describe(ctx context.Context, groupID string) (Description
 	defer c.mu.Unlock()
 	g := c.groups[groupID]
 	if !g.exists() || g.cg != nil {
-		// DescribeGroups below v6 answers a consumer protocol group as
-		// Kafka does: Dead, as if unknown (it is not a classic group).
-		return Description{State: "Dead"}, nil
+		// A consumer protocol group is no classic group: Kafka describes
+		// it as Dead, as if unknown.
+		return Description{State: "Dead", ConsumerProtocol: g.exists()}, nil
 	}
 	d := Description{State: g.state, ProtocolType: g.protocolType}
 	stable := g.state == Stable

@@ -2,8 +2,10 @@ package broker
 
 import (
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -254,5 +256,113 @@ func TestStaticRejoinCountsNoRebalance(t *testing.T) {
 	dg.Groups = []string{"static"}
 	if r := c.roundTrip(dg).(*kmsg.DescribeGroupsResponse); r.Groups[0].State != "Empty" || len(r.Groups[0].Members) != 0 {
 		t.Errorf("after leave: %+v", r.Groups[0])
+	}
+}
+
+// TestDescribeGroupsV6: from v6 a group that does not exist and a consumer
+// protocol group are GROUP_ID_NOT_FOUND with Kafka 4.4's messages (below v6
+// only Dead); classic groups and a group the principal may not describe
+// have a null error message, as the broker sends.
+func TestDescribeGroupsV6(t *testing.T) {
+	rules, err := acl.Parse(strings.NewReader(`
+allow User:* READ topic:orders
+allow User:* READ group:g-*
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := newHarness(t, harnessOpts{authz: rules, offsets: fakebackends.NewOffsets()})
+	c := dialRaw(t, h.addr)
+	if r := consumerJoin(c, "g-consumer", "member-1", "orders"); r.ErrorCode != 0 {
+		t.Fatalf("consumer protocol join: %+v", r)
+	}
+	join := kmsg.NewPtrJoinGroupRequest()
+	join.Version, join.Group, join.MemberID = 7, "g-classic", ""
+	join.SessionTimeoutMillis, join.RebalanceTimeoutMillis, join.ProtocolType = 10000, 10000, "consumer"
+	join.Protocols = []kmsg.JoinGroupRequestProtocol{{Name: "range", Metadata: []byte{0, 1}}}
+	jr := c.roundTrip(join).(*kmsg.JoinGroupResponse)
+	if jr.ErrorCode == kerr.MemberIDRequired.Code {
+		join.MemberID = jr.MemberID
+		jr = c.roundTrip(join).(*kmsg.JoinGroupResponse)
+	}
+	if jr.ErrorCode != 0 {
+		t.Fatalf("classic join: %+v", jr)
+	}
+	sync := kmsg.NewPtrSyncGroupRequest()
+	sync.Version, sync.Group, sync.MemberID, sync.Generation = 3, "g-classic", jr.MemberID, jr.Generation
+	sync.GroupAssignment = []kmsg.SyncGroupRequestGroupAssignment{{MemberID: jr.MemberID, MemberAssignment: []byte("mine")}}
+	if r := c.roundTrip(sync).(*kmsg.SyncGroupResponse); r.ErrorCode != 0 {
+		t.Fatalf("sync: %+v", r)
+	}
+	commitSimple(t, c, "g-empty", map[string][]int64{"orders": {1}})
+
+	describe := func(v int16) []kmsg.DescribeGroupsResponseGroup {
+		req := kmsg.NewPtrDescribeGroupsRequest()
+		req.Version, req.Groups = v, []string{"g-classic", "g-empty", "g-none", "g-consumer", "secret"}
+		return c.roundTrip(req).(*kmsg.DescribeGroupsResponse).Groups
+	}
+	type want struct {
+		code         int16
+		msg          *string
+		state, proto string
+		members      int
+	}
+	check := func(v int16, got []kmsg.DescribeGroupsResponseGroup, wants []want) {
+		t.Helper()
+		if len(got) != len(wants) {
+			t.Fatalf("v%d: %d groups, want %d", v, len(got), len(wants))
+		}
+		for i, w := range wants {
+			g := got[i]
+			if g.ErrorCode != w.code || !reflect.DeepEqual(g.ErrorMessage, w.msg) || g.State != w.state || g.Protocol != w.proto || len(g.Members) != w.members {
+				t.Errorf("v%d %s: code %d message %v state %q protocol %q members %d, want %+v",
+					v, g.Group, g.ErrorCode, deref(g.ErrorMessage), g.State, g.Protocol, len(g.Members), w)
+			}
+		}
+	}
+	authFailed := want{code: kerr.GroupAuthorizationFailed.Code}
+	check(6, describe(6), []want{
+		{state: "Stable", proto: "range", members: 1},
+		{state: "Empty"},
+		{code: kerr.GroupIDNotFound.Code, msg: kmsg.StringPtr("Group g-none not found."), state: "Dead"},
+		{code: kerr.GroupIDNotFound.Code, msg: kmsg.StringPtr("Group g-consumer is not a classic group."), state: "Dead"},
+		authFailed,
+	})
+	if m := describe(6)[0].Members[0]; m.ClientHost != "/127.0.0.1" || m.ClientID == "" {
+		t.Errorf("classic member: client host %q, want /127.0.0.1 as Kafka shows it; client id %q", m.ClientHost, m.ClientID)
+	}
+	check(5, describe(5), []want{
+		{state: "Stable", proto: "range", members: 1},
+		{state: "Empty"},
+		{state: "Dead"},
+		{state: "Dead"},
+		authFailed,
+	})
+
+	// A second member starts a rebalance: PreparingRebalance, no protocol,
+	// a null message at v6, until the first member joins again.
+	second := *join
+	second.MemberID = ""
+	done := make(chan *kmsg.JoinGroupResponse, 1)
+	c2 := dialRaw(t, h.addr)
+	go func() {
+		r := c2.roundTrip(&second).(*kmsg.JoinGroupResponse)
+		if r.ErrorCode == kerr.MemberIDRequired.Code {
+			second.MemberID = r.MemberID
+			r = c2.roundTrip(&second).(*kmsg.JoinGroupResponse)
+		}
+		done <- r
+	}()
+	deadline := time.Now().Add(5 * time.Second)
+	for describe(6)[0].State != "PreparingRebalance" && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	check(6, describe(6)[:1], []want{{state: "PreparingRebalance", members: 2}})
+	join.MemberID = jr.MemberID
+	if r := c.roundTrip(join).(*kmsg.JoinGroupResponse); r.ErrorCode != 0 {
+		t.Errorf("first member's rejoin: %+v", r)
+	}
+	if r := <-done; r.ErrorCode != 0 {
+		t.Errorf("second member's join: %+v", r)
 	}
 }

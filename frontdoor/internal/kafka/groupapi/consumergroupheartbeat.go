@@ -60,7 +60,7 @@ func (h *groupHandlers) consumerGroupHeartbeat(ctx context.Context, s *kafka.Ses
 }
 
 // clientHost is the client's address as Kafka's coordinator shows a
-// consumer protocol member's host: "/" and the IP, without the port.
+// member's host (of either protocol): "/" and the IP, without the port.
 func clientHost(remote string) string {
 	if host, _, err := net.SplitHostPort(remote); err == nil {
 		return "/" + host

@@ -2,6 +2,7 @@ package groupapi
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/ferrygw/ferry/frontdoor/internal/kafka"
 
@@ -11,12 +12,14 @@ import (
 	"github.com/ferrygw/ferry/frontdoor/internal/acl"
 )
 
-// DescribeGroups v0-v5: state, protocol and members (with their metadata
-// and assignment), what kafka-consumer-groups --describe shows.
+// DescribeGroups v0-v6: state, protocol and members (with their metadata
+// and assignment), what kafka-consumer-groups --describe shows. From v6 a
+// group that is unknown or not a classic group is GROUP_ID_NOT_FOUND with
+// Kafka's message (KIP-1043); below v6 it is only Dead.
 const (
 	DescribeGroupsKey int16 = 15
 	DescribeGroupsMin       = 0
-	DescribeGroupsMax       = 5
+	DescribeGroupsMax       = 6
 )
 
 func (h *groupHandlers) describeGroups(ctx context.Context, s *kafka.Session, req kafka.Request) (kafka.Reply, error) {
@@ -46,6 +49,14 @@ func (h *groupHandlers) describeGroups(ctx context.Context, s *kafka.Session, re
 				continue
 			}
 			g.State, g.ProtocolType, g.Protocol = string(d.State), d.ProtocolType, d.Protocol
+			if d.State == "Dead" && r.Version >= 6 {
+				// Kafka's messages, so that clients show the same reason.
+				msg := fmt.Sprintf("Group %s not found.", id)
+				if d.ConsumerProtocol {
+					msg = fmt.Sprintf("Group %s is not a classic group.", id)
+				}
+				g.ErrorCode, g.ErrorMessage = kerr.GroupIDNotFound.Code, &msg
+			}
 			for _, m := range d.Members {
 				rm := kmsg.NewDescribeGroupsResponseGroupMember()
 				rm.MemberID, rm.ClientID, rm.ClientHost = m.ID, m.ClientID, m.ClientHost

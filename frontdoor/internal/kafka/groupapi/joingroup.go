@@ -31,7 +31,7 @@ func (h *groupHandlers) joinGroup(ctx context.Context, s *kafka.Session, req kaf
 	resp := r.ResponseKind().(*kmsg.JoinGroupResponse)
 	resp.Generation, resp.MemberID = -1, r.MemberID
 	jr := groups.JoinRequest{
-		Group: r.Group, MemberID: r.MemberID, ClientID: s.ClientID, ClientHost: s.Remote, ProtocolType: r.ProtocolType,
+		Group: r.Group, MemberID: r.MemberID, ClientID: s.ClientID, ClientHost: clientHost(s.Remote), ProtocolType: r.ProtocolType,
 		Session:              time.Duration(r.SessionTimeoutMillis) * time.Millisecond,
 		Rebalance:            time.Duration(r.RebalanceTimeoutMillis) * time.Millisecond,
 		RequireKnownMemberID: r.Version >= 4,
