@@ -142,16 +142,7 @@ func TestAvroProduceConsumeJava(t *testing.T) {
 			}
 
 			// The Fluss Java reader sees the typed values.
-			scanned := f.Scan(t, db, table, testenv.ScanOptions{Expect: len(records), Timeout: 60 * time.Second})
-			if len(scanned) != len(records) {
-				t.Fatalf("Fluss holds %d rows, want %d", len(scanned), len(records))
-			}
-			for i, r := range scanned {
-				sortPairs(r.Row, "attrs")
-				if g, w := canonical(t, r.Row), canonical(t, rows[r.Offset]); g != w {
-					t.Errorf("row %d (offset %d):\n got %s\nwant %s", i, r.Offset, g, w)
-				}
-			}
+			expectStoredRows(t, f, db, table, len(records), rows, "attrs")
 
 			// The deserializer decodes what Ferry serves into the records sent.
 			if len(got.Consumed) != len(records) {

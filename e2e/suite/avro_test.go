@@ -118,15 +118,7 @@ func TestAvroProduceConsumePython(t *testing.T) {
 			}
 
 			// The Fluss Java reader sees the typed values.
-			scanned := f.Scan(t, db, table, testenv.ScanOptions{Expect: len(records), Timeout: 60 * time.Second})
-			if len(scanned) != len(records) {
-				t.Fatalf("Fluss holds %d rows, want %d", len(scanned), len(records))
-			}
-			for i, r := range scanned {
-				if g, w := canonical(t, r.Row), canonical(t, rows[r.Offset]); g != w {
-					t.Errorf("row %d (offset %d):\n got %s\nwant %s", i, r.Offset, g, w)
-				}
-			}
+			expectStoredRows(t, f, db, table, len(records), rows)
 
 			// The subject's latest version frames what Ferry serves.
 			var latest struct{ ID int32 }

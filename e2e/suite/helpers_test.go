@@ -186,6 +186,24 @@ func sortPairs(row map[string]any, col string) {
 	sort.SliceStable(pairs, func(i, j int) bool { return key(pairs[i]) < key(pairs[j]) })
 }
 
+// expectStoredRows reads table with the Fluss Java reader and checks it holds n rows, the row at
+// offset i equal to want[i]; mapCols are MAP columns, compared in key order.
+func expectStoredRows(t *testing.T, f *testenv.Cluster, db, table string, n int, want []map[string]any, mapCols ...string) {
+	t.Helper()
+	scanned := f.Scan(t, db, table, testenv.ScanOptions{Expect: n, Timeout: 60 * time.Second})
+	if len(scanned) != n {
+		t.Fatalf("Fluss holds %d rows, want %d", len(scanned), n)
+	}
+	for i, r := range scanned {
+		for _, c := range mapCols {
+			sortPairs(r.Row, c)
+		}
+		if g, w := canonical(t, r.Row), canonical(t, want[r.Offset]); g != w {
+			t.Errorf("row %d (offset %d):\n got %s\nwant %s", i, r.Offset, g, w)
+		}
+	}
+}
+
 // canonical renders v as JSON with sorted keys, so rows compare independent of map order and
 // json.Number spelling survives.
 func canonical(t *testing.T, v any) string {

@@ -89,15 +89,7 @@ func TestJSONSchemaProduceConsumePython(t *testing.T) {
 					t.Fatalf("record %d: produced %+v, want offset %d\n%s", i, p, i, out)
 				}
 			}
-			scanned := f.Scan(t, db, table, testenv.ScanOptions{Expect: len(records), Timeout: 60 * time.Second})
-			if len(scanned) != len(records) {
-				t.Fatalf("Fluss holds %d rows, want %d", len(scanned), len(records))
-			}
-			for _, r := range scanned {
-				if g, w := canonical(t, r.Row), canonical(t, rows[r.Offset]); g != w {
-					t.Errorf("row at offset %d:\n got %s\nwant %s", r.Offset, g, w)
-				}
-			}
+			expectStoredRows(t, f, db, table, len(records), rows)
 			var latest struct {
 				ID         int32
 				SchemaType string

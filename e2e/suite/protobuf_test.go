@@ -108,15 +108,7 @@ func TestProtobufProduceConsumePython(t *testing.T) {
 			}
 
 			// The Fluss Java reader sees the typed values.
-			scanned := f.Scan(t, db, table, testenv.ScanOptions{Expect: len(records), Timeout: 60 * time.Second})
-			if len(scanned) != len(records) {
-				t.Fatalf("Fluss holds %d rows, want %d", len(scanned), len(records))
-			}
-			for _, r := range scanned {
-				if g, w := canonical(t, r.Row), canonical(t, want[r.Offset]); g != w {
-					t.Errorf("row at offset %d:\n got %s\nwant %s", r.Offset, g, w)
-				}
-			}
+			expectStoredRows(t, f, db, table, len(records), want)
 
 			// Ferry serves the rows framed with the subject's latest version, message indexes [0],
 			// and they decode into the messages sent.
