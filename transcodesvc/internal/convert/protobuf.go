@@ -158,6 +158,25 @@ type pbOcc struct {
 	wt protowire.Type
 }
 
+// consumeOcc reads one value of wire type wt (checked by the caller) from
+// b; l < 0 is protowire's error.
+func consumeOcc(wt protowire.Type, b []byte) (v pbOcc, l int) {
+	v.wt = wt
+	switch wt {
+	case protowire.VarintType:
+		v.v, l = protowire.ConsumeVarint(b)
+	case protowire.Fixed32Type:
+		var x uint32
+		x, l = protowire.ConsumeFixed32(b)
+		v.v = uint64(x)
+	case protowire.Fixed64Type:
+		v.v, l = protowire.ConsumeFixed64(b)
+	default:
+		v.b, l = protowire.ConsumeBytes(b)
+	}
+	return v, l
+}
+
 // last is the occurrence that counts for a singular scalar (the last one,
 // as Protobuf parsers take it); the zero occurrence, which every kind reads
 // as its default value, when there is none.
@@ -701,19 +720,7 @@ func pbLastField(occ []pbOcc, num protowire.Number, want protowire.Type, into *p
 			if wt != want {
 				return false, &fieldError{msg: fmt.Sprintf("malformed Protobuf: field number %d has wire type %d, its type is written with wire type %d", n, wt, want)}
 			}
-			v := pbOcc{wt: wt}
-			switch wt {
-			case protowire.VarintType:
-				v.v, l = protowire.ConsumeVarint(b)
-			case protowire.Fixed32Type:
-				var x uint32
-				x, l = protowire.ConsumeFixed32(b)
-				v.v = uint64(x)
-			case protowire.Fixed64Type:
-				v.v, l = protowire.ConsumeFixed64(b)
-			default:
-				v.b, l = protowire.ConsumeBytes(b)
-			}
+			v, l := consumeOcc(wt, b)
 			if l < 0 {
 				return false, pbParseErr(l, fmt.Sprintf("field number %d", n))
 			}
@@ -827,19 +834,7 @@ func pbMap(fd protoreflect.FieldDescriptor, col types.Field, mb *array.MapBuilde
 				if wt != want {
 					return &fieldError{msg: fmt.Sprintf("malformed Protobuf: map entry field %d has wire type %d, its type is written with wire type %d", n, wt, want)}
 				}
-				v := pbOcc{wt: wt}
-				switch wt {
-				case protowire.VarintType:
-					v.v, l = protowire.ConsumeVarint(b)
-				case protowire.Fixed32Type:
-					var x uint32
-					x, l = protowire.ConsumeFixed32(b)
-					v.v = uint64(x)
-				case protowire.Fixed64Type:
-					v.v, l = protowire.ConsumeFixed64(b)
-				default:
-					v.b, l = protowire.ConsumeBytes(b)
-				}
+				v, l := consumeOcc(wt, b)
 				if l < 0 {
 					return pbParseErr(l, "a map entry")
 				}
