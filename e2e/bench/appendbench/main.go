@@ -342,28 +342,48 @@ func createTable(ctx context.Context, fc *fluss.Client, path fluss.TablePath, cf
 		Properties: map[string]string{fluss.PropArrowCompressionType: cfg.Compression},
 		Comment:    "appendbench",
 	}
-	if err := fc.CreateTable(ctx, path, d, false); err != nil {
-		return nil, fmt.Errorf("create %s: %w", path, err)
+	// Fluss 0.9.1's coordinator now and then misses a table's creation (its
+	// buckets never get a leader; apache/fluss#1018), as flusshelper's
+	// create-table notes: such a table is dropped and created once more.
+	for attempt := 1; ; attempt++ {
+		if err := fc.CreateTable(ctx, path, d, false); err != nil {
+			return nil, fmt.Errorf("create %s: %w", path, err)
+		}
+		info, err := fc.GetTableInfo(ctx, path)
+		if err != nil {
+			return nil, err
+		}
+		wait, cancel := context.WithTimeout(ctx, 15*time.Second)
+		err = awaitLeaders(wait, fc, path, info, cfg.Buckets)
+		cancel()
+		if err == nil {
+			return info, nil
+		}
+		if attempt == 2 || ctx.Err() != nil {
+			return nil, fmt.Errorf("%s: buckets never got leaders: %w", path, err)
+		}
+		if err := fc.DropTable(ctx, path, false); err != nil {
+			return nil, fmt.Errorf("drop leaderless %s: %w", path, err)
+		}
 	}
-	info, err := fc.GetTableInfo(ctx, path)
-	if err != nil {
-		return nil, err
-	}
-	// Wait until every bucket has a leader that serves it, so neither side
-	// pays for table creation.
-	buckets := make([]int32, cfg.Buckets)
+}
+
+// awaitLeaders waits until every bucket has a leader that serves it, so
+// neither side pays for table creation.
+func awaitLeaders(ctx context.Context, fc *fluss.Client, path fluss.TablePath, info *fluss.TableInfo, n int) error {
+	buckets := make([]int32, n)
 	for i := range buckets {
 		buckets[i] = int32(i)
 	}
 	for {
 		if _, err := fc.RefreshTableRoute(ctx, path); err == nil {
 			if _, err := fc.ListOffsets(ctx, info.TableID, nil, buckets, fluss.OffsetLatest); err == nil {
-				return info, nil
+				return nil
 			}
 		}
 		select {
 		case <-ctx.Done():
-			return nil, fmt.Errorf("%s: buckets never got leaders: %w", path, ctx.Err())
+			return ctx.Err()
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
