@@ -47,7 +47,7 @@ type Converter struct {
 
 	rb      *array.RecordBuilder
 	obj     *objectDecoder            // the JSON columns
-	fast    *fastDecoder              // the JSON columns' common shape; nil when a type has no fast path
+	fast    *fastDecoder              // the JSON columns' common shape, or the Avro values' own columns; nil when a type has no fast path
 	avro    *avroValues               // the Avro columns
 	proto   *protoValues              // the Protobuf columns
 	known   map[int32]*schemas.Schema // the batch's writer schemas (UseSchemas)
@@ -116,6 +116,7 @@ func (c *Converter) build() {
 		}
 		c.avro = newAvroValues(p.Topic, jsonFields, valueBuilders)
 		c.avro.schemas = known
+		c.fast = c.avro.cols
 	}
 	if p.isProtobuf() {
 		c.proto = newProtoValues(p.Topic, jsonFields, valueBuilders)
