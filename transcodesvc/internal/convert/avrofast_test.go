@@ -61,7 +61,7 @@ func avroFlatValue(i int) map[string]any {
 		"skipped": []any{map[string]any{"k": []byte{byte(i)}, "n": nil}}, "s": strings.Repeat("x", i*5),
 		"id": int64(i) << 33, "i8": int32(i - 100), "i16": int32(-i * 300), "i32": int64(i * 70_000),
 		"f32": float32(i) / 4, "f64": float32(i) / 8, "ok": i%3 == 0, "dec": big.NewRat(int64(-i*12345), 100),
-		"wide": big.NewRat(int64(i*1_000_003), 100), "c": "ab", "b": bytes.Repeat([]byte{byte(i)}, i%5), "fx": [4]byte{1, 2, 3, byte(i)},
+		"wide": big.NewRat(int64(i*1_000_003), 100), "c": "abc", "b": bytes.Repeat([]byte{byte(i)}, i%5), "fx": [4]byte{1, 2, 3, byte(i)},
 		"e": []string{"RED", "GREEN"}[i%2], "day": time.Unix(int64(19000+i)*86400, 0).UTC(),
 		"at": time.UnixMicro(1_767_225_600_000_000 + int64(i)*1_000_001).UTC(), "local": int64(1_767_225_600_000 + i),
 		"ms": time.UnixMilli(int64(i) * 1000).UTC(),
