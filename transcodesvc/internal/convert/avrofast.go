@@ -29,10 +29,12 @@ const (
 	avroBool                      // boolean into BOOLEAN
 	avroInt                       // int into an integer column or DATE
 	avroLong                      // long into an integer or TIMESTAMP column
+	avroLong64                    // long into BIGINT or TIMESTAMP, nothing to check
 	avroFloat                     // float into FLOAT
 	avroFloatDouble               // float into DOUBLE
 	avroDouble                    // double into DOUBLE
-	avroString                    // string into STRING or CHAR
+	avroString                    // string into STRING
+	avroChar                      // string into CHAR
 	avroEnum                      // enum into STRING or CHAR
 	avroBytes                     // bytes (or fixed: size) into BYTES
 	avroDecimal                   // decimal bytes (or fixed: size) into DECIMAL
@@ -123,22 +125,27 @@ func fastStep(s avro.Schema, f *fastField) (avroStep, bool) {
 		if s.Type() == avro.Int {
 			st.op, st.lo, st.hi = avroInt, math.MinInt32, math.MaxInt32
 		}
+		ok := false
 		switch logical {
 		case "":
 			st.lo, st.hi = max(st.lo, f.lo), min(st.hi, f.hi)
-			return st, f.kind == fastInt
+			ok = f.kind == fastInt
 		case avro.Date:
-			return st, f.kind == fastDate && s.Type() == avro.Int
+			ok = f.kind == fastDate && s.Type() == avro.Int
 		case avro.TimestampMillis, avro.TimestampMicros, avro.LocalTimestampMillis, avro.LocalTimestampMicros:
 			if f.kind == fastInt {
-				return st, t.Root == types.BigInt
+				ok = t.Root == types.BigInt
+				break
 			}
 			local := logical == avro.LocalTimestampMillis || logical == avro.LocalTimestampMicros
 			st.micros = logical == avro.TimestampMicros || logical == avro.LocalTimestampMicros
 			sameUnit := st.micros && t.Precision > 3 && t.Precision <= 6 || !st.micros && t.Precision == 3
-			return st, sameUnit && (t.Root == types.TimestampLTZ && !local || t.Root == types.TimestampNTZ && local)
+			ok = sameUnit && (t.Root == types.TimestampLTZ && !local || t.Root == types.TimestampNTZ && local)
 		}
-		return st, false
+		if st.op == avroLong && f.width == 8 && st.lo == math.MinInt64 && st.hi == math.MaxInt64 && !st.micros {
+			st.op = avroLong64
+		}
+		return st, ok
 	case avro.Float:
 		st.op = avroFloat
 		if t.Root == types.Double {
@@ -150,6 +157,9 @@ func fastStep(s avro.Schema, f *fastField) (avroStep, bool) {
 		return st, t.Root == types.Double
 	case avro.String:
 		st.op = avroString
+		if t.Root == types.Char {
+			st.op = avroChar
+		}
 		return st, f.kind == fastString
 	case avro.Enum:
 		st.op = avroEnum
@@ -223,6 +233,8 @@ func (a *avroValues) decodeRow(p *avroPlan, payload []byte) bool {
 			if r.ReadBool() {
 				setBit(f.vals.b, row)
 			}
+		case avroLong64:
+			binary.LittleEndian.PutUint64(f.vals.b[row*8:], uint64(r.ReadLong()))
 		case avroInt, avroLong:
 			var v int64
 			if st.op == avroInt {
@@ -250,7 +262,7 @@ func (a *avroValues) decodeRow(p *avroPlan, payload []byte) bool {
 			binary.LittleEndian.PutUint64(f.vals.b[row*8:], math.Float64bits(float64(r.ReadFloat())))
 		case avroDouble:
 			binary.LittleEndian.PutUint64(f.vals.b[row*8:], math.Float64bits(r.ReadDouble()))
-		case avroString, avroBytes:
+		case avroString, avroChar, avroBytes:
 			n := int64(st.size)
 			if n < 0 {
 				n = r.ReadLong()
@@ -266,8 +278,16 @@ func (a *avroValues) decodeRow(p *avroPlan, payload []byte) bool {
 			}
 			v := f.vals.b[start:end]
 			r.Read(v)
-			if st.op == avroString && (f.t.Root == types.Char && len(v) > f.t.Length || !utf8.Valid(v)) {
-				return false
+			switch st.op {
+			case avroChar:
+				if len(v) > f.t.Length {
+					return false
+				}
+				fallthrough
+			case avroString:
+				if !utf8.Valid(v) {
+					return false
+				}
 			}
 			binary.LittleEndian.PutUint32(f.offs.b[row*4+4:], uint32(end))
 		case avroEnum:
