@@ -285,7 +285,7 @@ func (a *avroValues) decodeRow(p *avroPlan, payload []byte) bool {
 				}
 				fallthrough
 			case avroString:
-				if !utf8.Valid(v) {
+				if !validUTF8(v) {
 					return false
 				}
 			}
@@ -347,4 +347,15 @@ func bigEndianInt64(b []byte) (int64, bool) {
 		v = v<<8 | int64(c)
 	}
 	return v, true
+}
+
+// validUTF8 is utf8.Valid with the check of ASCII strings of 8 to 16 bytes
+// (names, codes, ids) inlined: two words without a high bit.
+func validUTF8(v []byte) bool {
+	if n := len(v); n >= 8 && n <= 16 {
+		if (binary.LittleEndian.Uint64(v)|binary.LittleEndian.Uint64(v[n-8:]))&0x8080808080808080 == 0 {
+			return true
+		}
+	}
+	return utf8.Valid(v)
 }
