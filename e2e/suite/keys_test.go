@@ -168,7 +168,7 @@ func TestFramedKeysRefused(t *testing.T) {
 	key := func(id int64) []byte {
 		return binary.AppendVarint([]byte{0, byte(ks.ID >> 24), byte(ks.ID >> 16), byte(ks.ID >> 8), byte(ks.ID)}, id)
 	}
-	unknown := append([]byte{0, 0x0f, 0x42, 0x3f, 0xff}, 2) // id 999999
+	unknown := append([]byte{0, 0, 0x0f, 0x42, 0x3f}, 2) // id 999999
 	good := avroOrder(int32(vs.ID), 1, "fine")
 	now := time.Now()
 	cl := newKgo(t, e.kafka)
