@@ -12,7 +12,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hamba/avro/v2"
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/sr"
 
 	"github.com/ferrygw/ferry/services/testenv"
@@ -191,5 +193,110 @@ func TestFramedKeysRefused(t *testing.T) {
 	}
 	if g := f.Lookup(t, db, "users", keys[:1]); len(g) != 1 || !g[0].Found || fmt.Sprint(g[0].Row["name"]) != "fine" {
 		t.Fatalf("lookup id 1: %+v, want the good row", g)
+	}
+}
+
+// srUserKey and srUser are the records of the schemas the registry derives for users' key and
+// value subjects.
+type srUserKey struct {
+	ID int64 `avro:"id"`
+}
+
+type srUser struct {
+	ID   int64   `avro:"id"`
+	Name *string `avro:"name"`
+}
+
+// TestFramedKeysFranzGoDerived: on a primary-key table with Avro keys and values that nobody
+// registered a schema for, rows the Fluss Java UpsertWriter wrote are consumed through Ferry with
+// keys framed with the id of the key schema the registry derives (a record of the primary key);
+// franz-go's pkg/sr Serde with the derived schemas decodes them, and produces an upsert and a
+// tombstone that the Fluss Java lookup then sees.
+func TestFramedKeysFranzGoDerived(t *testing.T) {
+	e, f := need(t)
+	db := dbName(t, f, "keys_sr")
+	topic := usersTable(t, f, db, "avro")
+	f.Write(t, db, "users", []map[string]any{{"id": 1, "name": "ann"}, {"id": 2, "name": "bob"}})
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	rcl, err := sr.NewClient(sr.URLs(e.stack.Config().RegistryURL()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var serde sr.Serde
+	ids := map[string]int{}
+	for part, v := range map[string]any{"key": srUserKey{}, "value": srUser{}} {
+		ss, err := rcl.SchemaByVersion(ctx, topic+"-"+part, -1)
+		if err != nil {
+			t.Fatalf("latest %s schema: %v", part, err)
+		}
+		schema, err := avro.Parse(ss.Schema.Schema)
+		if err != nil {
+			t.Fatalf("derived %s schema %s: %v", part, ss.Schema.Schema, err)
+		}
+		ids[part] = ss.ID
+		serde.Register(ss.ID, v,
+			sr.EncodeFn(func(v any) ([]byte, error) { return avro.Marshal(schema, v) }),
+			sr.DecodeFn(func(b []byte, v any) error { return avro.Unmarshal(schema, b, v) }))
+	}
+	name := "cid"
+	cl := newKgo(t, e.kafka)
+	var recs []*kgo.Record
+	for _, kv := range []struct {
+		key   srUserKey
+		value *srUser
+	}{{srUserKey{3}, &srUser{ID: 3, Name: &name}}, {srUserKey{1}, nil}} {
+		r := &kgo.Record{Topic: topic, Key: serde.MustEncode(kv.key)}
+		if kv.value != nil {
+			r.Value = serde.MustEncode(*kv.value)
+		}
+		recs = append(recs, r)
+	}
+	if err := cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
+		t.Fatalf("produce: %v", err)
+	}
+	lookup := map[int64]string{2: "bob", 3: "cid"}
+	for i, g := range f.Lookup(t, db, "users", []map[string]any{{"id": 1}, {"id": 2}, {"id": 3}}) {
+		want, present := lookup[int64(i+1)]
+		if g.Found != present || (present && fmt.Sprint(g.Row["name"]) != want) {
+			t.Errorf("lookup id %d: found=%v row=%v, want found=%v name %q", i+1, g.Found, g.Row, present, want)
+		}
+	}
+
+	// Per key, the values consumed in order ("" a tombstone): the Java writer's rows, then franz-go's.
+	want := map[int64][]string{1: {"ann", ""}, 2: {"bob"}, 3: {"cid"}}
+	consumer := newKgo(t, e.kafka, kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	seen := map[int64][]string{}
+	got := 0
+	for got < 4 && ctx.Err() == nil {
+		fs := consumer.PollFetches(ctx)
+		if err := fs.Err(); err != nil && ctx.Err() == nil {
+			t.Fatalf("fetch: %v", err)
+		}
+		fs.EachRecord(func(r *kgo.Record) {
+			got++
+			var k srUserKey
+			if len(r.Key) < 5 || int(binary.BigEndian.Uint32(r.Key[1:5])) != ids["key"] {
+				t.Errorf("offset %d: key %x, want one framed with the derived key schema's id %d", r.Offset, r.Key, ids["key"])
+				return
+			}
+			if err := serde.Decode(r.Key, &k); err != nil {
+				t.Errorf("offset %d: key %x does not decode: %v", r.Offset, r.Key, err)
+				return
+			}
+			v := ""
+			if r.Value != nil {
+				var u srUser
+				if err := serde.Decode(r.Value, &u); err != nil || u.ID != k.ID || u.Name == nil {
+					t.Errorf("offset %d: value %x: %+v %v, want the row of key %d", r.Offset, r.Value, u, err, k.ID)
+					return
+				}
+				v = *u.Name
+			}
+			seen[k.ID] = append(seen[k.ID], v)
+		})
+	}
+	if g, w := canonical(t, seen), canonical(t, want); g != w {
+		t.Errorf("consumed values per key %s, want %s", g, w)
 	}
 }
