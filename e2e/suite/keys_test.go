@@ -300,3 +300,62 @@ func TestFramedKeysFranzGoDerived(t *testing.T) {
 		t.Errorf("consumed values per key %s, want %s", g, w)
 	}
 }
+
+// TestFramedKeyColumnFranzGo: a log table whose kafka.key.column takes Avro keys
+// (kafka.key.format=avro) stores the string each framed key holds, as franz-go's pkg/sr Serde
+// frames it with the "string" schema registered under the key subject; the Fluss Java reader
+// sees the strings, and consumers get the keys framed again with that id (a null key stays null).
+func TestFramedKeyColumnFranzGo(t *testing.T) {
+	e, f := need(t)
+	db := dbName(t, f, "keys_column")
+	topic := topicTable(t, f, db, "events", 1, []testenv.Column{{Name: "k", Type: "STRING"}, {Name: "id", Type: "BIGINT NOT NULL"}},
+		map[string]string{"kafka.key.column": "k", "kafka.key.format": "avro"})
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	rcl, err := sr.NewClient(sr.URLs(e.stack.Config().RegistryURL()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ss, err := rcl.CreateSchema(ctx, topic+"-key", sr.Schema{Schema: `"string"`, Type: sr.TypeAvro})
+	if err != nil {
+		t.Fatalf("register: %v", err)
+	}
+	schema := avro.MustParse(`"string"`)
+	var serde sr.Serde
+	serde.Register(ss.ID, "",
+		sr.EncodeFn(func(v any) ([]byte, error) { return avro.Marshal(schema, v) }),
+		sr.DecodeFn(func(b []byte, v any) error { return avro.Unmarshal(schema, b, v) }))
+	cl := newKgo(t, e.kafka)
+	if err := cl.ProduceSync(ctx,
+		&kgo.Record{Topic: topic, Partition: 0, Key: serde.MustEncode("user-1 ✓"), Value: []byte(`{"id": 1}`)},
+		&kgo.Record{Topic: topic, Partition: 0, Value: []byte(`{"id": 2}`)},
+	).FirstErr(); err != nil {
+		t.Fatalf("produce: %v", err)
+	}
+	rows := f.Scan(t, db, "events", testenv.ScanOptions{Expect: 2, Timeout: 30 * time.Second})
+	if len(rows) != 2 || canonical(t, rows[0].Row) != `{"id":1,"k":"user-1 ✓"}` || canonical(t, rows[1].Row) != `{"id":2,"k":null}` {
+		t.Fatalf("table holds %+v, want the unframed key and a null one", rows)
+	}
+	consumer := newKgo(t, e.kafka, kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	var keys []*string
+	for len(keys) < 2 && ctx.Err() == nil {
+		fs := consumer.PollFetches(ctx)
+		if err := fs.Err(); err != nil && ctx.Err() == nil {
+			t.Fatalf("fetch: %v", err)
+		}
+		fs.EachRecord(func(r *kgo.Record) {
+			if r.Key == nil {
+				keys = append(keys, nil)
+				return
+			}
+			var k string
+			if err := serde.Decode(r.Key, &k); err != nil {
+				t.Fatalf("offset %d: key %x does not decode: %v", r.Offset, r.Key, err)
+			}
+			keys = append(keys, &k)
+		})
+	}
+	if len(keys) != 2 || keys[0] == nil || *keys[0] != "user-1 ✓" || keys[1] != nil {
+		t.Fatalf("consumed keys %v, want \"user-1 ✓\" and null", keys)
+	}
+}
