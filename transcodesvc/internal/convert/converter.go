@@ -415,8 +415,7 @@ func (c *Converter) UnframeKeys(b *kafkabatch.Batch) (*kafkabatch.Batch, error) 
 		if out.Records[i].Key == nil {
 			continue
 		}
-		// A key column is NOT NULL or takes a null key; a framed key always
-		// holds a value, which Avro and JSON may still give as null.
+		// A framed null (Avro ["null", T], JSON null) is a null key.
 		if rec.Column(0).IsNull(row) {
 			out.Records[i].Key = nil
 		} else {
