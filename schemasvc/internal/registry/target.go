@@ -29,7 +29,12 @@ func newTarget(m *catalogv1.TopicMapping, key bool) *target {
 	t := &target{table: m.GetDatabase() + "." + m.GetTable(), database: m.GetDatabase(), name: m.GetTable(), lang: TypeAvro}
 	cm := m.GetMapping()
 	switch {
+	case key && cm.GetKeyFormat() == catalogv1.ValueFormat_VALUE_FORMAT_JSON_SCHEMA:
+		t.lang = TypeJSON
+	case key && cm.GetKeyFormat() == catalogv1.ValueFormat_VALUE_FORMAT_PROTOBUF:
+		t.lang = TypeProtobuf
 	case key:
+		// Avro for keys read as JSON or bytes too, as before kafka.key.format.
 	case cm.GetValueFormat() == catalogv1.ValueFormat_VALUE_FORMAT_JSON_SCHEMA:
 		t.lang = TypeJSON
 	case cm.GetValueFormat() == catalogv1.ValueFormat_VALUE_FORMAT_PROTOBUF:
