@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/json"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -190,6 +191,98 @@ message Order {
 				}
 			}
 		})
+	}
+}
+
+// TestProtobufJavaWellKnownImports: Confluent's JVM KafkaProtobufSerializer 5.5.3 registers each
+// file a schema imports under a subject named after it before the schema itself, references to
+// them included, and its deserializer reads them back through those references (it has no copies
+// of google/protobuf/*.proto of its own). Ferry takes the well-known files under their names, so
+// a schema with a Timestamp and wrappers registers, its records land in Fluss as typed values,
+// and they decode into the messages sent.
+func TestProtobufJavaWellKnownImports(t *testing.T) {
+	e, f := need(t)
+	root := e.stack.Config().Root
+	run := filepath.Join(root, "e2e", "clients", "javaprotobuf", "run")
+	db := dbName(t, f, "protobuf_java_wkt")
+	cols := []testenv.Column{
+		{Name: "id", Type: "BIGINT NOT NULL"}, {Name: "at", Type: "TIMESTAMP_LTZ(3)"}, {Name: "qty", Type: "INT"}, {Name: "note", Type: "STRING"},
+	}
+	const stampedProto = `syntax = "proto3";
+package ferry.e2e;
+
+import "google/protobuf/timestamp.proto";
+import "google/protobuf/wrappers.proto";
+
+message Stamped {
+  int64 id = 1;
+  google.protobuf.Timestamp at = 2;
+  google.protobuf.Int32Value qty = 3;
+  google.protobuf.StringValue note = 4;
+}
+`
+	// A wrapper holding its type's default is present: 0 and "" are not NULL.
+	records := []map[string]any{
+		{"id": "1", "at": "2026-01-02T03:04:05.678Z", "qty": 5, "note": "hi ✓"},
+		{"id": "2"},
+		{"id": "3", "at": "1969-12-31T23:59:59.999Z", "qty": 0, "note": ""},
+	}
+	rows := []map[string]any{
+		{"id": 1, "at": "2026-01-02T03:04:05.678000000Z", "qty": 5, "note": "hi ✓"},
+		{"id": 2, "at": nil, "qty": nil, "note": nil},
+		{"id": 3, "at": "1969-12-31T23:59:59.999000000Z", "qty": 0, "note": ""},
+	}
+	input, err := json.Marshal(records)
+	if err != nil {
+		t.Fatal(err)
+	}
+	registry := e.stack.Config().RegistryURL()
+	topic := topicTable(t, f, db, "stamped", 1, cols, map[string]string{"kafka.value.format": "protobuf"})
+	got, out, stderr := javaProtobufRoundTrip(t, run, []string{e.kafka, registry, topic, "auto", stampedProto}, input)
+	if len(got.Produced) != len(records) {
+		t.Fatalf("produced %d records, want %d: %s\n%s", len(got.Produced), len(records), out, stderr)
+	}
+	for i, p := range got.Produced {
+		if p.Error != "" || p.Offset == nil || *p.Offset != int64(i) {
+			t.Fatalf("record %d: produced %+v, want offset %d\n%s\n%s", i, p, i, out, stderr)
+		}
+	}
+
+	// The imported files have versions under their own names, and the topic's schema refers to
+	// them.
+	for _, file := range []string{"google/protobuf/timestamp.proto", "google/protobuf/wrappers.proto"} {
+		var versions []int
+		getJSON(t, registry+"/subjects/"+url.PathEscape(file)+"/versions", 200, &versions)
+		if len(versions) == 0 {
+			t.Errorf("subject %s has no versions", file)
+		}
+	}
+	var latest struct {
+		ID         int32
+		References []struct{ Name, Subject string }
+	}
+	getJSON(t, registry+"/subjects/"+topic+"-value/versions/latest", 200, &latest)
+	refs := map[string]string{}
+	for _, r := range latest.References {
+		refs[r.Name] = r.Subject
+	}
+	if len(refs) != 2 || refs["google/protobuf/timestamp.proto"] != "google/protobuf/timestamp.proto" || refs["google/protobuf/wrappers.proto"] != "google/protobuf/wrappers.proto" {
+		t.Errorf("the latest version of %s-value refers to %v, want the two files under their names", topic, latest.References)
+	}
+
+	expectStoredRows(t, f, db, "stamped", len(records), rows)
+
+	back := []map[string]any{records[0], records[1], records[2]}
+	if len(got.Consumed) != len(records) {
+		t.Fatalf("consumed %d records, want %d: %s\n%s", len(got.Consumed), len(records), out, stderr)
+	}
+	for i, c := range got.Consumed {
+		if c.Error != "" || c.Offset != int64(i) || c.ID != latest.ID || !isFirstMessage(c.Indexes, c.IndexBytes) || c.Type != "ferry.e2e.Stamped" {
+			t.Errorf("consumed %d: %+v, want offset %d, id %d, indexes [0] in one byte, a ferry.e2e.Stamped", i, c, i, latest.ID)
+		}
+		if g, w := canonical(t, c.Value), canonical(t, back[i]); g != w {
+			t.Errorf("consumed %d:\n got %s\nwant %s", i, g, w)
+		}
 	}
 }
 

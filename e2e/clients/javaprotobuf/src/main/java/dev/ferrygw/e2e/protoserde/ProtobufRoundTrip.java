@@ -11,6 +11,7 @@ import com.google.protobuf.Message;
 import com.google.protobuf.util.JsonFormat;
 import io.confluent.kafka.schemaregistry.client.CachedSchemaRegistryClient;
 import io.confluent.kafka.schemaregistry.client.SchemaMetadata;
+import io.confluent.kafka.schemaregistry.client.rest.entities.SchemaReference;
 import io.confluent.kafka.schemaregistry.protobuf.ProtobufSchema;
 import io.confluent.kafka.serializers.protobuf.KafkaProtobufDeserializer;
 import io.confluent.kafka.serializers.protobuf.KafkaProtobufSerializer;
@@ -23,6 +24,8 @@ import java.util.Map;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
@@ -44,8 +47,8 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  * <p>Usage: {@code ProtobufRoundTrip BOOTSTRAP REGISTRY_URL TOPIC MODE [PROTO] < RECORDS_JSON}
  *
  * <p>MODE is "auto" (auto.register.schemas=true: the messages are DynamicMessages of PROTO's first
- * message, parsed by Confluent's ProtobufSchema, and the serializer registers it under
- * TOPIC-value), "latest" (auto.register.schemas=false, use.latest.version=true: the messages are
+ * message, parsed by Confluent's ProtobufSchema with the well-known files it imports, and the
+ * serializer registers those files and then PROTO under TOPIC-value), "latest" (auto.register.schemas=false, use.latest.version=true: the messages are
  * of the first message of TOPIC-value's latest version, read with the registry client as an
  * application without generated classes would, and the serializer frames them with that version)
  * or "consume" (nothing produced: as many records as RECORDS_JSON lists are consumed, e.g. rows
@@ -83,7 +86,7 @@ public final class ProtobufRoundTrip {
             switch (mode) {
                 case "auto":
                     conf.put("auto.register.schemas", true);
-                    type = new ProtobufSchema(args[4]).toDescriptor();
+                    type = withWellKnownImports(args[4]).toDescriptor();
                     break;
                 case "latest":
                     conf.put("auto.register.schemas", false);
@@ -108,6 +111,34 @@ public final class ProtobufRoundTrip {
         // UTF-8 bytes: System.out's own encoding follows the locale.
         System.out.writeBytes(MAPPER.writeValueAsBytes(out));
         System.out.println();
+    }
+
+    private static final Pattern IMPORT = Pattern.compile("import\\s+\"(google/protobuf/[a-z_]+\\.proto)\"");
+
+    /**
+     * PROTO parsed with the well-known files it imports: 5.5.3's ProtobufSchema has no copies of
+     * them, so they come from protobuf-java's own descriptors, as an application's generated
+     * classes link to them. The serializer registers each under a subject named after it.
+     */
+    static ProtobufSchema withWellKnownImports(String proto) {
+        Map<String, Descriptors.Descriptor> known = Map.of(
+                "google/protobuf/timestamp.proto", com.google.protobuf.Timestamp.getDescriptor(),
+                "google/protobuf/duration.proto", com.google.protobuf.Duration.getDescriptor(),
+                "google/protobuf/wrappers.proto", com.google.protobuf.Int32Value.getDescriptor(),
+                "google/protobuf/struct.proto", com.google.protobuf.Struct.getDescriptor(),
+                "google/protobuf/empty.proto", com.google.protobuf.Empty.getDescriptor());
+        List<SchemaReference> refs = new ArrayList<>();
+        Map<String, String> resolved = new HashMap<>();
+        Matcher m = IMPORT.matcher(proto);
+        while (m.find()) {
+            Descriptors.Descriptor d = known.get(m.group(1));
+            if (d == null) {
+                throw new IllegalArgumentException("no copy of " + m.group(1) + " here");
+            }
+            refs.add(new SchemaReference(m.group(1), m.group(1), null));
+            resolved.put(m.group(1), new ProtobufSchema(d).canonicalString());
+        }
+        return new ProtobufSchema(proto, refs, resolved, null, null);
     }
 
     private static void produce(String bootstrap, String topic, Map<String, Object> serdeConf, Descriptors.Descriptor type,
