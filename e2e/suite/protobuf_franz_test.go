@@ -101,8 +101,10 @@ func protoSerdeRoundTrip(t *testing.T, addr string, f *testenv.Cluster, db, tabl
 			m.Set(fd, protoreflect.ValueOf(v))
 		}
 		set("id", int64(i))
-		set("price", float64(i)+0.25) // (a default 0 would read back from Fluss as 0.0)
-		if i%3 != 0 {                 // else the others absent: NULL or default as the schema says
+		// Always a price: a default 0 would read back from Fluss as 0.0. Every third order has
+		// no other field: NULL or the default, as the schema says.
+		set("price", float64(i)+0.25)
+		if i%3 != 0 {
 			set("name", fmt.Sprintf("order %d", i))
 			set("qty", int32(i*7-30))
 			set("tags", []string{"a", fmt.Sprint(i)})
