@@ -781,7 +781,9 @@ func (r *Registry) SetConfig(ctx context.Context, subject, level string) error {
 	})
 }
 
-// DeleteConfig removes subject's own level and returns what it was.
+// DeleteConfig removes subject's own level and returns what it was. A
+// subject without one is not found (40401), as Confluent answers it; only
+// GET answers 40408.
 func (r *Registry) DeleteConfig(ctx context.Context, subject string) (string, error) {
 	var was string
 	err := r.locked(ctx, func(st *store.State) error {
@@ -791,7 +793,7 @@ func (r *Registry) DeleteConfig(ctx context.Context, subject string) (string, er
 				was = DefaultCompatibility
 				return nil
 			}
-			return errorf(CodeSubjectConfigNotFound, "Subject '%s' does not have subject-level compatibility configured", subject)
+			return subjectNotFound(subject)
 		}
 		was = l
 		if err := r.log.Append(ctx, []store.Row{{Kind: store.KindConfig, Subject: subject, TimeMs: time.Now().UnixMilli()}}); err != nil {

@@ -131,6 +131,7 @@ func TestAPI(t *testing.T) {
 		{"GET", "/config/t-value", "", 200, `{"compatibilityLevel":"FULL"}`},
 		{"PUT", "/config", `{"compatibility":"sideways"}`, 422, `{"error_code":42203,"message":"Invalid compatibility level. Valid values are none, backward, forward, full, backward_transitive, forward_transitive, and full_transitive"}`},
 		{"DELETE", "/config/t-value", "", 200, `{"compatibilityLevel":"FULL"}`},
+		{"DELETE", "/config/t-value", "", 404, `{"error_code":40401,"message":"Subject 't-value' not found."}`},
 		{"POST", "/compatibility/subjects/t-value/versions/latest", reg(v2), 200, `{"is_compatible":true}`},
 		{"POST", "/compatibility/subjects/t-value/versions/latest?verbose=true", `{"schema":"` + quote(`{"type":"record","name":"R","fields":[{"name":"idx","type":"long"}]}`) + `"}`, 200, ""},
 		{"DELETE", "/subjects/t-value?permanent=true", "", 404, `{"error_code":40405,"message":"Subject 't-value' was not deleted first before being permanently deleted"}`},
