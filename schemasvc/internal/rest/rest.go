@@ -45,6 +45,7 @@ func Handler(reg *registry.Registry, auth Authenticator, logger *slog.Logger) ht
 	mux.HandleFunc("GET /subjects/{subject}/versions/{version}", a.version)
 	mux.HandleFunc("GET /subjects/{subject}/versions/{version}/schema", a.rawVersion)
 	mux.HandleFunc("DELETE /subjects/{subject}/versions/{version}", a.deleteVersion)
+	mux.HandleFunc("GET /subjects/{subject}/versions/{version}/referencedby", a.referencedBy)
 	mux.HandleFunc("GET /config", a.getConfig)
 	mux.HandleFunc("PUT /config", a.putConfig)
 	mux.HandleFunc("DELETE /config", a.deleteConfig)
@@ -320,6 +321,19 @@ func (a *api) rawVersion(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	a.raw(w, r, v.Schema)
+}
+
+func (a *api) referencedBy(w http.ResponseWriter, r *http.Request) {
+	ver, ok := a.pathVersion(w, r)
+	if !ok {
+		return
+	}
+	out, err := a.reg.ReferencedBy(r.Context(), r.PathValue("subject"), ver, boolParam(r, "deleted"))
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	a.reply(w, r, out)
 }
 
 func (a *api) deleteSubject(w http.ResponseWriter, r *http.Request) {

@@ -109,6 +109,8 @@ func TestAPI(t *testing.T) {
 		{"GET", "/subjects/t-value/versions", "", 200, `[1]`},
 		{"GET", "/subjects/t-value/versions/1", "", 200, `{"subject":"t-value","version":1,"id":` + id1 + `,"schema":"` + quote(v1) + `"}`},
 		{"GET", "/subjects/t-value/versions/latest/schema", "", 200, v1},
+		{"GET", "/subjects/t-value/versions/1/referencedby", "", 200, `[]`},
+		{"GET", "/subjects/t-value/versions/4/referencedby", "", 404, `{"error_code":40402,"message":"Version 4 not found."}`},
 		{"GET", "/schemas/ids/" + id1, "", 200, `{"schema":"` + quote(v1) + `"}`},
 		{"GET", "/schemas/ids/" + id1 + "/versions", "", 200, `[{"subject":"t-value","version":1}]`},
 		{"GET", "/schemas/ids/" + id1 + "/subjects", "", 200, `["t-value"]`},
