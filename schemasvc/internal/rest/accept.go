@@ -3,6 +3,7 @@ package rest
 import (
 	"context"
 	"log/slog"
+	"mime"
 	"net/http"
 	"strconv"
 	"strings"
@@ -113,4 +114,24 @@ func (mr mediaRange) matches(name string) int {
 		return 0
 	}
 	return -1
+}
+
+// bodyType reports whether a request body of media type ct is read: the
+// JSON types answers are sent as, and application/octet-stream, which
+// Confluent's registry reads as JSON because clients that name no type get
+// it. No Content-Type is read too.
+func bodyType(ct string) bool {
+	if ct == "" {
+		return true
+	}
+	mt, _, err := mime.ParseMediaType(ct)
+	if err != nil {
+		return false
+	}
+	for _, at := range answerTypes {
+		if mt == at.name {
+			return true
+		}
+	}
+	return mt == "application/octet-stream"
 }

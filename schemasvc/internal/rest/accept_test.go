@@ -70,3 +70,49 @@ func TestAnswersNegotiated(t *testing.T) {
 		}
 	}
 }
+
+// TestBodyTypes: a request body declared as a type Confluent's registry does
+// not read is answered 415 and not registered.
+func TestBodyTypes(t *testing.T) {
+	srv := server(t, nil)
+	body := `{"schema":"{\"type\":\"record\",\"name\":\"R\",\"fields\":[{\"name\":\"id\",\"type\":\"long\"}]}"}`
+	for _, c := range []struct {
+		contentType string
+		status      int
+	}{
+		{"text/plain", 415},
+		{"application/x-www-form-urlencoded", 415},
+		{"not a media type", 415},
+		{"", 200},
+		{"application/octet-stream", 200},
+		{"application/json; charset=utf-8", 200},
+		{"application/vnd.schemaregistry+json", 200},
+		{ContentType, 200},
+	} {
+		req, _ := http.NewRequest(http.MethodPost, srv.URL+"/subjects/t-value/versions", strings.NewReader(body))
+		if c.contentType != "" {
+			req.Header.Set("Content-Type", c.contentType)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != c.status {
+			t.Errorf("Content-Type %q: %d %s, want %d", c.contentType, resp.StatusCode, b, c.status)
+		}
+		if c.status == 415 && strings.TrimSpace(string(b)) != `{"error_code":415,"message":"HTTP 415 Unsupported Media Type"}` {
+			t.Errorf("Content-Type %q: %s", c.contentType, b)
+		}
+	}
+	resp, err := http.Get(srv.URL + "/subjects/t-value/versions")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if strings.TrimSpace(string(b)) != "[1]" {
+		t.Errorf("versions after the refused registrations: %s", b)
+	}
+}

@@ -136,8 +136,14 @@ func writeError(w http.ResponseWriter, r *http.Request, status, code int, msg st
 }
 
 // decode reads a JSON request body into v; a body that is not JSON is
-// answered 400 as Confluent's registry does.
+// answered 400, and one declared as another media type 415, as Confluent's
+// registry does.
 func (a *api) decode(w http.ResponseWriter, r *http.Request, v any) bool {
+	if ct := r.Header.Get("Content-Type"); !bodyType(ct) {
+		a.logger.InfoContext(r.Context(), "schema registry request body of an unsupported media type", "method", r.Method, "path", r.URL.Path, "content_type", ct)
+		writeError(w, r, http.StatusUnsupportedMediaType, http.StatusUnsupportedMediaType, "HTTP 415 Unsupported Media Type")
+		return false
+	}
 	data, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
 	if err == nil {
 		err = json.Unmarshal(data, v)
