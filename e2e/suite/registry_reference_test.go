@@ -29,6 +29,8 @@ type refCall struct {
 	body string
 	// accept is the Accept header; empty sends Confluent's own media type.
 	accept string
+	// contentType is the body's Content-Type; empty sends Confluent's own media type.
+	contentType string
 	// save keeps the answer's "id" under this name, for {id:name} in later paths.
 	save string
 	// idList: the answer is a list of schema ids, compared through the id mapping.
@@ -63,6 +65,7 @@ const (
 	whyDeleteStatus   = "Apicurio sends 40406 and 40407 with HTTP 409; Confluent with 404 (RestNotFoundException)"
 	whyIDsKept        = "by design: Ferry keeps every schema by id while its table lives (Fluss may hold records framed with it); Confluent and Apicurio forget an id whose last version is permanently deleted"
 	whyBadBody        = "Apicurio answers a body that is not JSON in plain text; Confluent with its JSON error (error_code 400)"
+	whyNoBodyType     = "a body declared text/plain: Apicurio answers 415 with an empty body; Confluent with its JSON error (error_code 415)"
 	whyNoPath         = "Apicurio answers an unknown path with an empty body; Confluent with its JSON error (error_code 404)"
 	whyClientAccept   = "Apicurio answers application/json to the Accept header Confluent's clients send; Confluent its v1 type"
 	whyNotAcceptable  = "an Accept header that admits no JSON type: Apicurio answers 406 with an empty body; Confluent with its JSON error (error_code 406)"
@@ -238,6 +241,7 @@ func TestSchemaRegistryMatchesApicurio(t *testing.T) {
 		{method: "GET", path: "/subjects?deleted=true"},
 		{method: "GET", path: "/schemas/ids/{id:v2}", differ: differ(whyIDsKept, "status", "content-type", "$")},
 		{method: "POST", path: "/subjects/" + P + "/versions", body: "this is not JSON", differ: differ(whyBadBody, "$")},
+		{method: "POST", path: "/subjects/" + P + "/versions", body: typed(proto, "PROTOBUF"), contentType: "text/plain", differ: differ(whyNoBodyType, "$")},
 		{method: "GET", path: "/no/such/path", differ: differ(whyNoPath, "$")},
 		{method: "GET", path: "/schemas/types", accept: "application/json"},
 		{method: "GET", path: "/schemas/types", accept: "application/vnd.schemaregistry.v1+json, application/vnd.schemaregistry+json; qs=0.9, application/json; qs=0.5",
@@ -434,7 +438,11 @@ func (c *refCheck) send(ctx context.Context, label, base, path string, call refC
 		t.Fatalf("%s: %v", label, err)
 	}
 	if call.body != "" {
-		req.Header.Set("Content-Type", "application/vnd.schemaregistry.v1+json")
+		ct := call.contentType
+		if ct == "" {
+			ct = "application/vnd.schemaregistry.v1+json"
+		}
+		req.Header.Set("Content-Type", ct)
 	}
 	accept := call.accept
 	if accept == "" {
