@@ -65,6 +65,9 @@ const (
 	whyDeleteStatus   = "Apicurio sends 40406 and 40407 with HTTP 409; Confluent with 404 (RestNotFoundException)"
 	whyIDsKept        = "by design: Ferry keeps every schema by id while its table lives (Fluss may hold records framed with it); Confluent and Apicurio forget an id whose last version is permanently deleted"
 	whyBadBody        = "Apicurio answers a body that is not JSON in plain text; Confluent with its JSON error (error_code 400)"
+	whyNoTable        = "by design: a subject must name a table (TopicNameStrategy), Ferry refuses the registration with 42201; Apicurio takes any subject"
+	whyTableFit       = "by design: Ferry checks a registration against the table (409: a union of two types fits no column); Apicurio registers it"
+	whyDerived        = "by design: Ferry derives the latest version of a subject without live versions from its table; Apicurio answers 40401"
 	whyNoBodyType     = "a body declared text/plain: Apicurio answers 415 with an empty body; Confluent with its JSON error (error_code 415)"
 	whyNoPath         = "Apicurio answers an unknown path with an empty body; Confluent with its JSON error (error_code 404)"
 	whyClientAccept   = "Apicurio answers application/json to the Accept header Confluent's clients send; Confluent its v1 type"
@@ -157,6 +160,9 @@ func TestSchemaRegistryMatchesApicurio(t *testing.T) {
 	jsonSchema := `{"$schema":"http://json-schema.org/draft-07/schema#","title":"Event` + db + `","type":"object","properties":{"id":{"type":"integer"},"kind":{"type":["string","null"]}},"required":["id"]}`
 
 	customer := `{"type":"record","name":"Customer","namespace":"` + ns + `","fields":[{"name":"id","type":"long"},{"name":"name","type":["null","string"],"default":null}]}`
+	// A compatible next version of Customer (name's union widened) that no column fits: a union
+	// with two types besides null.
+	customerWide := `{"type":"record","name":"Customer","namespace":"` + ns + `","fields":[{"name":"id","type":"long"},{"name":"name","type":["null","string","int"],"default":null}]}`
 	// A shipment's customer is the Customer type of subject C, by reference.
 	shipment := schemaJSON(t, map[string]any{
 		"schema":     `{"type":"record","name":"Shipment","namespace":"` + ns + `","fields":[{"name":"id","type":"long"},{"name":"customer","type":["null","` + ns + `.Customer"],"default":null}]}`,
@@ -247,6 +253,10 @@ func TestSchemaRegistryMatchesApicurio(t *testing.T) {
 		{method: "GET", path: "/schemas/types", accept: "application/vnd.schemaregistry.v1+json, application/vnd.schemaregistry+json; qs=0.9, application/json; qs=0.5",
 			differ: differ(whyClientAccept, "content-type")},
 		{method: "GET", path: "/schemas/types", accept: "text/plain", differ: differ(whyNotAcceptable, "$")},
+		// What only Ferry has, last, as Apicurio's state then departs from Ferry's.
+		{method: "POST", path: "/subjects/" + X + "/versions", body: reg(v1), differ: differ(whyNoTable, "status", "$")},
+		{method: "POST", path: "/subjects/" + C + "/versions", body: reg(customerWide), differ: differ(whyTableFit, "status", "$")},
+		{method: "GET", path: "/subjects/" + S + "/versions/latest", differ: differ(whyDerived, "status", "$")},
 	}
 
 	check := &refCheck{t: t, ferry: ferry, apicurio: ref.URL,
