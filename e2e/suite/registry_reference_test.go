@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -115,18 +116,24 @@ func TestSchemaRegistryMatchesApicurio(t *testing.T) {
 		r, err := apicurio.Start(ctx, apicurioDir)
 		ready <- started{r, err}
 	}()
-	var ref *apicurio.Registry
+	var (
+		once sync.Once
+		res  started
+	)
+	waitApicurio := func() started {
+		once.Do(func() { res = <-ready })
+		return res
+	}
+	// Runs after ctx is cancelled, so a start still under way gives up at once.
 	t.Cleanup(func() {
-		if ref == nil {
-			if s := <-ready; s.r != nil {
-				_ = s.r.Stop()
-			}
+		s := waitApicurio()
+		if s.r == nil {
 			return
 		}
 		if t.Failed() {
-			t.Logf("apicurio log: %s", ref.Log)
+			t.Logf("apicurio log: %s", s.r.Log)
 		}
-		if err := ref.Stop(); err != nil {
+		if err := s.r.Stop(); err != nil {
 			t.Error(err)
 		}
 	})
@@ -141,11 +148,11 @@ func TestSchemaRegistryMatchesApicurio(t *testing.T) {
 		{Name: "id", Type: "BIGINT NOT NULL"}, {Name: "customer", Type: "ROW<id BIGINT, name STRING>"}}, nil)
 	ferry := startOwnRegistry(ctx, t, e, db+".registry")
 
-	s := <-ready
+	s := waitApicurio()
 	if s.err != nil {
 		t.Fatal(s.err)
 	}
-	ref = s.r
+	ref := s.r
 
 	S, P, J, C, SH := orders+"-value", items+"-value", events+"-value", customers+"-value", shipments+"-value"
 	X := db + ".nosuch-value"
