@@ -849,8 +849,9 @@ func (r *Registry) Compatible(ctx context.Context, subject string, v int32, in I
 	return len(msgs) == 0, msgs, err
 }
 
-// target resolves subject's table. forRegistration refuses a subject that
-// names no table as an invalid registration; otherwise it is not found.
+// target resolves subject's table, or the well-known Protobuf file a
+// subject named after it holds. forRegistration refuses a subject that
+// names neither as an invalid registration; otherwise it is not found.
 func (r *Registry) target(ctx context.Context, subject string, forRegistration bool) (*target, error) {
 	notFound := func(why string) error {
 		if forRegistration {
@@ -860,6 +861,9 @@ func (r *Registry) target(ctx context.Context, subject string, forRegistration b
 	}
 	topic, key := TopicOf(subject)
 	if topic == "" {
+		if wk := protomap.WellKnown(subject); wk != nil {
+			return wellKnownTarget(wk), nil
+		}
 		return nil, notFound("Ferry maps subjects to tables by TopicNameStrategy: <topic>-value or <topic>-key")
 	}
 	res, err := r.catalog.ResolveTopics(ctx, &catalogv1.ResolveTopicsRequest{Topics: []string{topic}})
