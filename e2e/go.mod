@@ -6,7 +6,6 @@ require google.golang.org/grpc v1.85.0
 
 require (
 	github.com/beorn7/perks v1.0.1 // indirect
-	github.com/bufbuild/protocompile v0.14.1 // indirect
 	github.com/cenkalti/backoff/v5 v5.0.3 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/davecgh/go-spew v1.1.2-0.20180830191138-d8f796af33cc // indirect
@@ -70,6 +69,7 @@ require (
 require (
 	github.com/IBM/sarama v1.61.1
 	github.com/apache/arrow-go/v18 v18.9.0
+	github.com/bufbuild/protocompile v0.14.1
 	github.com/compose-spec/compose-go/v2 v2.16.2
 	github.com/ferrygw/ferry/e2e/clients v0.0.0-00010101000000-000000000000
 	github.com/ferrygw/ferry/fetchsvc v0.0.0

@@ -8,6 +8,7 @@
 #   kcat + librdkafka     Debian package kcat                         (apt-get)
 #   Java kafka-clients    e2e/clients/java/pom.xml    -> .cache/clients/java/lib   (mvn)
 #   Confluent JVM Avro serdes  e2e/clients/javaserde/pom.xml -> .cache/clients/javaserde/lib (mvn)
+#   Confluent JVM Protobuf serdes  e2e/clients/javaprotobuf/pom.xml -> .cache/clients/javaprotobuf/lib (mvn)
 #   Kafka broker (KRaft)  e2e/kafkabroker/pom.xml     -> .cache/kafkabroker/lib     (mvn)
 #   Kafka tools           e2e/bench/pom.xml           -> .cache/bench/kafka-tools-lib (mvn)
 #   kafkajs + codecs      e2e/clients/node/package-lock.json -> e2e/clients/node/node_modules (npm ci)
@@ -64,9 +65,12 @@ jars "$root/e2e/kafkabroker/pom.xml" "$cache/kafkabroker/lib"
 jars "$root/e2e/bench/pom.xml" "$cache/bench/kafka-tools-lib"
 # Confluent's KafkaAvroSerializer/-Deserializer for the JVM (inside a shaded jar: see its pom).
 jars "$clients/javaserde/pom.xml" "$cache/clients/javaserde/lib" dependency:copy
+# Confluent's KafkaProtobufSerializer/-Deserializer 5.5.3 (inside another shaded jar: see its pom).
+jars "$clients/javaprotobuf/pom.xml" "$cache/clients/javaprotobuf/lib" dependency:copy
 # Compiles the Java runner and the serde program (each rebuilds only when its sources changed).
 "$clients/bin/java" check >/dev/null
 "$clients/javaserde/run" check >/dev/null
+"$clients/javaprotobuf/run" check >/dev/null
 
 # kafkajs: npm ci from the committed lock file; the lz4 codec builds a native addon.
 need npm "Node 20 with npm"
@@ -129,6 +133,7 @@ need go "Go"
     printf '%-16s %s\n' "$c" "$("$clients/bin/$c" check 2>&1 | tr '\n' ' ')"
   done
   printf '%-16s %s\n' "java-serde" "$("$clients/javaserde/run" check 2>&1 | tr '\n' ' ')"
+  printf '%-16s %s\n' "java-protobuf" "$("$clients/javaprotobuf/run" check 2>&1 | tr '\n' ' ')"
   printf '%-16s %s\n' "kafka-viewer" "$("$cache/clients/kafka-viewer-venv/bin/pip" list --disable-pip-version-check 2>/dev/null |
     awk '$1 == "kafka-viewer" || $1 == "streamlit" {printf "%s %s ", $1, $2}')"
   printf '%-16s %s\n' "chromium" "$(chromium --version 2>/dev/null | head -1)"

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Ferry's one test command: `make test` and CI (.ci/run) call this and nothing else.
 #
-#   install   tools/install.sh (Go tools, buf, Fluss jars, flusshelper)
+#   install   tools/install.sh (Go tools, buf, Fluss jars, flusshelper, the real clients) and
+#             tools/install-apicurio.sh (the reference schema registry, for the e2e suite only)
 #   static    gofmt, go vet per module, buf lint, generated code up to date, buf breaking
 #   fluss     a real Fluss 0.9.1 cluster on the test ports (ferrystack -only fluss -test-ports)
 #   test      go test in every module listed in go.work, against that cluster, then e2e/suite's
@@ -132,6 +133,7 @@ modules() {
 # ---------------------------------------------------------------------------------------------
 begin install
 bash tools/install.sh || fail "tools/install.sh failed"
+bash tools/install-apicurio.sh || fail "tools/install-apicurio.sh failed"
 command -v buf >/dev/null || fail "buf not on PATH after install"
 end
 

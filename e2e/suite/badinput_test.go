@@ -124,15 +124,25 @@ func deref(s *string) string {
 // encodeBatch builds an uncompressed Kafka record batch (magic 2) without a producer id
 // holding values (keys and headers empty), all stamped ts.
 func encodeBatch(ts time.Time, values [][]byte) []byte {
+	return encodeKeyedBatch(ts, make([][]byte, len(values)), values)
+}
+
+// encodeKeyedBatch is encodeBatch with a key per value; a nil key or value is null.
+func encodeKeyedBatch(ts time.Time, keys, values [][]byte) []byte {
+	appendBytes := func(r, b []byte) []byte {
+		if b == nil {
+			return binary.AppendVarint(r, -1)
+		}
+		return append(binary.AppendVarint(r, int64(len(b))), b...)
+	}
 	var records []byte
 	for i, v := range values {
 		var r []byte
 		r = append(r, 0)                     // attributes
 		r = binary.AppendVarint(r, 0)        // timestamp delta
 		r = binary.AppendVarint(r, int64(i)) // offset delta
-		r = binary.AppendVarint(r, -1)       // null key
-		r = binary.AppendVarint(r, int64(len(v)))
-		r = append(r, v...)
+		r = appendBytes(r, keys[i])
+		r = appendBytes(r, v)
 		r = binary.AppendVarint(r, 0) // no headers
 		records = binary.AppendVarint(records, int64(len(r)))
 		records = append(records, r...)

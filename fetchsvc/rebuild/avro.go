@@ -41,31 +41,68 @@ type avroField struct {
 // one must be nullable and is written as null; a column without a field
 // is left out.
 func (p *Plan) WithAvro(id int32, s avro.Schema) (*Plan, error) {
+	v, err := p.newAvroValue(id, s, p.valueColumns)
+	if err != nil {
+		return nil, err
+	}
+	q := *p
+	q.avro = v
+	return &q, nil
+}
+
+// WithAvroKey returns a plan that writes keys (see FramedKeys) as Avro of
+// schema s, registered under id: a record of the primary-key columns, or
+// the key column's one value.
+func (p *Plan) WithAvroKey(id int32, s avro.Schema) (*Plan, error) {
+	var v *avroValue
+	if p.key >= 0 {
+		enc, err := avroEncoder(s, p.columns[p.key])
+		if err != nil {
+			return nil, fmt.Errorf("rebuild: key schema id %d does not fit the key column: %w", id, err)
+		}
+		// An Avro value that is not a record is written as a record of one
+		// field would be: the value alone.
+		v = &avroValue{fields: []avroField{{column: p.key, enc: enc}}}
+		v.header[0] = 0
+		binary.BigEndian.PutUint32(v.header[1:], uint32(id))
+		v.writers.New = func() any { return avro.NewWriter(nil, 256) }
+	} else {
+		var err error
+		if v, err = p.newAvroValue(id, s, p.pkKey); err != nil {
+			return nil, fmt.Errorf("key: %w", err)
+		}
+	}
+	q := *p
+	q.keyAvro = v
+	return &q, nil
+}
+
+// newAvroValue compiles record schema s, registered under id, over the
+// columns at indexes cols.
+func (p *Plan) newAvroValue(id int32, s avro.Schema, cols []int) (*avroValue, error) {
 	rs, ok := derefSchema(s).(*avro.RecordSchema)
 	if !ok {
 		return nil, fmt.Errorf("rebuild: schema id %d is an Avro %s, not a record", id, s.Type())
 	}
-	cols := make([]types.Field, len(p.valueColumns))
-	for n, i := range p.valueColumns {
-		cols[n] = p.columns[i]
+	fs := make([]types.Field, len(cols))
+	for n, i := range cols {
+		fs[n] = p.columns[i]
 	}
 	v := &avroValue{}
 	v.header[0] = 0
 	binary.BigEndian.PutUint32(v.header[1:], uint32(id))
-	fields, err := avroFields(rs, cols)
+	fields, err := avroFields(rs, fs)
 	if err != nil {
 		return nil, fmt.Errorf("rebuild: schema id %d does not fit the table: %w", id, err)
 	}
 	for n := range fields {
 		if fields[n].column >= 0 {
-			fields[n].column = p.valueColumns[fields[n].column]
+			fields[n].column = cols[fields[n].column]
 		}
 	}
 	v.fields = fields
 	v.writers.New = func() any { return avro.NewWriter(nil, 256) }
-	q := *p
-	q.avro = v
-	return &q, nil
+	return v, nil
 }
 
 func derefSchema(s avro.Schema) avro.Schema {

@@ -45,27 +45,53 @@ type pbFieldEnc struct {
 // the registry checks against the table. Every field takes the value
 // column of its name; fields without one, and NULL columns, are left out.
 func (p *Plan) WithProtobuf(id int32, file protoreflect.FileDescriptor) (*Plan, error) {
+	v, err := p.newProtoValue(id, file, p.valueColumns)
+	if err != nil {
+		return nil, err
+	}
+	q := *p
+	q.proto = v
+	return &q, nil
+}
+
+// WithProtobufKey returns a plan that writes the primary key of a table
+// without key column (see FramedKeys) as messages of file, registered
+// under id, as WithProtobuf writes values.
+func (p *Plan) WithProtobufKey(id int32, file protoreflect.FileDescriptor) (*Plan, error) {
+	if p.pkKey == nil {
+		return nil, fmt.Errorf("rebuild: key schema id %d: only a primary key is written as a Protobuf message", id)
+	}
+	v, err := p.newProtoValue(id, file, p.pkKey)
+	if err != nil {
+		return nil, fmt.Errorf("key: %w", err)
+	}
+	q := *p
+	q.keyProto = v
+	return &q, nil
+}
+
+// newProtoValue compiles the first message of file, registered under id,
+// over the columns at indexes cols.
+func (p *Plan) newProtoValue(id int32, file protoreflect.FileDescriptor, cols []int) (*protoValue, error) {
 	if file.Messages().Len() == 0 {
 		return nil, fmt.Errorf("rebuild: schema id %d has no message", id)
 	}
 	md := file.Messages().Get(0)
-	cols := make([]types.Field, len(p.valueColumns))
-	for n, i := range p.valueColumns {
-		cols[n] = p.columns[i]
+	fs := make([]types.Field, len(cols))
+	for n, i := range cols {
+		fs[n] = p.columns[i]
 	}
-	msg, err := compilePbMsgEnc(md, cols)
+	msg, err := compilePbMsgEnc(md, fs)
 	if err != nil {
 		return nil, fmt.Errorf("rebuild: schema id %d (message %s) does not fit the table: %w", id, md.FullName(), err)
 	}
 	for n := range msg.fields {
-		msg.fields[n].column = p.valueColumns[msg.fields[n].column]
+		msg.fields[n].column = cols[msg.fields[n].column]
 	}
 	v := &protoValue{msg: msg}
 	// Magic byte, the id, and 0: the message-index shorthand for [0].
 	v.header = append(binary.BigEndian.AppendUint32([]byte{0}, uint32(id)), 0)
-	q := *p
-	q.proto = v
-	return &q, nil
+	return v, nil
 }
 
 // appendProto appends the framed message of row.

@@ -4,8 +4,10 @@
 // table's value format (a JSON object of the value columns, framed or not,
 // a framed Avro record or Protobuf message of them, or the raw or string
 // column's bytes), and the key, timestamp and headers come from
-// their mapped columns; a primary-key table without a key column gets the
-// JSON object of its primary key as the key, as producers send it.
+// their mapped columns; a primary-key table without a key column gets its
+// primary key as the key, as producers send it (kafka.key.format: a JSON
+// object, or a framed Avro record, Protobuf message or JSON object), and
+// a key column framed Avro or JSON Schema keys are served framed too.
 package rebuild
 
 import (
@@ -47,6 +49,13 @@ type Plan struct {
 	proto *protoValue
 	// jsonHeader frames JSON_SCHEMA values; set by WithJSONSchema.
 	jsonHeader []byte
+	// keyFormat is how keys are written (kafka.key.format); the framed
+	// ones with keyAvro, keyProto or keyJSONHeader, set by WithAvroKey,
+	// WithProtobufKey and WithJSONSchemaKey.
+	keyFormat     catalogv1.ValueFormat
+	keyAvro       *avroValue
+	keyProto      *protoValue
+	keyJSONHeader []byte
 }
 
 // Compile builds the plan of m with the table's columns.
@@ -55,7 +64,7 @@ func Compile(m *catalogv1.TopicMapping, columns []types.Field) (*Plan, error) {
 	if cm == nil {
 		return nil, errors.New("rebuild: mapping has no column mapping")
 	}
-	p := &Plan{columns: columns, format: cm.GetValueFormat(), key: -1, timestamp: -1, headers: -1, value: -1}
+	p := &Plan{columns: columns, format: cm.GetValueFormat(), keyFormat: cm.GetKeyFormat(), key: -1, timestamp: -1, headers: -1, value: -1}
 	index := func(role, name string) (int, error) {
 		if name == "" {
 			return -1, nil
@@ -112,15 +121,8 @@ func Compile(m *catalogv1.TopicMapping, columns []types.Field) (*Plan, error) {
 func (p *Plan) Rebuild(r *Record, rec arrow.RecordBatch, row int, commitTimestamp int64) error {
 	var err error
 	r.Key, r.Value, r.Headers = r.Key[:0], r.Value[:0], r.Headers[:0]
-	switch {
-	case p.key >= 0:
-		r.Key = bytesOf(rec.Column(p.key), row, r.Key)
-	case p.pkKey != nil:
-		if r.Key, err = p.appendObject(r.Key, rec, row, p.pkKey); err != nil {
-			return fmt.Errorf("key: %w", err)
-		}
-	default:
-		r.Key = nil
+	if r.Key, err = p.appendKey(r.Key, rec, row); err != nil {
+		return fmt.Errorf("key: %w", err)
 	}
 	switch {
 	case p.value >= 0:
@@ -162,6 +164,63 @@ func (p *Plan) Rebuild(r *Record, rec arrow.RecordBatch, row int, commitTimestam
 		}
 	}
 	return nil
+}
+
+// appendKey appends the key of row in the key format; nil when the table
+// stores no key or the key column is NULL.
+func (p *Plan) appendKey(dst []byte, rec arrow.RecordBatch, row int) ([]byte, error) {
+	framedColumn := p.key >= 0 && (p.keyFormat == catalogv1.ValueFormat_VALUE_FORMAT_AVRO || p.keyFormat == catalogv1.ValueFormat_VALUE_FORMAT_JSON_SCHEMA)
+	switch {
+	case p.key >= 0 && rec.Column(p.key).IsNull(row):
+		return nil, nil
+	case p.key >= 0 && !framedColumn:
+		return bytesOf(rec.Column(p.key), row, dst), nil
+	case p.key < 0 && p.pkKey == nil:
+		return nil, nil
+	}
+	switch p.keyFormat {
+	case catalogv1.ValueFormat_VALUE_FORMAT_AVRO:
+		if p.keyAvro == nil {
+			return dst, errors.New("no Avro schema to write the key with")
+		}
+		return p.keyAvro.appendAvro(dst, rec, row)
+	case catalogv1.ValueFormat_VALUE_FORMAT_PROTOBUF:
+		if p.keyProto == nil {
+			return dst, errors.New("no Protobuf schema to write the key with")
+		}
+		return p.keyProto.appendProto(dst, rec, row)
+	case catalogv1.ValueFormat_VALUE_FORMAT_JSON_SCHEMA:
+		if p.keyJSONHeader == nil {
+			return dst, errors.New("no JSON Schema id to frame the key with")
+		}
+		dst = append(dst, p.keyJSONHeader...)
+		if p.key >= 0 {
+			return AppendJSON(dst, rec.Column(p.key), row, p.columns[p.key].Type)
+		}
+	}
+	return p.appendObject(dst, rec, row, p.pkKey)
+}
+
+// FramedKeys is the schema language keys are written in (AVRO,
+// PROTOBUF or JSON_SCHEMA, then one of WithAvroKey, WithProtobufKey or
+// WithJSONSchemaKey must give the schema), or UNSPECIFIED when keys are
+// not framed.
+func (p *Plan) FramedKeys() catalogv1.ValueFormat {
+	if p.key < 0 && p.pkKey == nil {
+		return catalogv1.ValueFormat_VALUE_FORMAT_UNSPECIFIED
+	}
+	switch p.keyFormat {
+	case catalogv1.ValueFormat_VALUE_FORMAT_AVRO, catalogv1.ValueFormat_VALUE_FORMAT_PROTOBUF, catalogv1.ValueFormat_VALUE_FORMAT_JSON_SCHEMA:
+		return p.keyFormat
+	}
+	return catalogv1.ValueFormat_VALUE_FORMAT_UNSPECIFIED
+}
+
+// WithJSONSchemaKey returns a plan that frames JSON Schema keys with id.
+func (p *Plan) WithJSONSchemaKey(id int32) *Plan {
+	q := *p
+	q.keyJSONHeader = binary.BigEndian.AppendUint32([]byte{0}, uint32(id))
+	return &q
 }
 
 // WithJSONSchema returns a plan that frames JSON values with the id of a

@@ -18,14 +18,7 @@ func TestRealProduceToDroppedTable(t *testing.T) {
 	db := tempDatabase(t, c)
 	path := TablePath{db, "dropped"}
 	d := TableDescriptor{Schema: types.Schema{Columns: []types.Column{col("v", types.DataType{Root: types.BigInt, Nullable: true})}}, NumBuckets: 1}
-	if err := c.CreateTable(ctx, path, d, false); err != nil {
-		t.Fatal(err)
-	}
-	info, err := c.GetTableInfo(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	waitForLeaders(t, c, path)
+	info := CreateTestTable(t, c, path, d)
 	if err := c.DropTable(ctx, path, false); err != nil {
 		t.Fatal(err)
 	}

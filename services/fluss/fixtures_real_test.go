@@ -60,9 +60,7 @@ func TestRealSchemaFixtures(t *testing.T) {
 	write := os.Getenv("FERRY_FLUSS_WRITE_FIXTURES") == "1"
 	for _, ft := range fixtureTables {
 		path := TablePath{db, ft.name}
-		if err := c.CreateTable(ctx, path, ft.desc, false); err != nil {
-			t.Fatalf("CreateTable(%s): %v", ft.name, err)
-		}
+		CreateTestTable(t, c, path, ft.desc)
 		_, _, tableJSON, err := c.getTableInfoRaw(ctx, path)
 		if err != nil {
 			t.Fatal(err)

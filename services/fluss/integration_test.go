@@ -189,9 +189,7 @@ func TestRealTableLifecycleAndSchemaJSON(t *testing.T) {
 		Properties:       map[string]string{PropArrowCompressionType: "LZ4_FRAME"},
 		CustomProperties: map[string]string{"ferry.topic": "all-types"},
 	}
-	if err := c.CreateTable(ctx, path, want, false); err != nil {
-		t.Fatalf("CreateTable: %v", err)
-	}
+	created := CreateTestTable(t, c, path, want)
 	if err := c.CreateTable(ctx, path, want, false); CodeOf(err) != CodeTableAlreadyExist {
 		t.Errorf("CreateTable(again) err = %v, want TABLE_ALREADY_EXIST", err)
 	}
@@ -208,8 +206,8 @@ func TestRealTableLifecycleAndSchemaJSON(t *testing.T) {
 	if err != nil {
 		t.Fatalf("GetTableInfo: %v", err)
 	}
-	if info.TableID <= 0 && info.TableID != 0 {
-		t.Errorf("table id %d", info.TableID)
+	if info.TableID < 0 || info.TableID != created.TableID {
+		t.Errorf("table id %d, created %d", info.TableID, created.TableID)
 	}
 	if info.NumBuckets != 3 || len(info.BucketKeys) != 1 || info.BucketKeys[0] != "id" || info.Comment != "every type" {
 		t.Errorf("descriptor = %+v", info.TableDescriptor)
@@ -273,14 +271,11 @@ func TestRealMetadataAndLeaders(t *testing.T) {
 		col("k", types.DataType{Root: types.String, Nullable: true}),
 		col("v", types.DataType{Root: types.BigInt, Nullable: true}),
 	}}, NumBuckets: 2}
-	if err := c.CreateTable(ctx, path, d, false); err != nil {
-		t.Fatal(err)
-	}
-	info, err := c.GetTableInfo(ctx, path)
+	info := CreateTestTable(t, c, path, d)
+	route, err := c.RefreshTableRoute(ctx, path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	route := waitForLeaders(t, c, path)
 	if route.TableID != info.TableID {
 		t.Errorf("route table id %d, info %d", route.TableID, info.TableID)
 	}
@@ -327,15 +322,8 @@ func TestRealRequestTimeoutKeepsConnection(t *testing.T) {
 	// server to wait 1.5s for data that never comes; we give up after 300ms.
 	db := tempDatabase(t, c)
 	path := TablePath{db, "idle"}
-	if err := c.CreateTable(ctx, path, TableDescriptor{Schema: types.Schema{Columns: []types.Column{
-		col("v", types.DataType{Root: types.BigInt, Nullable: true})}}, NumBuckets: 1}, false); err != nil {
-		t.Fatal(err)
-	}
-	info, err := c.GetTableInfo(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	waitForLeaders(t, c, path)
+	info := CreateTestTable(t, c, path, TableDescriptor{Schema: types.Schema{Columns: []types.Column{
+		col("v", types.DataType{Root: types.BigInt, Nullable: true})}}, NumBuckets: 1})
 	leader, err := c.BucketLeader(ctx, info.TableID, nil, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -375,35 +363,6 @@ func TestRealRequestTimeoutKeepsConnection(t *testing.T) {
 	}
 }
 
-func waitForLeaders(t *testing.T, c *Client, path TablePath) *TableRoute {
-	t.Helper()
-	ctx := testCtx(t)
-	for {
-		route, err := c.RefreshTableRoute(ctx, path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		// Metadata may name a leader before that tablet server serves the
-		// bucket: wait until every bucket answers ListOffsets.
-		ready := len(route.Buckets) > 0
-		var buckets []int32
-		for _, b := range route.Buckets {
-			ready = ready && b.Leader != NoLeader
-			buckets = append(buckets, b.Bucket)
-		}
-		if ready {
-			if _, err := c.ListOffsets(ctx, route.TableID, nil, buckets, OffsetLatest); err == nil {
-				return route
-			}
-		}
-		select {
-		case <-ctx.Done():
-			t.Fatalf("buckets of %s never got leaders", path)
-		case <-time.After(200 * time.Millisecond):
-		}
-	}
-}
-
 // TestRealRecreatedTable checks that a table id whose table was dropped and
 // recreated under the same path fails with TABLE_NOT_EXIST, not a retriable
 // error a caller would loop on.
@@ -413,20 +372,11 @@ func TestRealRecreatedTable(t *testing.T) {
 	db := tempDatabase(t, c)
 	path := TablePath{db, "again"}
 	d := TableDescriptor{Schema: types.Schema{Columns: []types.Column{col("v", types.DataType{Root: types.BigInt, Nullable: true})}}, NumBuckets: 1}
-	if err := c.CreateTable(ctx, path, d, false); err != nil {
-		t.Fatal(err)
-	}
-	old, err := c.GetTableInfo(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	waitForLeaders(t, c, path)
+	old := CreateTestTable(t, c, path, d)
 	if err := c.DropTable(ctx, path, false); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.CreateTable(ctx, path, d, false); err != nil {
-		t.Fatal(err)
-	}
+	CreateTestTable(t, c, path, d)
 	res, err := c.ProduceLog(ctx, old.TableID, AcksAll, time.Second, []BucketBatch{{Bucket: 0, Records: []byte{1}}})
 	if err != nil {
 		t.Fatal(err)
@@ -447,15 +397,9 @@ func TestRealAlterTable(t *testing.T) {
 	path := TablePath{db, "altered"}
 	d := TableDescriptor{Schema: types.Schema{Columns: []types.Column{col("v", types.DataType{Root: types.BigInt, Nullable: true})}},
 		NumBuckets: 1, Properties: map[string]string{"table.log.ttl": "2 h"}, CustomProperties: map[string]string{"owner": "ops"}}
-	if err := c.CreateTable(ctx, path, d, false); err != nil {
-		t.Fatal(err)
-	}
-	before, err := c.GetTableInfo(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	before := CreateTestTable(t, c, path, d)
 
-	err = c.AlterTable(ctx, path, []PropertyChange{{Key: "owner", Value: "data"}, {Key: "table.log.tiered.local-segments", Value: "4"}}, false)
+	err := c.AlterTable(ctx, path, []PropertyChange{{Key: "owner", Value: "data"}, {Key: "table.log.tiered.local-segments", Value: "4"}}, false)
 	if err != nil {
 		t.Fatalf("AlterTable: %v", err)
 	}

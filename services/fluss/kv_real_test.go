@@ -228,7 +228,6 @@ func TestRealPutKvUpsertsAndDeletes(t *testing.T) {
 	if f, err := info.KvFormat(); err != nil || f != KvFormatCompacted {
 		t.Fatalf("KvFormat = %s %v, want the default %s", f, err, KvFormatCompacted)
 	}
-	waitForLeaders(t, c, path)
 	writerID, err := c.InitWriter(ctx, path)
 	if err != nil {
 		t.Fatal(err)

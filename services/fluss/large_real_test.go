@@ -18,18 +18,11 @@ func TestRealLargeBatch(t *testing.T) {
 	ctx := testCtx(t)
 	db := tempDatabase(t, c)
 	path := TablePath{db, "large"}
-	if err := c.CreateTable(ctx, path, TableDescriptor{
+	info := CreateTestTable(t, c, path, TableDescriptor{
 		Schema:     types.Schema{Columns: []types.Column{col("s", types.DataType{Root: types.String, Nullable: true})}},
 		NumBuckets: 1,
 		Properties: map[string]string{PropArrowCompressionType: "NONE"},
-	}, false); err != nil {
-		t.Fatal(err)
-	}
-	info, err := c.GetTableInfo(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	waitForLeaders(t, c, path)
+	})
 	schema, _ := types.ArrowSchema(info.Schema.Fields())
 	bld := array.NewRecordBuilder(memory.DefaultAllocator, schema)
 	defer bld.Release()

@@ -36,7 +36,7 @@ func TestRealAutoPartitionedDayTable(t *testing.T) {
 	ctx := testCtx(t)
 	db := tempDatabase(t, c)
 	path := TablePath{db, "events_by_day"}
-	if err := c.CreateTable(ctx, path, TableDescriptor{
+	info := CreateTestTable(t, c, path, TableDescriptor{
 		Schema: types.Schema{Columns: []types.Column{
 			col("id", nn(types.DataType{Root: types.BigInt})),
 			col("dt", nn(types.DataType{Root: types.String})),
@@ -50,13 +50,7 @@ func TestRealAutoPartitionedDayTable(t *testing.T) {
 			partitioning.PropAutoPartitionNumRetention: "5",
 			partitioning.PropAutoPartitionTimeZone:     "UTC",
 		},
-	}, false); err != nil {
-		t.Fatal(err)
-	}
-	info, err := c.GetTableInfo(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	})
 	auto, err := info.AutoPartition()
 	if err != nil {
 		t.Fatal(err)
@@ -353,18 +347,11 @@ func TestRealDropPartition(t *testing.T) {
 	ctx := testCtx(t)
 	db := tempDatabase(t, c)
 	path := TablePath{db, "dropped"}
-	if err := c.CreateTable(ctx, path, TableDescriptor{
+	CreateTestTable(t, c, path, TableDescriptor{
 		Schema:        types.Schema{Columns: []types.Column{col("id", types.DataType{Root: types.BigInt}), col("dt", nn(types.DataType{Root: types.String}))}},
 		PartitionKeys: []string{"dt"},
 		NumBuckets:    1,
-	}, false); err != nil {
-		t.Fatal(err)
-	}
-	for _, dt := range []string{"a", "b"} {
-		if err := c.CreatePartition(ctx, path, PartitionSpec{"dt": dt}, false); err != nil {
-			t.Fatal(err)
-		}
-	}
+	}, PartitionSpec{"dt": "a"}, PartitionSpec{"dt": "b"})
 	if err := c.DropPartition(ctx, path, PartitionSpec{"dt": "a"}, false); err != nil {
 		t.Fatal(err)
 	}

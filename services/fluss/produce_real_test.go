@@ -14,18 +14,10 @@ import (
 // the bucket must fail with a non-retriable corruption error.
 func TestRealProduceRejectsGarbage(t *testing.T) {
 	c := dialReal(t)
-	ctx := testCtx(t)
 	db := tempDatabase(t, c)
 	path := TablePath{db, "garbage"}
-	if err := c.CreateTable(ctx, path, TableDescriptor{Schema: types.Schema{Columns: []types.Column{
-		col("v", types.DataType{Root: types.BigInt, Nullable: true})}}, NumBuckets: 2}, false); err != nil {
-		t.Fatal(err)
-	}
-	info, err := c.GetTableInfo(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	waitForLeaders(t, c, path)
+	info := CreateTestTable(t, c, path, TableDescriptor{Schema: types.Schema{Columns: []types.Column{
+		col("v", types.DataType{Root: types.BigInt, Nullable: true})}}, NumBuckets: 2})
 	batches := []BucketBatch{
 		{Bucket: 0, Records: []byte("definitely not a fluss log batch, but long enough to have a header")},
 		{Bucket: 1, Records: badCRCBatch()},

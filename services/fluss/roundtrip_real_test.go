@@ -1,7 +1,6 @@
 package fluss
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -25,21 +24,14 @@ func TestRealProduceFetchRoundTrip(t *testing.T) {
 	ctx := testCtx(t)
 	db := tempDatabase(t, c)
 	path := TablePath{db, "events"}
-	if err := c.CreateTable(ctx, path, TableDescriptor{
+	info := CreateTestTable(t, c, path, TableDescriptor{
 		Schema: types.Schema{Columns: []types.Column{
 			col("id", nn(types.DataType{Root: types.BigInt})),
 			col("name", types.DataType{Root: types.String, Nullable: true}),
 		}},
 		NumBuckets: 2,
 		Properties: map[string]string{PropArrowCompressionType: "LZ4_FRAME"},
-	}, false); err != nil {
-		t.Fatal(err)
-	}
-	info, err := c.GetTableInfo(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	waitForLeaders(t, c, path)
+	})
 	schema, err := types.ArrowSchema(info.Schema.Fields())
 	if err != nil {
 		t.Fatal(err)
@@ -179,34 +171,23 @@ func TestRealProduceFetchRoundTrip(t *testing.T) {
 	checkRows("Java scanner", javaGot)
 }
 
-// TestRealPartitionedProduce creates a partition, writes one batch into it
-// by partition id, and reads it back with FetchLog and the Java client.
+// TestRealPartitionedProduce creates a partition (with the table, waiting
+// for its leader), writes one batch into it by partition id, and reads it
+// back with FetchLog and the Java client.
 func TestRealPartitionedProduce(t *testing.T) {
 	cluster := testenv.Fluss(t)
 	c := dialReal(t)
 	ctx := testCtx(t)
 	db := tempDatabase(t, c)
 	path := TablePath{db, "by_region"}
-	if err := c.CreateTable(ctx, path, TableDescriptor{
+	info := CreateTestTable(t, c, path, TableDescriptor{
 		Schema: types.Schema{Columns: []types.Column{
 			col("region", nn(types.DataType{Root: types.String})),
 			col("n", types.DataType{Root: types.Int, Nullable: true}),
 		}},
 		PartitionKeys: []string{"region"},
 		NumBuckets:    1,
-	}, false); err != nil {
-		t.Fatal(err)
-	}
-	info, err := c.GetTableInfo(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if parts, err := c.ListPartitions(ctx, path); err != nil || len(parts) != 0 {
-		t.Fatalf("ListPartitions(new table) = %v, %v", parts, err)
-	}
-	if err := c.CreatePartition(ctx, path, PartitionSpec{"region": "eu"}, false); err != nil {
-		t.Fatalf("CreatePartition: %v", err)
-	}
+	}, PartitionSpec{"region": "eu"})
 	if err := c.CreatePartition(ctx, path, PartitionSpec{"region": "eu"}, false); CodeOf(err) != CodePartitionAlreadyExists {
 		t.Errorf("CreatePartition(again) err = %v, want PARTITION_ALREADY_EXISTS", err)
 	}
@@ -235,16 +216,7 @@ func TestRealPartitionedProduce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The partition's buckets may take a moment to get a serving leader.
-	var res []BucketResult
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		res = produceRetryingStale(t, c, info.TableID, AcksAll, []BucketBatch{{PartitionID: &pid, Bucket: 0, Records: batch}})
-		if !errors.Is(res[0].Err, ErrNoLeader) || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+	res := produceRetryingStale(t, c, info.TableID, AcksAll, []BucketBatch{{PartitionID: &pid, Bucket: 0, Records: batch}})
 	if res[0].Err != nil || res[0].BaseOffset != 0 || res[0].PartitionID == nil || *res[0].PartitionID != pid {
 		t.Fatalf("produce into partition: %+v", res[0])
 	}

@@ -9,10 +9,14 @@ package protoschema
 import (
 	"context"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/bufbuild/protocompile"
+	"github.com/bufbuild/protocompile/ast"
+	"github.com/bufbuild/protocompile/parser"
+	"github.com/bufbuild/protocompile/reporter"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/descriptorpb"
@@ -28,28 +32,148 @@ const RootName = "ferry-registered.proto"
 // (imports: text by import path; google/protobuf/*.proto need none).
 // fromDescriptor tells whether text was a serialized descriptor.
 func Compile(ctx context.Context, text string, imports map[string]string) (fd protoreflect.FileDescriptor, fromDescriptor bool, err error) {
-	root := protocompile.SearchResult{Source: strings.NewReader(text)}
-	if fdp := descriptor(text, RootName); fdp != nil {
-		root, fromDescriptor = protocompile.SearchResult{Proto: fdp}, true
-	}
+	fromDescriptor = descriptor(text, RootName) != nil
 	c := protocompile.Compiler{Resolver: protocompile.WithStandardImports(protocompile.ResolverFunc(func(path string) (protocompile.SearchResult, error) {
 		if path == RootName {
-			return root, nil
+			return searchResult(path, text)
 		}
 		t, ok := imports[path]
 		if !ok {
 			return protocompile.SearchResult{}, fmt.Errorf("import %q is neither a reference of the schema nor a google/protobuf well-known type", path)
 		}
-		if fdp := descriptor(t, path); fdp != nil {
-			return protocompile.SearchResult{Proto: fdp}, nil
-		}
-		return protocompile.SearchResult{Source: strings.NewReader(t)}, nil
+		return searchResult(path, t)
 	}))}
 	files, err := c.Compile(ctx, RootName)
 	if err != nil {
 		return nil, false, err
 	}
+	if err := checkMapEntries(files[0], map[string]bool{}); err != nil {
+		return nil, false, err
+	}
 	return files[0], fromDescriptor, nil
+}
+
+// checkMapEntries checks the messages marked as map entries in fd and the
+// files it imports as protoc checks those it makes for map fields, but for
+// their names: a spelled-out entry (parseSource) may be named otherwise
+// (Confluent's Java serializer names attrs' entry attrsEntry, protoc
+// AttrsEntry), and the linker checks none of this.
+func checkMapEntries(fd protoreflect.FileDescriptor, seen map[string]bool) error {
+	if seen[fd.Path()] {
+		return nil
+	}
+	seen[fd.Path()] = true
+	var walk func(ms protoreflect.MessageDescriptors) error
+	walk = func(ms protoreflect.MessageDescriptors) error {
+		for i := range ms.Len() {
+			m := ms.Get(i)
+			if err := checkMapEntry(m); err != nil {
+				return fmt.Errorf("%s: message %s: %w", fd.Path(), m.FullName(), err)
+			}
+			for j := range m.Fields().Len() {
+				f := m.Fields().Get(j)
+				if e := f.Message(); e != nil && e.IsMapEntry() && (f.Cardinality() != protoreflect.Repeated || e.Parent() != m || f.ContainingOneof() != nil) {
+					return fmt.Errorf("%s: field %s: a map entry type is for a repeated field of the message it is nested in", fd.Path(), f.FullName())
+				}
+			}
+			if err := walk(m.Messages()); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if err := walk(fd.Messages()); err != nil {
+		return err
+	}
+	for i := range fd.Imports().Len() {
+		if err := checkMapEntries(fd.Imports().Get(i).FileDescriptor, seen); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func checkMapEntry(m protoreflect.MessageDescriptor) error {
+	if !m.IsMapEntry() {
+		return nil
+	}
+	if _, nested := m.Parent().(protoreflect.MessageDescriptor); !nested {
+		return fmt.Errorf("a map entry must be nested in the message whose map it is")
+	}
+	if m.Messages().Len() > 0 || m.Enums().Len() > 0 || m.Extensions().Len() > 0 || m.ExtensionRanges().Len() > 0 || m.Oneofs().Len() > 0 {
+		return fmt.Errorf("a map entry declares nothing but its key and value fields")
+	}
+	fs := m.Fields()
+	key, value := fs.ByNumber(1), fs.ByNumber(2)
+	if fs.Len() != 2 || key == nil || value == nil || key.Name() != "key" || value.Name() != "value" {
+		return fmt.Errorf("a map entry has two fields: key = 1 and value = 2")
+	}
+	for _, f := range []protoreflect.FieldDescriptor{key, value} {
+		if f.Cardinality() != protoreflect.Optional || f.HasDefault() {
+			return fmt.Errorf("a map entry's %s is a single field without a default", f.Name())
+		}
+	}
+	switch key.Kind() {
+	case protoreflect.FloatKind, protoreflect.DoubleKind, protoreflect.BytesKind, protoreflect.MessageKind, protoreflect.GroupKind, protoreflect.EnumKind:
+		return fmt.Errorf("a map key cannot be of type %s", key.Kind())
+	}
+	return nil
+}
+
+// searchResult is file path of text, a descriptor or .proto source.
+func searchResult(path, text string) (protocompile.SearchResult, error) {
+	if fdp := descriptor(text, path); fdp != nil {
+		return protocompile.SearchResult{Proto: fdp}, nil
+	}
+	res, err := parseSource(path, text)
+	if err != nil {
+		return protocompile.SearchResult{}, err
+	}
+	return protocompile.SearchResult{ParseResult: res}, nil
+}
+
+// parseSource parses .proto source as protoc does, with one leniency:
+// a map's entry message may be spelled out (a nested message with option
+// map_entry = true and a repeated field of it), which protoc refuses but
+// Confluent's registry accepts, and which Confluent's Java Protobuf
+// serializer 5.5 registers for every map field: it prints the schema from
+// the message's descriptor. Every other check stays.
+func parseSource(path, text string) (parser.Result, error) {
+	file, err := parser.Parse(path, strings.NewReader(text), reporter.NewHandler(nil))
+	if err != nil {
+		return nil, err
+	}
+	// Where the map_entry options are: the one complaint tolerated is the
+	// one at those positions.
+	loose, err := parser.ResultFromAST(file, false, reporter.NewHandler(nil))
+	if err != nil {
+		return nil, err
+	}
+	mapEntries := map[ast.SourcePos]bool{}
+	var walk func(ms []*descriptorpb.DescriptorProto)
+	walk = func(ms []*descriptorpb.DescriptorProto) {
+		for _, m := range ms {
+			for _, o := range m.GetOptions().GetUninterpretedOption() {
+				if n := o.GetName(); len(n) == 1 && !n[0].GetIsExtension() && n[0].GetNamePart() == "map_entry" {
+					mapEntries[file.NodeInfo(loose.OptionNode(o).GetName()).Start()] = true
+				}
+			}
+			walk(m.GetNestedType())
+		}
+	}
+	walk(loose.FileDescriptorProto().GetMessageType())
+	h := reporter.NewHandler(reporter.NewReporter(func(e reporter.ErrorWithPos) error {
+		if mapEntries[e.GetPosition()] {
+			return nil
+		}
+		return e
+	}, nil))
+	res, err := parser.ResultFromAST(file, true, h)
+	// ErrInvalidSource alone: every error reported was a tolerated one.
+	if err != nil && !(errors.Is(err, reporter.ErrInvalidSource) && h.ReporterError() == nil) {
+		return nil, err
+	}
+	return res, nil
 }
 
 // Registered compiles a schema the registry answered with: s and what it

@@ -127,3 +127,40 @@ import "google/protobuf/timestamp.proto"; message Order { c.Money price = 1; goo
 		}
 	}
 }
+
+// TestCompileSpelledOutMapEntry: a map whose entry message is spelled out, as Confluent's Java
+// Protobuf serializer 5.5 prints a message's schema for registration, compiles to a map field;
+// protoc's other checks still apply to such a file, and a message marked as a map entry that is
+// not one is refused.
+func TestCompileSpelledOutMapEntry(t *testing.T) {
+	// What KafkaProtobufSerializer 5.5.3 registered for `map<string, int32> attrs = 4;` (its layout).
+	text := "syntax = \"proto3\";\npackage shop;\n\nmessage orders {\n  int64 id = 1;\n  repeated attrsEntry attrs = 4;\n\n" +
+		"  message attrsEntry {\n    option map_entry = true;\n  \n    string key = 1;\n    int32 value = 2;\n  }\n}\n"
+	fd, _, err := Compile(context.Background(), text, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	attrs := fd.Messages().Get(0).Fields().ByName("attrs")
+	if !attrs.IsMap() || attrs.MapKey().Kind() != protoreflect.StringKind || attrs.MapValue().Kind() != protoreflect.Int32Kind {
+		t.Fatalf("attrs compiled as %v, want map<string, int32>", attrs)
+	}
+	// The same schema written with map<>, imported by another, compiles the same way.
+	importer := `syntax = "proto3"; package t; import "shop/orders.proto"; message Line { shop.orders order = 1; }`
+	if _, _, err := Compile(context.Background(), importer, map[string]string{"shop/orders.proto": text}); err != nil {
+		t.Fatalf("import of a spelled-out map entry: %v", err)
+	}
+	for name, c := range map[string]struct{ text, want string }{
+		// Another fault protoc reports in the same file is still reported.
+		"extension range in proto3": {strings.Replace(text, "int64 id = 1;", "int64 id = 1;\n  extensions 100 to 200;", 1), "extension ranges are not allowed"},
+		// A map_entry message that is not an entry (three fields) is not a map.
+		"not an entry": {strings.Replace(text, "int32 value = 2;", "int32 value = 2;\n    int32 extra = 3;", 1), "two fields"},
+		// map_entry where no map can be: the top-level message.
+		"top-level entry": {"syntax = \"proto3\";\nmessage E {\n  option map_entry = true;\n  string key = 1;\n  string value = 2;\n}\n", "must be nested"},
+		// A float key is no map key.
+		"float key": {strings.Replace(text, "string key = 1;", "float key = 1;", 1), "map key cannot be"},
+	} {
+		if _, _, err := Compile(context.Background(), c.text, nil); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: error %v, want one saying %q", name, err, c.want)
+		}
+	}
+}

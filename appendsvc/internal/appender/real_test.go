@@ -28,6 +28,7 @@ import (
 	appendv1 "github.com/ferrygw/ferry/services/api/gen/ferry/append/v1"
 	catalogv1 "github.com/ferrygw/ferry/services/api/gen/ferry/catalog/v1"
 	"github.com/ferrygw/ferry/services/fluss"
+	"github.com/ferrygw/ferry/services/fluss/flusstest"
 	"github.com/ferrygw/ferry/services/fluss/logbatch/goldentest"
 	"github.com/ferrygw/ferry/services/fluss/types"
 	"github.com/ferrygw/ferry/services/testenv"
@@ -286,20 +287,16 @@ func TestRealAppendPartitioned(t *testing.T) {
 		{Name: "id", Type: types.DataType{Root: types.BigInt}},
 		{Name: "p", Type: types.DataType{Root: types.String}},
 	}
-	var spec []testenv.Column
+	var columns []types.Column
 	for _, c := range cols {
-		spec = append(spec, testenv.Column{Name: c.Name, Type: c.Type.String()})
+		columns = append(columns, types.Column{Name: c.Name, Type: c.Type, ID: types.UnknownID})
 	}
-	info := e.cluster.NewTable(t, testenv.TableSpec{Database: e.db, Table: "parts", Columns: spec, BucketCount: 2,
-		PartitionKeys: []string{"p"}, Properties: map[string]string{"table.log.arrow.compression.type": "ZSTD"}})
+	path := fluss.TablePath{Database: e.db, Table: "parts"}
+	info := flusstest.CreateTable(t, e.fc, path, fluss.TableDescriptor{Schema: types.Schema{Columns: columns}, NumBuckets: 2,
+		PartitionKeys: []string{"p"}, Properties: map[string]string{fluss.PropArrowCompressionType: "ZSTD"}},
+		fluss.PartitionSpec{"p": "a"}, fluss.PartitionSpec{"p": "b"})
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	path := fluss.TablePath{Database: e.db, Table: "parts"}
-	for _, v := range []string{"a", "b"} {
-		if err := e.fc.CreatePartition(ctx, path, fluss.PartitionSpec{"p": v}, false); err != nil {
-			t.Fatal(err)
-		}
-	}
 	parts, err := e.fc.ListPartitions(ctx, path)
 	if err != nil || len(parts) != 2 {
 		t.Fatalf("partitions %v: %v", parts, err)

@@ -54,6 +54,7 @@ const (
 	PropValueFormat       = "kafka.value.format"
 	PropValueColumn       = "kafka.value.column"
 	PropKeyColumn         = "kafka.key.column"
+	PropKeyFormat         = "kafka.key.format"
 	PropTimestampColumn   = "kafka.timestamp.column"
 	PropHeadersColumn     = "kafka.headers.column"
 	PropJSONUnknownFields = "kafka.json.unknown-fields"
@@ -61,7 +62,7 @@ const (
 )
 
 var knownProps = []string{
-	PropEnabled, PropTopic, PropValueFormat, PropValueColumn, PropKeyColumn,
+	PropEnabled, PropTopic, PropValueFormat, PropValueColumn, PropKeyColumn, PropKeyFormat,
 	PropTimestampColumn, PropHeadersColumn, PropJSONUnknownFields, PropFetchCompression,
 }
 
@@ -196,6 +197,7 @@ func Resolve(t Table, opts Options) (*catalogv1.TopicMapping, *Refusal) {
 	cols := columnIndex(t.Columns, &p)
 	cm := columnMapping(t, cols, &p)
 	checkKeyParts(t, cm, &p)
+	cm.KeyFormat = keyFormat(t, cm, &p)
 
 	if len(p) > 0 {
 		return nil, &Refusal{Kind: Incompatible, Topic: topic, Reasons: p}
@@ -356,6 +358,54 @@ func checkKeyParts(t Table, cm *catalogv1.ColumnMapping, p *problems) {
 			p.addf("%s=%s names a primary-key column: a row's key must come from the record's key or value", prop, col)
 		}
 	}
+}
+
+// keyFormat reads kafka.key.format: how the record key is read. Unset, it
+// is what keys were before the property existed: the bytes of the key
+// column, or on a primary-key table without one a JSON object of the
+// primary key. A format that cannot fill what the table keeps of the key
+// is refused.
+func keyFormat(t Table, cm *catalogv1.ColumnMapping, p *problems) catalogv1.ValueFormat {
+	kc := cm.GetKeyColumn()
+	pk := len(t.PrimaryKeys) > 0
+	v, set := t.CustomProperties[PropKeyFormat]
+	if !set {
+		switch {
+		case kc != "":
+			return catalogv1.ValueFormat_VALUE_FORMAT_RAW
+		case pk:
+			return catalogv1.ValueFormat_VALUE_FORMAT_JSON
+		}
+		return catalogv1.ValueFormat_VALUE_FORMAT_UNSPECIFIED
+	}
+	var f catalogv1.ValueFormat
+	switch strings.ToLower(v) {
+	case "raw":
+		f = catalogv1.ValueFormat_VALUE_FORMAT_RAW
+	case "json":
+		f = catalogv1.ValueFormat_VALUE_FORMAT_JSON
+	case "avro":
+		f = catalogv1.ValueFormat_VALUE_FORMAT_AVRO
+	case "protobuf":
+		f = catalogv1.ValueFormat_VALUE_FORMAT_PROTOBUF
+	case "json-schema":
+		f = catalogv1.ValueFormat_VALUE_FORMAT_JSON_SCHEMA
+	default:
+		p.addf("%s is %q: want raw, json, avro, protobuf or json-schema", PropKeyFormat, v)
+		return catalogv1.ValueFormat_VALUE_FORMAT_UNSPECIFIED
+	}
+	format := strings.ToLower(v)
+	switch {
+	case kc == "" && !pk:
+		p.addf("%s=%s has nothing to read: a log table without %s does not store the key; set %s or leave %s out", PropKeyFormat, format, PropKeyColumn, PropKeyColumn, PropKeyFormat)
+	case kc == "" && f == catalogv1.ValueFormat_VALUE_FORMAT_RAW:
+		p.addf("%s=raw on a primary-key table needs %s: without it the key must name the primary-key fields (json, avro, protobuf or json-schema)", PropKeyFormat, PropKeyColumn)
+	case kc != "" && f == catalogv1.ValueFormat_VALUE_FORMAT_JSON:
+		p.addf("%s=json contradicts %s=%s: a key column takes one value (raw, or framed avro or json-schema), not a JSON object", PropKeyFormat, PropKeyColumn, kc)
+	case kc != "" && f == catalogv1.ValueFormat_VALUE_FORMAT_PROTOBUF:
+		p.addf("%s=protobuf contradicts %s=%s: a Protobuf key is a message, and a key column takes one value", PropKeyFormat, PropKeyColumn, kc)
+	}
+	return f
 }
 
 func arrowCompression(props map[string]string, p *problems) (catalogv1.ArrowCompression, int32) {

@@ -717,3 +717,63 @@ func TestResolveCarriesProperties(t *testing.T) {
 	tbl.Properties["table.log.ttl"] = "changed"
 	expect(t, "copy", m.TableProperties["table.log.ttl"], "2 h")
 }
+
+// TestKeyFormat: kafka.key.format resolves to the format the key is read
+// in, its default being what keys were before it (the key column's bytes,
+// a primary-key table's JSON object), and formats that cannot fill what
+// the table keeps of the key are refused with the reason.
+func TestKeyFormat(t *testing.T) {
+	pk := func(t *Table) { t.PrimaryKeys = []string{"id"} }
+	keyCol := chain(columns(types.Field{Name: "k", Type: tString}, types.Field{Name: "v", Type: tString}), props(PropKeyColumn, "k"))
+	pkKeyCol := chain(pkColumns("k"), props(PropKeyColumn, "k"), func(t *Table) { t.PrimaryKeys = []string{"k"} })
+	accepts := []struct {
+		name  string
+		table Table
+		want  catalogv1.ValueFormat
+	}{
+		{"log table without key column", base(), catalogv1.ValueFormat_VALUE_FORMAT_UNSPECIFIED},
+		{"log table with key column", with(keyCol), catalogv1.ValueFormat_VALUE_FORMAT_RAW},
+		{"primary-key table", with(chain(pkColumns("id"), pk)), catalogv1.ValueFormat_VALUE_FORMAT_JSON},
+		{"primary-key table with key column", with(pkKeyCol), catalogv1.ValueFormat_VALUE_FORMAT_RAW},
+		{"avro keys of a primary key", with(chain(pkColumns("id"), pk, props(PropKeyFormat, "AVRO"))), catalogv1.ValueFormat_VALUE_FORMAT_AVRO},
+		{"protobuf keys of a primary key", with(chain(pkColumns("id"), pk, props(PropKeyFormat, "protobuf"))), catalogv1.ValueFormat_VALUE_FORMAT_PROTOBUF},
+		{"json-schema keys of a primary key", with(chain(pkColumns("id"), pk, props(PropKeyFormat, "json-schema"))), catalogv1.ValueFormat_VALUE_FORMAT_JSON_SCHEMA},
+		{"json keys said explicitly", with(chain(pkColumns("id"), pk, props(PropKeyFormat, "json"))), catalogv1.ValueFormat_VALUE_FORMAT_JSON},
+		{"avro key column of a log table", with(chain(keyCol, props(PropKeyFormat, "avro"))), catalogv1.ValueFormat_VALUE_FORMAT_AVRO},
+		{"json-schema key column of a primary key", with(chain(pkKeyCol, props(PropKeyFormat, "json-schema"))), catalogv1.ValueFormat_VALUE_FORMAT_JSON_SCHEMA},
+		{"raw key column said explicitly", with(chain(pkKeyCol, props(PropKeyFormat, "raw"))), catalogv1.ValueFormat_VALUE_FORMAT_RAW},
+	}
+	for _, tt := range accepts {
+		t.Run(tt.name, func(t *testing.T) {
+			m, r := Resolve(tt.table, opts)
+			if r != nil {
+				t.Fatalf("refused: %v", r)
+			}
+			if got := m.GetMapping().GetKeyFormat(); got != tt.want {
+				t.Errorf("key format %v, want %v", got, tt.want)
+			}
+		})
+	}
+	refuses := []struct {
+		name  string
+		table Table
+		want  string
+	}{
+		{"unknown format", with(chain(pkColumns("id"), pk, props(PropKeyFormat, "string"))), `kafka.key.format is "string": want raw, json, avro, protobuf or json-schema`},
+		{"log table without key column", with(props(PropKeyFormat, "avro")), "kafka.key.format=avro has nothing to read: a log table without kafka.key.column does not store the key"},
+		{"raw keys of a primary key", with(chain(pkColumns("id"), pk, props(PropKeyFormat, "raw"))), "kafka.key.format=raw on a primary-key table needs kafka.key.column"},
+		{"json key column", with(chain(keyCol, props(PropKeyFormat, "json"))), "kafka.key.format=json contradicts kafka.key.column=k"},
+		{"protobuf key column", with(chain(pkKeyCol, props(PropKeyFormat, "protobuf"))), "kafka.key.format=protobuf contradicts kafka.key.column=k: a Protobuf key is a message"},
+	}
+	for _, tt := range refuses {
+		t.Run(tt.name, func(t *testing.T) {
+			_, r := Resolve(tt.table, opts)
+			if r == nil || r.Kind != Incompatible {
+				t.Fatalf("got %v, want an incompatible table", r)
+			}
+			if got := strings.Join(r.Reasons, "\n"); !strings.Contains(got, tt.want) {
+				t.Errorf("reasons:\n%s\nwant one containing %q", got, tt.want)
+			}
+		})
+	}
+}

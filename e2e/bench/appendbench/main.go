@@ -46,6 +46,7 @@ import (
 	appendv1 "github.com/ferrygw/ferry/services/api/gen/ferry/append/v1"
 	catalogv1 "github.com/ferrygw/ferry/services/api/gen/ferry/catalog/v1"
 	"github.com/ferrygw/ferry/services/fluss"
+	"github.com/ferrygw/ferry/services/fluss/flusstest"
 	"github.com/ferrygw/ferry/services/fluss/types"
 	"github.com/ferrygw/ferry/services/testenv"
 )
@@ -230,7 +231,7 @@ func run(ctx context.Context, cfg *config, log *slog.Logger, out io.Writer) (err
 			names = append(names, side+"_warmup")
 		}
 		for _, name := range names {
-			info, err := createTable(ctx, fc, fluss.TablePath{Database: db, Table: name}, cfg)
+			info, err := createTable(ctx, fc, fluss.TablePath{Database: db, Table: name}, cfg, log)
 			if err != nil {
 				return err
 			}
@@ -335,58 +336,17 @@ func run(ctx context.Context, cfg *config, log *slog.Logger, out io.Writer) (err
 	return nil
 }
 
-func createTable(ctx context.Context, fc *fluss.Client, path fluss.TablePath, cfg *config) (*fluss.TableInfo, error) {
+func createTable(ctx context.Context, fc *fluss.Client, path fluss.TablePath, cfg *config, log *slog.Logger) (*fluss.TableInfo, error) {
 	d := fluss.TableDescriptor{
 		Schema:     types.Schema{Columns: benchColumns},
 		NumBuckets: cfg.Buckets,
 		Properties: map[string]string{fluss.PropArrowCompressionType: cfg.Compression},
 		Comment:    "appendbench",
 	}
-	// Fluss 0.9.1's coordinator now and then misses a table's creation (its
-	// buckets never get a leader; apache/fluss#1018), as flusshelper's
-	// create-table notes: such a table is dropped and created once more.
-	for attempt := 1; ; attempt++ {
-		if err := fc.CreateTable(ctx, path, d, false); err != nil {
-			return nil, fmt.Errorf("create %s: %w", path, err)
-		}
-		info, err := fc.GetTableInfo(ctx, path)
-		if err != nil {
-			return nil, err
-		}
-		wait, cancel := context.WithTimeout(ctx, 15*time.Second)
-		err = awaitLeaders(wait, fc, path, info, cfg.Buckets)
-		cancel()
-		if err == nil {
-			return info, nil
-		}
-		if attempt == 2 || ctx.Err() != nil {
-			return nil, fmt.Errorf("%s: buckets never got leaders: %w", path, err)
-		}
-		if err := fc.DropTable(ctx, path, false); err != nil {
-			return nil, fmt.Errorf("drop leaderless %s: %w", path, err)
-		}
-	}
-}
-
-// awaitLeaders waits until every bucket has a leader that serves it, so
-// neither side pays for table creation.
-func awaitLeaders(ctx context.Context, fc *fluss.Client, path fluss.TablePath, info *fluss.TableInfo, n int) error {
-	buckets := make([]int32, n)
-	for i := range buckets {
-		buckets[i] = int32(i)
-	}
-	for {
-		if _, err := fc.RefreshTableRoute(ctx, path); err == nil {
-			if _, err := fc.ListOffsets(ctx, info.TableID, nil, buckets, fluss.OffsetLatest); err == nil {
-				return nil
-			}
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(200 * time.Millisecond):
-		}
-	}
+	// Every bucket has a leader that serves it before either side starts,
+	// so neither pays for the table's creation (nor meets Fluss 0.9.1's
+	// lost creations, which flusstest creates again).
+	return flusstest.Create(ctx, fc, path, d, log)
 }
 
 func rowCount(ctx context.Context, fc *fluss.Client, info *fluss.TableInfo) (int64, error) {

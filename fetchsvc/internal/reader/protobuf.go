@@ -13,7 +13,7 @@ import (
 // withProtobuf gives rp the Protobuf schema the topic's values are served
 // in.
 func (t *tables) withProtobuf(ctx context.Context, m *catalogv1.TopicMapping, rp *rebuild.Plan) (*rebuild.Plan, error) {
-	s, refs, err := t.topicSchema(ctx, m, schemav1.SchemaType_SCHEMA_TYPE_PROTOBUF)
+	s, refs, err := t.topicSchema(ctx, m, false, schemav1.SchemaType_SCHEMA_TYPE_PROTOBUF)
 	if err != nil {
 		return nil, err
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/ferrygw/ferry/services/fluss"
 	"github.com/ferrygw/ferry/services/fluss/logbatch"
 	"github.com/ferrygw/ferry/services/fluss/types"
+	"github.com/ferrygw/ferry/services/protoschema"
 )
 
 // Fluss is what the service needs from a Fluss client; *fluss.Client has
@@ -184,11 +185,14 @@ func (t *tables) plan(ctx context.Context, m *catalogv1.TopicMapping, info *flus
 			return nil, err
 		}
 	case catalogv1.ValueFormat_VALUE_FORMAT_JSON_SCHEMA:
-		s, _, err := t.topicSchema(ctx, m, schemav1.SchemaType_SCHEMA_TYPE_JSON)
+		s, _, err := t.topicSchema(ctx, m, false, schemav1.SchemaType_SCHEMA_TYPE_JSON)
 		if err != nil {
 			return nil, err
 		}
 		rp = rp.WithJSONSchema(s.GetId())
+	}
+	if rp, err = t.withFramedKeys(ctx, m, rp); err != nil {
+		return nil, err
 	}
 	p = &schemaPlan{arrow: as, rebuild: rp}
 	t.mu.Lock()
@@ -202,22 +206,56 @@ func (t *tables) plan(ctx context.Context, m *catalogv1.TopicMapping, info *flus
 	return p, nil
 }
 
-// topicSchema is the schema the topic's values are served in: the latest
-// registered for its subject, or one the registry derives from the table.
-// It is kept with the plan, i.e. until the mapping or the table's schema
-// changes.
-func (t *tables) topicSchema(ctx context.Context, m *catalogv1.TopicMapping, typ schemav1.SchemaType) (*schemav1.Schema, []*schemav1.Schema, error) {
+// withFramedKeys gives rp the schema the topic's framed keys are served
+// in (kafka.key.format avro, protobuf or json-schema).
+func (t *tables) withFramedKeys(ctx context.Context, m *catalogv1.TopicMapping, rp *rebuild.Plan) (*rebuild.Plan, error) {
+	switch rp.FramedKeys() {
+	case catalogv1.ValueFormat_VALUE_FORMAT_AVRO:
+		s, parsed, err := t.avroSchema(ctx, m, true)
+		if err != nil {
+			return nil, err
+		}
+		return rp.WithAvroKey(s.GetId(), parsed)
+	case catalogv1.ValueFormat_VALUE_FORMAT_PROTOBUF:
+		s, refs, err := t.topicSchema(ctx, m, true, schemav1.SchemaType_SCHEMA_TYPE_PROTOBUF)
+		if err != nil {
+			return nil, err
+		}
+		fd, err := protoschema.Registered(ctx, s, refs)
+		if err != nil {
+			return nil, fmt.Errorf("topic %s: key: %w", m.GetTopic(), err)
+		}
+		return rp.WithProtobufKey(s.GetId(), fd)
+	case catalogv1.ValueFormat_VALUE_FORMAT_JSON_SCHEMA:
+		s, _, err := t.topicSchema(ctx, m, true, schemav1.SchemaType_SCHEMA_TYPE_JSON)
+		if err != nil {
+			return nil, err
+		}
+		return rp.WithJSONSchemaKey(s.GetId()), nil
+	}
+	return rp, nil
+}
+
+// topicSchema is the schema the topic's values (or keys) are served in:
+// the latest registered for its subject, or one the registry derives from
+// the table. It is kept with the plan, i.e. until the mapping or the
+// table's schema changes.
+func (t *tables) topicSchema(ctx context.Context, m *catalogv1.TopicMapping, key bool, typ schemav1.SchemaType) (*schemav1.Schema, []*schemav1.Schema, error) {
 	if t.schemas == nil {
-		return nil, nil, fmt.Errorf("topic %s has Schema Registry framed values, but this fetchsvc runs without a schema registry (-schema-addr / FERRY_SCHEMA_ADDR)", m.GetTopic())
+		return nil, nil, fmt.Errorf("topic %s has Schema Registry framed values or keys, but this fetchsvc runs without a schema registry (-schema-addr / FERRY_SCHEMA_ADDR)", m.GetTopic())
 	}
 	// A Fluss partition's topic shares its table's subject.
 	topic := m.GetTopic()
 	if fp := m.GetFlussPartition(); fp != nil && fp.GetTableTopic() != "" {
 		topic = fp.GetTableTopic()
 	}
-	resp, err := t.schemas.GetTopicSchema(ctx, &schemav1.GetTopicSchemaRequest{Topic: topic, Type: typ})
+	part := "value"
+	if key {
+		part = "key"
+	}
+	resp, err := t.schemas.GetTopicSchema(ctx, &schemav1.GetTopicSchemaRequest{Topic: topic, Key: key, Type: typ})
 	if err != nil {
-		return nil, nil, fmt.Errorf("the schema registry has no schema for topic %s: %w", topic, err)
+		return nil, nil, fmt.Errorf("the schema registry has no %s schema for topic %s: %w", part, topic, err)
 	}
 	s := resp.GetSchema()
 	got := s.GetType()
@@ -225,28 +263,37 @@ func (t *tables) topicSchema(ctx context.Context, m *catalogv1.TopicMapping, typ
 		got = schemav1.SchemaType_SCHEMA_TYPE_AVRO
 	}
 	if got != typ {
-		return nil, nil, fmt.Errorf("the schema registry's schema id %d for topic %s is %s, not %s", s.GetId(), topic, got, typ)
+		return nil, nil, fmt.Errorf("the schema registry's %s schema id %d for topic %s is %s, not %s", part, s.GetId(), topic, got, typ)
 	}
 	return s, resp.GetReferenced(), nil
 }
 
 // withAvro gives rp the Avro schema the topic's values are served in.
 func (t *tables) withAvro(ctx context.Context, m *catalogv1.TopicMapping, rp *rebuild.Plan) (*rebuild.Plan, error) {
-	s, refs, err := t.topicSchema(ctx, m, schemav1.SchemaType_SCHEMA_TYPE_AVRO)
+	s, parsed, err := t.avroSchema(ctx, m, false)
 	if err != nil {
 		return nil, err
+	}
+	return rp.WithAvro(s.GetId(), parsed)
+}
+
+// avroSchema is the topic's Avro value (or key) schema, parsed.
+func (t *tables) avroSchema(ctx context.Context, m *catalogv1.TopicMapping, key bool) (*schemav1.Schema, avro.Schema, error) {
+	s, refs, err := t.topicSchema(ctx, m, key, schemav1.SchemaType_SCHEMA_TYPE_AVRO)
+	if err != nil {
+		return nil, nil, err
 	}
 	cache := &avro.SchemaCache{}
 	for _, ref := range refs {
 		if _, err := avro.ParseWithCache(ref.GetText(), "", cache); err != nil {
-			return nil, fmt.Errorf("schema id %d referenced by schema id %d of topic %s: %w", ref.GetId(), s.GetId(), m.GetTopic(), err)
+			return nil, nil, fmt.Errorf("schema id %d referenced by schema id %d of topic %s: %w", ref.GetId(), s.GetId(), m.GetTopic(), err)
 		}
 	}
 	parsed, err := avro.ParseWithCache(s.GetText(), "", cache)
 	if err != nil {
-		return nil, fmt.Errorf("schema id %d of topic %s: %w", s.GetId(), m.GetTopic(), err)
+		return nil, nil, fmt.Errorf("schema id %d of topic %s: %w", s.GetId(), m.GetTopic(), err)
 	}
-	return rp.WithAvro(s.GetId(), parsed)
+	return s, parsed, nil
 }
 
 // maxPlans bounds the cached plans (one per mapping and schema version).

@@ -21,6 +21,7 @@ const (
 	CodeInvalidSchema         = 42201
 	CodeInvalidVersion        = 42202
 	CodeInvalidCompatibility  = 42203
+	CodeReferenceExists       = 42206
 	CodeStore                 = 50001
 )
 

@@ -190,3 +190,99 @@ func TestProtobufReferences(t *testing.T) {
 		t.Errorf("serialized with references: %q %v", ser, err)
 	}
 }
+
+// What Confluent's Java Protobuf serializer 5.5.3 registers for google/protobuf/timestamp.proto
+// (printed from protobuf-java's descriptor: its options and layout).
+const timestampAsJava = `syntax = "proto3";
+package google.protobuf;
+
+option cc_enable_arenas = true;
+option go_package = "google.golang.org/protobuf/types/known/timestamppb";
+option java_package = "com.google.protobuf";
+option java_outer_classname = "TimestampProto";
+option java_multiple_files = true;
+option objc_class_prefix = "GPB";
+option csharp_namespace = "Google.Protobuf.WellKnownTypes";
+
+message Timestamp {
+  int64 seconds = 1;
+  int32 nanos = 2;
+}
+`
+
+// A subject named after a well-known Protobuf file holds that file: it takes a copy of it (as
+// Confluent's Java serializer 5.5 registers each import before the schema that imports it), and
+// a schema referencing it registers; anything else under that name is refused, and a subject
+// that names neither a table nor a well-known file still is.
+func TestProtobufWellKnownSubjects(t *testing.T) {
+	ctx := context.Background()
+	r := newRegistry(t, &storetest.MemLog{}, protoCatalog())
+	const ts = "google/protobuf/timestamp.proto"
+	id, v, err := r.Register(ctx, ts, Input{Type: TypeProtobuf, Text: timestampAsJava})
+	if err != nil || v != 1 {
+		t.Fatalf("register %s: id %d v%d %v", ts, id, v, err)
+	}
+	if found, err := r.Lookup(ctx, ts, Input{Type: TypeProtobuf, Text: timestampAsJava}, false); err != nil || found.Version != 1 || found.Schema.ID != id {
+		t.Errorf("lookup: %+v %v", found, err)
+	}
+	withRef := Input{Type: TypeProtobuf, Text: itemsV1, References: []Reference{{Name: ts, Subject: ts, Version: 1}}}
+	if _, _, err := r.Register(ctx, "items-value", withRef); err != nil {
+		t.Fatalf("schema referencing %s: %v", ts, err)
+	}
+
+	// Nobody registered wrappers.proto: its latest version is Ferry's own copy.
+	w, err := r.Version(ctx, "google/protobuf/wrappers.proto", 0, false)
+	if err != nil || w.Version != 1 || !strings.Contains(w.Schema.Text, "message Int32Value {") || w.Schema.Type != TypeProtobuf {
+		t.Fatalf("wrappers.proto latest: %+v %v", w, err)
+	}
+	// google.protobuf.Struct's map spelled out, as 5.5.3 prints it.
+	structAsJava := `syntax = "proto3";
+package google.protobuf;
+
+message Struct {
+  repeated fieldsEntry fields = 1;
+
+  message fieldsEntry {
+    option map_entry = true;
+    string key = 1;
+    Value value = 2;
+  }
+}
+message Value {
+  oneof kind {
+    NullValue null_value = 1;
+    double number_value = 2;
+    string string_value = 3;
+    bool bool_value = 4;
+    Struct struct_value = 5;
+    ListValue list_value = 6;
+  }
+}
+message ListValue {
+  repeated Value values = 1;
+}
+enum NullValue {
+  NULL_VALUE = 0;
+}
+`
+	if _, _, err := r.Register(ctx, "google/protobuf/struct.proto", Input{Type: TypeProtobuf, Text: structAsJava}); err != nil {
+		t.Errorf("struct.proto as 5.5.3 prints it: %v", err)
+	}
+
+	for name, c := range map[string]struct {
+		subject string
+		in      Input
+		code    int
+	}{
+		"field missing": {ts, Input{Type: TypeProtobuf, Text: strings.Replace(timestampAsJava, "int32 nanos = 2;", "", 1)}, CodeIncompatible},
+		"field retyped": {ts, Input{Type: TypeProtobuf, Text: strings.Replace(timestampAsJava, "int32 nanos", "int64 nanos", 1)}, CodeIncompatible},
+		"other package": {ts, Input{Type: TypeProtobuf, Text: strings.Replace(timestampAsJava, "package google.protobuf;", "package shop;", 1)}, CodeIncompatible},
+		"not Protobuf":  {ts, Input{Text: `{"type":"record","name":"Timestamp","fields":[{"name":"seconds","type":"long"}]}`}, CodeIncompatible},
+		"unknown file":  {"google/protobuf/nope.proto", Input{Type: TypeProtobuf, Text: timestampAsJava}, CodeInvalidSchema},
+		"other import":  {"shop/money.proto", Input{Type: TypeProtobuf, Text: `syntax = "proto3"; package shop; message Money { int64 units = 1; }`}, CodeInvalidSchema},
+	} {
+		if _, _, err := r.Register(ctx, c.subject, c.in); err == nil || AsError(err).Code != c.code {
+			t.Errorf("%s: registered under %s: %v, want error code %d", name, c.subject, err, c.code)
+		}
+	}
+}

@@ -691,6 +691,13 @@ func (r *Registry) DeleteSubject(ctx context.Context, subject string, permanent 
 		}
 		kind := store.KindDelete
 		for _, v := range all {
+			if !permanent && v.Deleted {
+				continue
+			}
+			// The subject's own versions may use each other; other subjects' keep them.
+			if ids := referrers(st, subject, v.Version, permanent, true); len(ids) > 0 {
+				return referenceExists(subject, v.Version)
+			}
 			if permanent && !v.Deleted {
 				return errorf(CodeSubjectNotSoftDeleted, "Subject '%s' was not deleted first before being permanently deleted", subject)
 			}
@@ -729,6 +736,10 @@ func (r *Registry) DeleteVersion(ctx context.Context, subject string, v int32, p
 		}
 		if found == nil {
 			return versionNotFound(v)
+		}
+		// Schemas that use this version keep it (soft-deleted ones only until purged).
+		if ids := referrers(st, subject, found.Version, permanent, false); len(ids) > 0 {
+			return referenceExists(subject, found.Version)
 		}
 		kind := store.KindDelete
 		switch {
@@ -781,7 +792,9 @@ func (r *Registry) SetConfig(ctx context.Context, subject, level string) error {
 	})
 }
 
-// DeleteConfig removes subject's own level and returns what it was.
+// DeleteConfig removes subject's own level and returns what it was. A
+// subject without one is not found (40401), as Confluent answers it; only
+// GET answers 40408.
 func (r *Registry) DeleteConfig(ctx context.Context, subject string) (string, error) {
 	var was string
 	err := r.locked(ctx, func(st *store.State) error {
@@ -791,7 +804,7 @@ func (r *Registry) DeleteConfig(ctx context.Context, subject string) (string, er
 				was = DefaultCompatibility
 				return nil
 			}
-			return errorf(CodeSubjectConfigNotFound, "Subject '%s' does not have subject-level compatibility configured", subject)
+			return subjectNotFound(subject)
 		}
 		was = l
 		if err := r.log.Append(ctx, []store.Row{{Kind: store.KindConfig, Subject: subject, TimeMs: time.Now().UnixMilli()}}); err != nil {
@@ -836,8 +849,9 @@ func (r *Registry) Compatible(ctx context.Context, subject string, v int32, in I
 	return len(msgs) == 0, msgs, err
 }
 
-// target resolves subject's table. forRegistration refuses a subject that
-// names no table as an invalid registration; otherwise it is not found.
+// target resolves subject's table, or the well-known Protobuf file a
+// subject named after it holds. forRegistration refuses a subject that
+// names neither as an invalid registration; otherwise it is not found.
 func (r *Registry) target(ctx context.Context, subject string, forRegistration bool) (*target, error) {
 	notFound := func(why string) error {
 		if forRegistration {
@@ -847,6 +861,9 @@ func (r *Registry) target(ctx context.Context, subject string, forRegistration b
 	}
 	topic, key := TopicOf(subject)
 	if topic == "" {
+		if wk := protomap.WellKnown(subject); wk != nil {
+			return wellKnownTarget(wk), nil
+		}
 		return nil, notFound("Ferry maps subjects to tables by TopicNameStrategy: <topic>-value or <topic>-key")
 	}
 	res, err := r.catalog.ResolveTopics(ctx, &catalogv1.ResolveTopicsRequest{Topics: []string{topic}})

@@ -223,6 +223,44 @@ func TestLatestIsDerivedInTheTableFormat(t *testing.T) {
 	}
 }
 
+// TestKeySubjectInTheKeyFormat: a primary-key table's -key subject is
+// derived in its kafka.key.format (a record of the primary key), and a
+// key registration is checked against the primary key.
+func TestKeySubjectInTheKeyFormat(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		format catalogv1.ValueFormat
+		want   string
+		text   string // a fragment of the derived schema
+	}{
+		{catalogv1.ValueFormat_VALUE_FORMAT_PROTOBUF, TypeProtobuf, "int64 id = 1;"},
+		{catalogv1.ValueFormat_VALUE_FORMAT_JSON_SCHEMA, TypeJSON, `"id"`},
+		{catalogv1.ValueFormat_VALUE_FORMAT_AVRO, TypeAvro, `"name":"id","type":"long"`},
+		{catalogv1.ValueFormat_VALUE_FORMAT_JSON, TypeAvro, `"name":"id","type":"long"`},
+	} {
+		c := ordersCatalog()
+		m := c.topics["orders"]
+		m.Kind, m.PrimaryKeys = catalogv1.TableKind_TABLE_KIND_PRIMARY_KEY, []string{"id"}
+		m.Mapping.KeyFormat = tc.format
+		r := newRegistry(t, &storetest.MemLog{}, c)
+		k, err := r.Version(ctx, "orders-key", 0, false)
+		if err != nil || k.Schema.Type != tc.want || !strings.Contains(k.Schema.Text, tc.text) || strings.Contains(k.Schema.Text, "item") {
+			t.Errorf("%v: key derived %+v %v, want %s of the primary key alone", tc.format, k, err, tc.want)
+		}
+	}
+	c := ordersCatalog()
+	m := c.topics["orders"]
+	m.Kind, m.PrimaryKeys = catalogv1.TableKind_TABLE_KIND_PRIMARY_KEY, []string{"id"}
+	m.Mapping.KeyFormat = catalogv1.ValueFormat_VALUE_FORMAT_AVRO
+	r := newRegistry(t, &storetest.MemLog{}, c)
+	if _, _, err := r.Register(ctx, "orders-key", Input{Text: `{"type":"record","name":"k","fields":[{"name":"id","type":"string"}]}`}); err == nil {
+		t.Error("a key schema whose id is a string was registered")
+	}
+	if _, _, err := r.Register(ctx, "orders-key", Input{Text: `{"type":"record","name":"k","fields":[{"name":"id","type":"long"}]}`}); err != nil {
+		t.Errorf("the primary key's record: %v", err)
+	}
+}
+
 // BACKWARD (the default) refuses a version the earlier one cannot be read
 // with; NONE lets it through.
 func TestCompatibilityLevels(t *testing.T) {

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 
+	"google.golang.org/protobuf/reflect/protoreflect"
+
 	"github.com/ferrygw/ferry/schemasvc/internal/avromap"
 	"github.com/ferrygw/ferry/schemasvc/internal/jsonmap"
 	"github.com/ferrygw/ferry/schemasvc/internal/protomap"
@@ -23,13 +25,28 @@ type target struct {
 	// one the table's value format reads, so a client that takes the
 	// latest version gets a schema its serializer accepts.
 	lang string
+	// wellKnown is set, and the rest empty, for a subject named after a
+	// well-known Protobuf file (google/protobuf/timestamp.proto): it holds
+	// that file, as the import it is for other schemas, and no table's.
+	wellKnown protoreflect.FileDescriptor
+}
+
+// wellKnownTarget is the target of the subject named after the
+// well-known file wk.
+func wellKnownTarget(wk protoreflect.FileDescriptor) *target {
+	return &target{table: "none (the well-known file " + wk.Path() + ")", wellKnown: wk, lang: TypeProtobuf}
 }
 
 func newTarget(m *catalogv1.TopicMapping, key bool) *target {
 	t := &target{table: m.GetDatabase() + "." + m.GetTable(), database: m.GetDatabase(), name: m.GetTable(), lang: TypeAvro}
 	cm := m.GetMapping()
 	switch {
+	case key && cm.GetKeyFormat() == catalogv1.ValueFormat_VALUE_FORMAT_JSON_SCHEMA:
+		t.lang = TypeJSON
+	case key && cm.GetKeyFormat() == catalogv1.ValueFormat_VALUE_FORMAT_PROTOBUF:
+		t.lang = TypeProtobuf
 	case key:
+		// Avro for keys read as JSON or bytes too, as before kafka.key.format.
 	case cm.GetValueFormat() == catalogv1.ValueFormat_VALUE_FORMAT_JSON_SCHEMA:
 		t.lang = TypeJSON
 	case cm.GetValueFormat() == catalogv1.ValueFormat_VALUE_FORMAT_PROTOBUF:
@@ -74,6 +91,15 @@ func newTarget(m *catalogv1.TopicMapping, key bool) *target {
 // check refuses p (409, naming the field) when it does not map onto the
 // target.
 func (t *target) check(p *prepared) error {
+	if t.wellKnown != nil {
+		if p.proto == nil {
+			return errorf(CodeIncompatible, "Schema being registered is incompatible with subject %s: it holds the well-known Protobuf file of that name, not a %s schema", t.wellKnown.Path(), p.typ)
+		}
+		if err := protomap.CheckWellKnown(p.proto, t.wellKnown); err != nil {
+			return errorf(CodeIncompatible, "Schema being registered is incompatible with subject %s: it is not the well-known Protobuf file of that name: %v", t.wellKnown.Path(), err)
+		}
+		return nil
+	}
 	if t.fit == nil {
 		return nil
 	}
@@ -90,6 +116,10 @@ func (t *target) derive(typ string) (string, error) {
 		typ = t.lang
 	}
 	switch {
+	case t.wellKnown != nil && typ != TypeProtobuf:
+		return "", fmt.Errorf("%s is a Protobuf file", t.wellKnown.Path())
+	case t.wellKnown != nil:
+		return protomap.DeriveWellKnown(t.wellKnown)
 	case t.fit == nil:
 		return "", errors.New(t.notStored)
 	case len(t.fit.Columns) == 0 && t.fit.Single == nil:

@@ -15,7 +15,8 @@ import (
 	"github.com/ferrygw/ferry/schemasvc/internal/store"
 )
 
-// ContentType is what every answer is sent as.
+// ContentType is what answers are sent as unless the Accept header asks for
+// another JSON type (accept.go).
 const ContentType = "application/vnd.schemaregistry.v1+json"
 
 // Authenticator checks a user's password; nil lets every request in.
@@ -44,6 +45,7 @@ func Handler(reg *registry.Registry, auth Authenticator, logger *slog.Logger) ht
 	mux.HandleFunc("GET /subjects/{subject}/versions/{version}", a.version)
 	mux.HandleFunc("GET /subjects/{subject}/versions/{version}/schema", a.rawVersion)
 	mux.HandleFunc("DELETE /subjects/{subject}/versions/{version}", a.deleteVersion)
+	mux.HandleFunc("GET /subjects/{subject}/versions/{version}/referencedby", a.referencedBy)
 	mux.HandleFunc("GET /config", a.getConfig)
 	mux.HandleFunc("PUT /config", a.putConfig)
 	mux.HandleFunc("DELETE /config", a.deleteConfig)
@@ -57,7 +59,7 @@ func Handler(reg *registry.Registry, auth Authenticator, logger *slog.Logger) ht
 	if auth != nil {
 		h = basicAuth(h, auth, logger)
 	}
-	return h
+	return negotiated(h, logger)
 }
 
 type api struct {
@@ -104,7 +106,7 @@ func (a *api) formatted(w http.ResponseWriter, r *http.Request, b schemaBody, s 
 }
 
 func (a *api) reply(w http.ResponseWriter, r *http.Request, v any) {
-	w.Header().Set("Content-Type", ContentType)
+	w.Header().Set("Content-Type", answerType(r))
 	if err := json.NewEncoder(w).Encode(v); err != nil {
 		a.logger.DebugContext(r.Context(), "writing answer", "path", r.URL.Path, "err", err)
 	}
@@ -124,25 +126,31 @@ func (a *api) fail(w http.ResponseWriter, r *http.Request, err error) {
 	default:
 		a.logger.DebugContext(r.Context(), "schema registry request refused", "method", r.Method, "path", r.URL.Path, "code", e.Code, "err", e.Message)
 	}
-	writeError(w, e.HTTPStatus(), e.Code, e.Message)
+	writeError(w, r, e.HTTPStatus(), e.Code, e.Message)
 }
 
-func writeError(w http.ResponseWriter, status, code int, msg string) {
-	w.Header().Set("Content-Type", ContentType)
+func writeError(w http.ResponseWriter, r *http.Request, status, code int, msg string) {
+	w.Header().Set("Content-Type", answerType(r))
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(map[string]any{"error_code": code, "message": msg})
 }
 
 // decode reads a JSON request body into v; a body that is not JSON is
-// answered 400 as Confluent's registry does.
+// answered 400, and one declared as another media type 415, as Confluent's
+// registry does.
 func (a *api) decode(w http.ResponseWriter, r *http.Request, v any) bool {
+	if ct := r.Header.Get("Content-Type"); !bodyType(ct) {
+		a.logger.InfoContext(r.Context(), "schema registry request body of an unsupported media type", "method", r.Method, "path", r.URL.Path, "content_type", ct)
+		writeError(w, r, http.StatusUnsupportedMediaType, http.StatusUnsupportedMediaType, "HTTP 415 Unsupported Media Type")
+		return false
+	}
 	data, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
 	if err == nil {
 		err = json.Unmarshal(data, v)
 	}
 	if err != nil {
 		a.logger.InfoContext(r.Context(), "schema registry request body unreadable", "method", r.Method, "path", r.URL.Path, "err", err)
-		writeError(w, http.StatusBadRequest, http.StatusBadRequest, "Unrecognized request body: "+err.Error())
+		writeError(w, r, http.StatusBadRequest, http.StatusBadRequest, "Unrecognized request body: "+err.Error())
 		return false
 	}
 	return true
@@ -195,12 +203,12 @@ func (a *api) rawSchemaByID(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, r, err)
 		return
 	}
-	a.raw(w, s)
+	a.raw(w, r, s)
 }
 
 // raw answers the schema text itself, as Confluent's .../schema does.
-func (a *api) raw(w http.ResponseWriter, s *store.Schema) {
-	w.Header().Set("Content-Type", ContentType)
+func (a *api) raw(w http.ResponseWriter, r *http.Request, s *store.Schema) {
+	w.Header().Set("Content-Type", answerType(r))
 	_, _ = io.WriteString(w, s.Text)
 }
 
@@ -318,7 +326,20 @@ func (a *api) rawVersion(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, r, err)
 		return
 	}
-	a.raw(w, v.Schema)
+	a.raw(w, r, v.Schema)
+}
+
+func (a *api) referencedBy(w http.ResponseWriter, r *http.Request) {
+	ver, ok := a.pathVersion(w, r)
+	if !ok {
+		return
+	}
+	out, err := a.reg.ReferencedBy(r.Context(), r.PathValue("subject"), ver, boolParam(r, "deleted"))
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	a.reply(w, r, out)
 }
 
 func (a *api) deleteSubject(w http.ResponseWriter, r *http.Request) {
@@ -406,25 +427,26 @@ func (a *api) compatibility(w http.ResponseWriter, r *http.Request) {
 // Confluent's JSON error body instead of the mux's plain text.
 func notFoundAsJSON(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		next.ServeHTTP(&jsonErrors{ResponseWriter: w}, r)
+		next.ServeHTTP(&jsonErrors{ResponseWriter: w, r: r}, r)
 	})
 }
 
 // jsonErrors rewrites the mux's own 404 and 405 answers.
 type jsonErrors struct {
 	http.ResponseWriter
+	r       *http.Request
 	swallow bool
 }
 
 func (j *jsonErrors) WriteHeader(status int) {
-	if (status == http.StatusNotFound || status == http.StatusMethodNotAllowed) && j.Header().Get("Content-Type") != ContentType {
+	if (status == http.StatusNotFound || status == http.StatusMethodNotAllowed) && j.Header().Get("Content-Type") != answerType(j.r) {
 		j.swallow = true
 		msg := "HTTP 404 Not Found"
 		if status == http.StatusMethodNotAllowed {
 			msg = "HTTP 405 Method Not Allowed"
 		}
 		j.Header().Del("X-Content-Type-Options")
-		writeError(j.ResponseWriter, status, status, msg)
+		writeError(j.ResponseWriter, j.r, status, status, msg)
 		return
 	}
 	j.ResponseWriter.WriteHeader(status)
@@ -448,7 +470,7 @@ func basicAuth(next http.Handler, auth Authenticator, logger *slog.Logger) http.
 			}
 			logger.InfoContext(r.Context(), "schema registry request unauthenticated", "user", user, "remote", r.RemoteAddr, "err", reason)
 			w.Header().Set("WWW-Authenticate", `Basic realm="ferry-schema-registry"`)
-			writeError(w, http.StatusUnauthorized, registry.CodeUnauthorized, "Unauthorized")
+			writeError(w, r, http.StatusUnauthorized, registry.CodeUnauthorized, "Unauthorized")
 			return
 		}
 		next.ServeHTTP(w, r)

@@ -49,9 +49,12 @@ type avroValues struct {
 	reader   *avro.Reader
 	buf      []byte // string and bytes values, reused
 	limit    int    // the payload's length: no length or count read may exceed it
+	// single: a schema is one value of the one column, not a record of
+	// the columns (Plan.single).
+	single bool
 	// cols are the own columns of the values (fastcolumns.go), used while
 	// the converter has begun a batch in them; nil when a column's type
-	// has none.
+	// has none, or for a single value.
 	cols *fastDecoder
 	// The decoder of the last id looked up: a batch's values mostly share
 	// their writer schema.
@@ -107,9 +110,23 @@ func (c *Converter) unframeJSON(v []byte) ([]byte, error) {
 // SchemaIDs appends to dst the distinct schema ids the framed values of b
 // name; values without valid framing are left to fail in the conversion.
 func (p *Plan) SchemaIDs(b *kafkabatch.Batch, dst []int32) []int32 {
+	return appendSchemaIDs(b, false, dst)
+}
+
+// KeySchemaIDs is SchemaIDs of the records' keys, for a key plan (whose
+// values are the keys of b's records).
+func (p *Plan) KeySchemaIDs(b *kafkabatch.Batch, dst []int32) []int32 {
+	return appendSchemaIDs(b, true, dst)
+}
+
+func appendSchemaIDs(b *kafkabatch.Batch, keys bool, dst []int32) []int32 {
 next:
 	for i := range b.Records {
-		id, _, err := schemas.Frame(b.Records[i].Value)
+		v := b.Records[i].Value
+		if keys {
+			v = b.Records[i].Key
+		}
+		id, _, err := schemas.Frame(v)
 		if err != nil {
 			continue
 		}
@@ -192,6 +209,12 @@ func (a *avroValues) decoder(id int32) (*avroDecoder, error) {
 		d.err = &fieldError{msg: fmt.Sprintf("schema id %d is of type %s, not Avro: topic %s takes Avro values", id, s.TypeName(), a.topic)}
 	} else if s.Err != nil {
 		d.err = &fieldError{msg: s.Err.Error()}
+	} else if a.single {
+		k := &avroCompiler{a: a, skips: map[string]*avroFn{}}
+		d.decode, d.err = k.value(s.Avro, a.fields[0], a.builders[0])
+		if d.err != nil {
+			d.err = &fieldError{msg: fmt.Sprintf("schema id %d does not fit topic %s: %v", id, a.topic, d.err)}
+		}
 	} else if rs, ok := deref(s.Avro).(*avro.RecordSchema); !ok {
 		d.err = &fieldError{msg: fmt.Sprintf("schema id %d is an Avro %s, not a record: topic %s takes records whose fields fill its columns", id, s.Avro.Type(), a.topic)}
 	} else {

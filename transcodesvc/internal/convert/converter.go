@@ -2,6 +2,7 @@ package convert
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"unicode/utf8"
 
@@ -47,6 +48,7 @@ type Converter struct {
 
 	rb      *array.RecordBuilder
 	obj     *objectDecoder            // the JSON columns
+	single  writer                    // the one column of a single framed JSON value (Plan.single)
 	fast    *fastDecoder              // the JSON columns' common shape, or the Avro values' own columns; nil when a type has no fast path
 	avro    *avroValues               // the Avro columns
 	proto   *protoValues              // the Protobuf columns
@@ -54,6 +56,7 @@ type Converter struct {
 	columns []func(r *kafkabatch.Record, b *kafkabatch.Batch) error
 	scan    scanner
 	out     []byte            // the last ConvertTo's answer, reused
+	keyBuf  []byte            // the keys UnframeKeys gave last, reused
 	logb    *logbatch.Builder // made on first use: IPC callers never need it
 	// dataPerRow is, per column, the value bytes per row of the last batch
 	// (STRING and BYTES columns; 0 for others), to size the next one.
@@ -103,7 +106,11 @@ func (c *Converter) build() {
 		}
 	}
 	c.obj, c.fast = nil, nil
-	if p.jsonValues() {
+	c.single = nil
+	switch {
+	case p.jsonValues() && p.single:
+		c.single = jsonWriters[0]
+	case p.jsonValues():
 		c.obj = newObjectDecoder(jsonFields, jsonWriters, rejectUnknown)
 		c.fast = newFastDecoder(jsonFields, valueBuilders)
 	}
@@ -115,7 +122,11 @@ func (c *Converter) build() {
 			known = c.avro.schemas
 		}
 		c.avro = newAvroValues(p.Topic, jsonFields, valueBuilders)
+		c.avro.single = p.single
 		c.avro.schemas = known
+		if p.single {
+			c.avro.cols = nil // one value, not a record: the closures read it
+		}
 		c.fast = c.avro.cols
 	}
 	if p.isProtobuf() {
@@ -334,6 +345,9 @@ func (c *Converter) convertRecord(r *kafkabatch.Record, b *kafkabatch.Batch) err
 	if c.proto != nil {
 		return c.proto.decodeValue(r.Value)
 	}
+	if c.single != nil {
+		return c.decodeSingleJSON(r.Value)
+	}
 	if c.obj == nil {
 		return nil
 	}
@@ -361,6 +375,78 @@ func (c *Converter) convertRecord(r *kafkabatch.Record, b *kafkabatch.Batch) err
 	}
 	if !c.scan.atEnd() {
 		return c.scan.fail("data after the JSON object")
+	}
+	return nil
+}
+
+// UnframeKeys returns b with each record's framed key replaced by the
+// bytes of the one value it holds (UTF-8 text for a STRING column), for a
+// Converter of a CompileFramedKeys plan: the batch then fills the key
+// column as if the producer had sent those bytes. Null keys stay null.
+// Keys that cannot be read fail as Convert's records do, each message
+// prefixed "record key: ". b is not changed; the returned batch shares
+// its values and stays valid until the next call.
+func (c *Converter) UnframeKeys(b *kafkabatch.Batch) (*kafkabatch.Batch, error) {
+	kb := &kafkabatch.Batch{Header: b.Header, RawSize: b.RawSize, Records: make([]kafkabatch.Record, len(b.Records))}
+	for i := range b.Records {
+		kb.Records[i] = kafkabatch.Record{OffsetDelta: b.Records[i].OffsetDelta, Value: b.Records[i].Key}
+	}
+	rec, err := c.ConvertRecord(kb, func(i int) bool { return b.Records[i].Key != nil })
+	if err != nil {
+		var f *Failure
+		if errors.As(err, &f) {
+			for i := range f.Records {
+				f.Records[i].Message = "record key: " + f.Records[i].Message
+			}
+		}
+		return nil, err
+	}
+	defer rec.Release()
+	col, ok := rec.Column(0).(interface {
+		ValueBytes() []byte
+		ValueOffsets() []int32
+	})
+	if !ok {
+		return nil, fmt.Errorf("topic %s: record keys convert to %s, not text or bytes", c.plan.Topic, rec.Column(0).DataType())
+	}
+	// One copy of every key's bytes: the record's buffers go back to the
+	// allocator.
+	c.keyBuf = append(c.keyBuf[:0], col.ValueBytes()...)
+	offsets := col.ValueOffsets()
+	out := &kafkabatch.Batch{Header: b.Header, RawSize: b.RawSize, Records: append([]kafkabatch.Record(nil), b.Records...)}
+	row := 0
+	for i := range out.Records {
+		if out.Records[i].Key == nil {
+			continue
+		}
+		// A framed null (Avro ["null", T], JSON null) is a null key.
+		if rec.Column(0).IsNull(row) {
+			out.Records[i].Key = nil
+		} else {
+			start, end := offsets[row]-offsets[0], offsets[row+1]-offsets[0]
+			out.Records[i].Key = c.keyBuf[start:end:end]
+			if out.Records[i].Key == nil {
+				out.Records[i].Key = []byte{} // an empty key is not a null one
+			}
+		}
+		row++
+	}
+	return out, nil
+}
+
+// decodeSingleJSON reads a framed JSON value that is one value of the
+// plan's one column, by the JSON rules of its type.
+func (c *Converter) decodeSingleJSON(v []byte) error {
+	v, err := c.unframeJSON(v)
+	if err != nil {
+		return err
+	}
+	c.scan.reset(v)
+	if err := readValue(c.single, &c.scan); err != nil {
+		return at(err, c.plan.Columns[c.plan.jsonFields[0]].Name)
+	}
+	if !c.scan.atEnd() {
+		return c.scan.fail("data after the JSON value")
 	}
 	return nil
 }

@@ -54,6 +54,10 @@ type Plan struct {
 	headers       headersShape
 	// jsonFields are the columns a JSON value fills, in table order.
 	jsonFields []int
+	// single: the framed value is one Avro or JSON value filling the one
+	// column of jsonFields, not a record of fields (the key plan of a
+	// primary-key table whose kafka.key.column takes framed keys).
+	single bool
 }
 
 // Compile validates a topic mapping and compiles it into a Plan. Its errors
@@ -150,8 +154,18 @@ func Compile(m *catalogv1.TopicMapping) (*Plan, error) {
 	switch p.format {
 	case catalogv1.ValueFormat_VALUE_FORMAT_JSON, catalogv1.ValueFormat_VALUE_FORMAT_AVRO, catalogv1.ValueFormat_VALUE_FORMAT_PROTOBUF,
 		catalogv1.ValueFormat_VALUE_FORMAT_JSON_SCHEMA:
-		if cm.GetValueColumn() != "" {
-			return nil, fmt.Errorf("topic %s: value_column %q is only for RAW and STRING values", p.Topic, cm.GetValueColumn())
+		if vc := cm.GetValueColumn(); vc != "" {
+			if p.format != catalogv1.ValueFormat_VALUE_FORMAT_AVRO && p.format != catalogv1.ValueFormat_VALUE_FORMAT_JSON_SCHEMA {
+				return nil, fmt.Errorf("topic %s: value_column %q is only for RAW and STRING values, and single framed Avro or JSON Schema values", p.Topic, vc)
+			}
+			// The decoders of the format check the column's type per
+			// writer schema.
+			if err := assign("value", vc, srcJSONField, func(types.DataType) error { return nil }); err != nil {
+				return nil, err
+			}
+			p.single = true
+			p.jsonFields = []int{index[vc]}
+			break
 		}
 		for i := range p.sources {
 			if p.sources[i] == srcNone {
@@ -173,13 +187,37 @@ func Compile(m *catalogv1.TopicMapping) (*Plan, error) {
 	default:
 		return nil, fmt.Errorf("topic %s: value format %v is not supported", p.Topic, p.format)
 	}
-	if !p.jsonValues() && !p.isAvro() && !p.isProtobuf() && cm.GetValueColumn() == "" {
+	if !p.Framed() && !p.isJSON() && cm.GetValueColumn() == "" {
 		return nil, fmt.Errorf("topic %s: %v values need a value_column", p.Topic, p.format)
 	}
 	for i, s := range p.sources {
 		if s == srcNone && !p.Columns[i].Type.Nullable {
 			return nil, fmt.Errorf("topic %s: column %s is NOT NULL but nothing in a Kafka record maps onto it", p.Topic, p.Columns[i].Name)
 		}
+	}
+	return p, nil
+}
+
+// CompileFramedKeys compiles how the framed keys of m are read when they
+// fill its key column (kafka.key.column with kafka.key.format avro or
+// json-schema): a plan of that column alone whose values are the keys (see
+// Converter.UnframeKeys). It is nil when m's keys are not of that kind.
+func CompileFramedKeys(m *catalogv1.TopicMapping) (*Plan, error) {
+	cm := m.GetMapping()
+	kc, f := cm.GetKeyColumn(), cm.GetKeyFormat()
+	if kc == "" || (f != catalogv1.ValueFormat_VALUE_FORMAT_AVRO && f != catalogv1.ValueFormat_VALUE_FORMAT_JSON_SCHEMA) {
+		return nil, nil
+	}
+	km := &catalogv1.TopicMapping{Topic: m.GetTopic(), MappingId: m.GetMappingId(),
+		Mapping: &catalogv1.ColumnMapping{ValueFormat: f, ValueColumn: kc}}
+	for _, c := range m.GetColumns() {
+		if c.GetName() == kc {
+			km.Columns = append(km.Columns, c)
+		}
+	}
+	p, err := Compile(km)
+	if err != nil {
+		return nil, fmt.Errorf("record keys: %w", err)
 	}
 	return p, nil
 }

@@ -142,7 +142,7 @@ func Compile(m *catalogv1.TopicMapping, plan *convert.Plan) (*Router, error) {
 	if err != nil {
 		return nil, err
 	}
-	r.keyColumnMode = km.GetMapping().GetValueFormat() != catalogv1.ValueFormat_VALUE_FORMAT_JSON
+	r.keyColumnMode = m.GetMapping().GetKeyColumn() != ""
 	if r.keyPlan, err = convert.Compile(km); err != nil {
 		return nil, fmt.Errorf("topic %s: record keys: %w", r.topic, err)
 	}
@@ -163,9 +163,13 @@ func Compile(m *catalogv1.TopicMapping, plan *convert.Plan) (*Router, error) {
 	return r, nil
 }
 
-// keyMapping is how a primary-key table's record keys are read: with
+// keyMapping is how a primary-key table's record keys are read: as the
+// values of a mapping of the primary-key columns alone. With
 // kafka.key.column (the single primary-key column) the key bytes are that
-// column; otherwise the key is a JSON object of the primary-key fields.
+// column (framed keys were unframed into those bytes before, see
+// convert.CompileFramedKeys). Otherwise the key is an object of the
+// primary-key fields in the key format (kafka.key.format): JSON (the
+// default) or a framed record, read by the value decoders of its format.
 func keyMapping(m *catalogv1.TopicMapping, keyCols []types.Field) (*catalogv1.TopicMapping, error) {
 	km := &catalogv1.TopicMapping{Topic: m.GetTopic()}
 	for _, c := range m.GetColumns() {
@@ -174,12 +178,22 @@ func keyMapping(m *catalogv1.TopicMapping, keyCols []types.Field) (*catalogv1.To
 		}
 	}
 	kc := m.GetMapping().GetKeyColumn()
+	format := m.GetMapping().GetKeyFormat()
 	switch {
 	case kc == "":
-		km.Mapping = &catalogv1.ColumnMapping{ValueFormat: catalogv1.ValueFormat_VALUE_FORMAT_JSON,
-			UnknownFields: catalogv1.UnknownFieldPolicy_UNKNOWN_FIELD_POLICY_REJECT}
+		switch format {
+		case catalogv1.ValueFormat_VALUE_FORMAT_UNSPECIFIED, catalogv1.ValueFormat_VALUE_FORMAT_JSON:
+			format = catalogv1.ValueFormat_VALUE_FORMAT_JSON
+		case catalogv1.ValueFormat_VALUE_FORMAT_AVRO, catalogv1.ValueFormat_VALUE_FORMAT_PROTOBUF, catalogv1.ValueFormat_VALUE_FORMAT_JSON_SCHEMA:
+		default:
+			return nil, fmt.Errorf("topic %s: key format %v cannot name a primary key of %d columns without a key column", m.GetTopic(), format, len(keyCols))
+		}
+		// A key names the primary key and nothing else.
+		km.Mapping = &catalogv1.ColumnMapping{ValueFormat: format, UnknownFields: catalogv1.UnknownFieldPolicy_UNKNOWN_FIELD_POLICY_REJECT}
 	case len(keyCols) != 1 || keyCols[0].Name != kc:
 		return nil, fmt.Errorf("topic %s: key column %s must be the single primary-key column", m.GetTopic(), kc)
+	case format == catalogv1.ValueFormat_VALUE_FORMAT_JSON || format == catalogv1.ValueFormat_VALUE_FORMAT_PROTOBUF:
+		return nil, fmt.Errorf("topic %s: key format %v cannot fill key column %s", m.GetTopic(), format, kc)
 	case keyCols[0].Type.Root == types.String:
 		km.Mapping = &catalogv1.ColumnMapping{ValueFormat: catalogv1.ValueFormat_VALUE_FORMAT_STRING, ValueColumn: kc}
 	default:

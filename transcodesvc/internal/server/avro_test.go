@@ -197,3 +197,42 @@ func readIPCRows(t *testing.T, data []byte) string {
 	}
 	return fmt.Sprint(rows)
 }
+
+// TestFramedKeyColumn: a log table whose kafka.key.column takes Avro keys
+// (kafka.key.format=avro) stores the string each framed key holds; a key
+// framed with an unknown id fails its record, naming the id.
+func TestFramedKeyColumn(t *testing.T) {
+	reg := &fakeRegistry{texts: map[int32]string{5: `"string"`}, calls: map[int32]int{}}
+	cfg := DefaultConfig()
+	cfg.Schemas = dialRegistry(t, reg)
+	h := newHarness(t, cfg)
+	m := &catalogv1.TopicMapping{
+		Topic: "orders", MappingId: "orders-avro-keys",
+		Columns: []*catalogv1.Field{
+			{Name: "k", Type: dt(catalogv1.TypeRoot_TYPE_ROOT_STRING, true)},
+			{Name: "id", Type: dt(catalogv1.TypeRoot_TYPE_ROOT_BIGINT, false)},
+		},
+		Mapping: &catalogv1.ColumnMapping{ValueFormat: catalogv1.ValueFormat_VALUE_FORMAT_JSON, KeyColumn: "k", KeyFormat: catalogv1.ValueFormat_VALUE_FORMAT_AVRO},
+	}
+	key := func(id int32, s string) []byte {
+		b, err := avro.Marshal(avro.MustParse(`"string"`), s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return append(schemas.AppendFrame(nil, id), b...)
+	}
+	answers := h.exchange(t,
+		&transcodev1.TranscodeRequest{JobId: 1, MappingId: m.MappingId, Mapping: m,
+			RecordBatch: keyedRecordsBatch([][]byte{key(5, "user-1"), nil}, []byte(`{"id": 1}`), []byte(`{"id": 2}`))},
+		&transcodev1.TranscodeRequest{JobId: 2, MappingId: m.MappingId,
+			RecordBatch: keyedRecordsBatch([][]byte{key(5, "fine"), key(6, "x")}, []byte(`{"id": 3}`), []byte(`{"id": 4}`))},
+	)
+	if rows := readIPCRows(t, answers[1].GetBatch().GetArrowIpc()); rows != "[[user-1 1] [<nil> 2]]" {
+		t.Fatalf("rows %s (%v), want the unframed key and a null one", rows, answers[1])
+	}
+	f := answers[2].GetFailure()
+	if f == nil || f.GetErrorCode() != int32(kerr.InvalidRecord.Code) || len(f.GetRecordErrors()) != 1 ||
+		f.GetRecordErrors()[0].GetBatchIndex() != 1 || !strings.Contains(f.GetRecordErrors()[0].GetMessage(), "record key: unknown schema id 6") {
+		t.Fatalf("want INVALID_RECORD for record 1's key, got %v", answers[2])
+	}
+}

@@ -24,6 +24,10 @@ type planEntry struct {
 	// tables.
 	router        *route.Router
 	keyConverters sync.Pool
+	// framedKeys reads the framed keys that fill a key column (nil
+	// otherwise), before the batch is converted.
+	framedKeys   *convert.Plan
+	keyUnframers sync.Pool
 }
 
 // arrowMem holds the Arrow buffers of converted batches between jobs: each
@@ -48,9 +52,38 @@ func (e *planEntry) keyConverter() *convert.Converter {
 	return e.router.KeyPlan().NewConverter(&arrowMem)
 }
 
+func (e *planEntry) keyUnframer() *convert.Converter {
+	if c, ok := e.keyUnframers.Get().(*convert.Converter); ok {
+		return c
+	}
+	return e.framedKeys.NewConverter(&arrowMem)
+}
+
+// keyPlans are the plans e reads framed keys with: of a key column, or of
+// a primary-key table's keys.
+func (e *planEntry) framedKeyPlans() []*convert.Plan {
+	var out []*convert.Plan
+	if e.framedKeys != nil {
+		out = append(out, e.framedKeys)
+	}
+	if e.router != nil && e.router.KeyPlan() != nil && e.router.KeyPlan().Framed() {
+		out = append(out, e.router.KeyPlan())
+	}
+	return out
+}
+
+// framed reports whether the values or keys of e's topic are Schema
+// Registry framed.
+func (e *planEntry) framed() bool {
+	return e.plan.Framed() || len(e.framedKeyPlans()) > 0
+}
+
 // compile compiles m into e.
 func (e *planEntry) compile(m *catalogv1.TopicMapping) {
-	if e.plan, e.err = convert.Compile(m); e.err != nil || !route.Needed(m) {
+	if e.plan, e.err = convert.Compile(m); e.err != nil {
+		return
+	}
+	if e.framedKeys, e.err = convert.CompileFramedKeys(m); e.err != nil || !route.Needed(m) {
 		return
 	}
 	e.router, e.err = route.Compile(m, e.plan)

@@ -241,9 +241,9 @@ func (s *Service) Transcode(srv transcodev1.TranscodeService_TranscodeServer) er
 // this instance compiled for another stream.
 func (s *Service) resolve(st *stream, req *transcodev1.TranscodeRequest) (*planEntry, *transcodev1.TranscodeFailure) {
 	e, f := s.resolvePlan(st, req)
-	if f == nil && e.plan.Framed() && s.schemas == nil {
+	if f == nil && e.framed() && s.schemas == nil {
 		return nil, &transcodev1.TranscodeFailure{ErrorCode: int32(kerr.UnknownServerError.Code), ErrorMessage: fmt.Sprintf(
-			"topic %s takes Schema Registry framed values, but this transcodesvc runs without a schema registry (-schema-addr / FERRY_SCHEMA_ADDR)", e.plan.Topic)}
+			"topic %s takes Schema Registry framed values or keys, but this transcodesvc runs without a schema registry (-schema-addr / FERRY_SCHEMA_ADDR)", e.plan.Topic)}
 	}
 	return e, f
 }
@@ -348,10 +348,24 @@ func (s *Service) run(ctx context.Context, req *transcodev1.TranscodeRequest, e 
 	if floor := int64(len(batch.Records)) * minRowBytes(e.plan.Schema); floor > int64(s.cfg.MaxOutputBytes) {
 		return failed(kerr.MessageTooLarge.Code, fmt.Sprintf("the batch's %d records convert to at least %d bytes of Arrow, more than the %d an answer may carry; send smaller batches (batch.size / max.request.size)", len(batch.Records), floor, s.cfg.MaxOutputBytes), nil)
 	}
-	known, err := s.writerSchemas(ctx, e.plan, batch)
+	known, err := s.writerSchemas(ctx, e, batch)
 	if err != nil {
 		// Retriable: the producer sends the batch again.
 		return failed(kerr.RequestTimedOut.Code, err.Error(), nil)
+	}
+	if e.framedKeys != nil {
+		// The keys become the bytes of the key column they fill; the
+		// converter holds them until this job is done.
+		ku := e.keyUnframer()
+		defer e.keyUnframers.Put(ku)
+		ku.UseSchemas(known)
+		if batch, err = ku.UnframeKeys(batch); err != nil {
+			var f *convert.Failure
+			if errors.As(err, &f) {
+				return failed(f.Code, f.Message, f.Records)
+			}
+			return failed(kerr.UnknownServerError.Code, err.Error(), nil)
+		}
 	}
 	if e.router != nil {
 		return s.runRouted(ctx, req, e, batch, known, failed)
@@ -405,6 +419,9 @@ func (s *Service) runRouted(ctx context.Context, req *transcodev1.TranscodeReque
 	failed func(int16, string, []convert.RecordError) (*transcodev1.TranscodeResponse, func())) (*transcodev1.TranscodeResponse, func()) {
 	conv, keys := e.converter(), e.keyConverter()
 	conv.UseSchemas(known)
+	if keys != nil {
+		keys.UseSchemas(known)
+	}
 	defer func() {
 		e.converters.Put(conv)
 		if keys != nil {
@@ -437,13 +454,20 @@ func (s *Service) runRouted(ctx context.Context, req *transcodev1.TranscodeReque
 	return &transcodev1.TranscodeResponse{JobId: req.GetJobId(), Result: &transcodev1.TranscodeResponse_Batch{Batch: out}}, func() {}
 }
 
-// writerSchemas fetches the writer schemas the framed values of batch name
-// (nil for other formats). An error means the registry could not answer.
-func (s *Service) writerSchemas(ctx context.Context, p *convert.Plan, batch *kafkabatch.Batch) (map[int32]*schemas.Schema, error) {
-	if !p.Framed() {
+// writerSchemas fetches the writer schemas the framed values and keys of
+// batch name (nil when neither is framed). An error means the registry
+// could not answer.
+func (s *Service) writerSchemas(ctx context.Context, e *planEntry, batch *kafkabatch.Batch) (map[int32]*schemas.Schema, error) {
+	if !e.framed() {
 		return nil, nil
 	}
-	ids := p.SchemaIDs(batch, nil)
+	var ids []int32
+	if e.plan.Framed() {
+		ids = e.plan.SchemaIDs(batch, ids)
+	}
+	for _, kp := range e.framedKeyPlans() {
+		ids = kp.KeySchemaIDs(batch, ids)
+	}
 	known := make(map[int32]*schemas.Schema, len(ids))
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.SchemaTimeout)
 	defer cancel()

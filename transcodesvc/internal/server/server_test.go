@@ -326,6 +326,11 @@ func tinyRecordsBatch(n int, v string) []byte {
 
 // recordsBatch is an uncompressed batch of records with these values.
 func recordsBatch(values ...[]byte) []byte {
+	return keyedRecordsBatch(make([][]byte, len(values)), values...)
+}
+
+// keyedRecordsBatch is recordsBatch with a key per value (nil: a null key).
+func keyedRecordsBatch(keys [][]byte, values ...[]byte) []byte {
 	n := len(values)
 	var records []byte
 	for i, v := range values {
@@ -333,7 +338,11 @@ func recordsBatch(values ...[]byte) []byte {
 		r = append(r, 0)                     // attributes
 		r = binary.AppendVarint(r, 0)        // timestamp delta
 		r = binary.AppendVarint(r, int64(i)) // offset delta
-		r = binary.AppendVarint(r, -1)       // null key
+		if keys[i] == nil {
+			r = binary.AppendVarint(r, -1) // null key
+		} else {
+			r = append(binary.AppendVarint(r, int64(len(keys[i]))), keys[i]...)
+		}
 		r = binary.AppendVarint(r, int64(len(v)))
 		r = append(r, v...)
 		r = binary.AppendVarint(r, 0) // no headers

@@ -583,8 +583,17 @@ type ColumnMapping struct {
 	TimestampColumn string             `protobuf:"bytes,4,opt,name=timestamp_column,json=timestampColumn,proto3" json:"timestamp_column,omitempty"`
 	HeadersColumn   string             `protobuf:"bytes,5,opt,name=headers_column,json=headersColumn,proto3" json:"headers_column,omitempty"`
 	UnknownFields   UnknownFieldPolicy `protobuf:"varint,6,opt,name=unknown_fields,json=unknownFields,proto3,enum=ferry.catalog.v1.UnknownFieldPolicy" json:"unknown_fields,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// How the record key is read (kafka.key.format), in the value formats'
+	// terms: RAW (the key bytes fill key_column), JSON (a JSON object of the
+	// primary-key fields, on primary-key tables without key_column), or
+	// AVRO, PROTOBUF, JSON_SCHEMA (Schema Registry framed: a record of the
+	// primary-key fields, or for AVRO and JSON_SCHEMA the one value that
+	// fills key_column). UNSPECIFIED: the key is not read (log tables without
+	// key_column), or a catalog from before this field: the table shape's
+	// default (JSON or RAW).
+	KeyFormat     ValueFormat `protobuf:"varint,7,opt,name=key_format,json=keyFormat,proto3,enum=ferry.catalog.v1.ValueFormat" json:"key_format,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ColumnMapping) Reset() {
@@ -657,6 +666,13 @@ func (x *ColumnMapping) GetUnknownFields() UnknownFieldPolicy {
 		return x.UnknownFields
 	}
 	return UnknownFieldPolicy_UNKNOWN_FIELD_POLICY_UNSPECIFIED
+}
+
+func (x *ColumnMapping) GetKeyFormat() ValueFormat {
+	if x != nil {
+		return x.KeyFormat
+	}
+	return ValueFormat_VALUE_FORMAT_UNSPECIFIED
 }
 
 // One Kafka topic and the Fluss table behind it.
@@ -1664,7 +1680,7 @@ const file_ferry_catalog_v1_catalog_proto_rawDesc = "" +
 	"\x06fields\x18\t \x03(\v2\x17.ferry.catalog.v1.FieldR\x06fields\"K\n" +
 	"\x05Field\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12.\n" +
-	"\x04type\x18\x02 \x01(\v2\x1a.ferry.catalog.v1.DataTypeR\x04type\"\xb2\x02\n" +
+	"\x04type\x18\x02 \x01(\v2\x1a.ferry.catalog.v1.DataTypeR\x04type\"\xf0\x02\n" +
 	"\rColumnMapping\x12@\n" +
 	"\fvalue_format\x18\x01 \x01(\x0e2\x1d.ferry.catalog.v1.ValueFormatR\vvalueFormat\x12!\n" +
 	"\fvalue_column\x18\x02 \x01(\tR\vvalueColumn\x12\x1d\n" +
@@ -1672,7 +1688,9 @@ const file_ferry_catalog_v1_catalog_proto_rawDesc = "" +
 	"key_column\x18\x03 \x01(\tR\tkeyColumn\x12)\n" +
 	"\x10timestamp_column\x18\x04 \x01(\tR\x0ftimestampColumn\x12%\n" +
 	"\x0eheaders_column\x18\x05 \x01(\tR\rheadersColumn\x12K\n" +
-	"\x0eunknown_fields\x18\x06 \x01(\x0e2$.ferry.catalog.v1.UnknownFieldPolicyR\runknownFields\"\xa5\n" +
+	"\x0eunknown_fields\x18\x06 \x01(\x0e2$.ferry.catalog.v1.UnknownFieldPolicyR\runknownFields\x12<\n" +
+	"\n" +
+	"key_format\x18\a \x01(\x0e2\x1d.ferry.catalog.v1.ValueFormatR\tkeyFormat\"\xa5\n" +
 	"\n" +
 	"\fTopicMapping\x12\x14\n" +
 	"\x05topic\x18\x01 \x01(\tR\x05topic\x12\x19\n" +
@@ -1871,36 +1889,37 @@ var file_ferry_catalog_v1_catalog_proto_depIdxs = []int32{
 	6,  // 5: ferry.catalog.v1.Field.type:type_name -> ferry.catalog.v1.DataType
 	0,  // 6: ferry.catalog.v1.ColumnMapping.value_format:type_name -> ferry.catalog.v1.ValueFormat
 	1,  // 7: ferry.catalog.v1.ColumnMapping.unknown_fields:type_name -> ferry.catalog.v1.UnknownFieldPolicy
-	7,  // 8: ferry.catalog.v1.TopicMapping.columns:type_name -> ferry.catalog.v1.Field
-	2,  // 9: ferry.catalog.v1.TopicMapping.arrow_compression:type_name -> ferry.catalog.v1.ArrowCompression
-	8,  // 10: ferry.catalog.v1.TopicMapping.mapping:type_name -> ferry.catalog.v1.ColumnMapping
-	5,  // 11: ferry.catalog.v1.TopicMapping.kind:type_name -> ferry.catalog.v1.TableKind
-	23, // 12: ferry.catalog.v1.TopicMapping.auto_partition_options:type_name -> ferry.catalog.v1.TopicMapping.AutoPartitionOptionsEntry
-	10, // 13: ferry.catalog.v1.TopicMapping.fluss_partition:type_name -> ferry.catalog.v1.FlussPartition
-	4,  // 14: ferry.catalog.v1.TopicMapping.fetch_compression:type_name -> ferry.catalog.v1.FetchCompression
-	24, // 15: ferry.catalog.v1.TopicMapping.table_properties:type_name -> ferry.catalog.v1.TopicMapping.TablePropertiesEntry
-	25, // 16: ferry.catalog.v1.TopicMapping.custom_properties:type_name -> ferry.catalog.v1.TopicMapping.CustomPropertiesEntry
-	13, // 17: ferry.catalog.v1.ResolveTopicsResponse.results:type_name -> ferry.catalog.v1.TopicResult
-	9,  // 18: ferry.catalog.v1.TopicResult.mapping:type_name -> ferry.catalog.v1.TopicMapping
-	9,  // 19: ferry.catalog.v1.ListTopicsResponse.topics:type_name -> ferry.catalog.v1.TopicMapping
-	16, // 20: ferry.catalog.v1.HeartbeatRequest.broker:type_name -> ferry.catalog.v1.Broker
-	16, // 21: ferry.catalog.v1.MetadataRequest.self:type_name -> ferry.catalog.v1.Broker
-	16, // 22: ferry.catalog.v1.MetadataResponse.brokers:type_name -> ferry.catalog.v1.Broker
-	21, // 23: ferry.catalog.v1.MetadataResponse.topics:type_name -> ferry.catalog.v1.TopicMetadata
-	22, // 24: ferry.catalog.v1.TopicMetadata.partitions:type_name -> ferry.catalog.v1.PartitionMetadata
-	11, // 25: ferry.catalog.v1.CatalogService.ResolveTopics:input_type -> ferry.catalog.v1.ResolveTopicsRequest
-	14, // 26: ferry.catalog.v1.CatalogService.ListTopics:input_type -> ferry.catalog.v1.ListTopicsRequest
-	19, // 27: ferry.catalog.v1.CatalogService.Metadata:input_type -> ferry.catalog.v1.MetadataRequest
-	17, // 28: ferry.catalog.v1.CatalogService.Heartbeat:input_type -> ferry.catalog.v1.HeartbeatRequest
-	12, // 29: ferry.catalog.v1.CatalogService.ResolveTopics:output_type -> ferry.catalog.v1.ResolveTopicsResponse
-	15, // 30: ferry.catalog.v1.CatalogService.ListTopics:output_type -> ferry.catalog.v1.ListTopicsResponse
-	20, // 31: ferry.catalog.v1.CatalogService.Metadata:output_type -> ferry.catalog.v1.MetadataResponse
-	18, // 32: ferry.catalog.v1.CatalogService.Heartbeat:output_type -> ferry.catalog.v1.HeartbeatResponse
-	29, // [29:33] is the sub-list for method output_type
-	25, // [25:29] is the sub-list for method input_type
-	25, // [25:25] is the sub-list for extension type_name
-	25, // [25:25] is the sub-list for extension extendee
-	0,  // [0:25] is the sub-list for field type_name
+	0,  // 8: ferry.catalog.v1.ColumnMapping.key_format:type_name -> ferry.catalog.v1.ValueFormat
+	7,  // 9: ferry.catalog.v1.TopicMapping.columns:type_name -> ferry.catalog.v1.Field
+	2,  // 10: ferry.catalog.v1.TopicMapping.arrow_compression:type_name -> ferry.catalog.v1.ArrowCompression
+	8,  // 11: ferry.catalog.v1.TopicMapping.mapping:type_name -> ferry.catalog.v1.ColumnMapping
+	5,  // 12: ferry.catalog.v1.TopicMapping.kind:type_name -> ferry.catalog.v1.TableKind
+	23, // 13: ferry.catalog.v1.TopicMapping.auto_partition_options:type_name -> ferry.catalog.v1.TopicMapping.AutoPartitionOptionsEntry
+	10, // 14: ferry.catalog.v1.TopicMapping.fluss_partition:type_name -> ferry.catalog.v1.FlussPartition
+	4,  // 15: ferry.catalog.v1.TopicMapping.fetch_compression:type_name -> ferry.catalog.v1.FetchCompression
+	24, // 16: ferry.catalog.v1.TopicMapping.table_properties:type_name -> ferry.catalog.v1.TopicMapping.TablePropertiesEntry
+	25, // 17: ferry.catalog.v1.TopicMapping.custom_properties:type_name -> ferry.catalog.v1.TopicMapping.CustomPropertiesEntry
+	13, // 18: ferry.catalog.v1.ResolveTopicsResponse.results:type_name -> ferry.catalog.v1.TopicResult
+	9,  // 19: ferry.catalog.v1.TopicResult.mapping:type_name -> ferry.catalog.v1.TopicMapping
+	9,  // 20: ferry.catalog.v1.ListTopicsResponse.topics:type_name -> ferry.catalog.v1.TopicMapping
+	16, // 21: ferry.catalog.v1.HeartbeatRequest.broker:type_name -> ferry.catalog.v1.Broker
+	16, // 22: ferry.catalog.v1.MetadataRequest.self:type_name -> ferry.catalog.v1.Broker
+	16, // 23: ferry.catalog.v1.MetadataResponse.brokers:type_name -> ferry.catalog.v1.Broker
+	21, // 24: ferry.catalog.v1.MetadataResponse.topics:type_name -> ferry.catalog.v1.TopicMetadata
+	22, // 25: ferry.catalog.v1.TopicMetadata.partitions:type_name -> ferry.catalog.v1.PartitionMetadata
+	11, // 26: ferry.catalog.v1.CatalogService.ResolveTopics:input_type -> ferry.catalog.v1.ResolveTopicsRequest
+	14, // 27: ferry.catalog.v1.CatalogService.ListTopics:input_type -> ferry.catalog.v1.ListTopicsRequest
+	19, // 28: ferry.catalog.v1.CatalogService.Metadata:input_type -> ferry.catalog.v1.MetadataRequest
+	17, // 29: ferry.catalog.v1.CatalogService.Heartbeat:input_type -> ferry.catalog.v1.HeartbeatRequest
+	12, // 30: ferry.catalog.v1.CatalogService.ResolveTopics:output_type -> ferry.catalog.v1.ResolveTopicsResponse
+	15, // 31: ferry.catalog.v1.CatalogService.ListTopics:output_type -> ferry.catalog.v1.ListTopicsResponse
+	20, // 32: ferry.catalog.v1.CatalogService.Metadata:output_type -> ferry.catalog.v1.MetadataResponse
+	18, // 33: ferry.catalog.v1.CatalogService.Heartbeat:output_type -> ferry.catalog.v1.HeartbeatResponse
+	30, // [30:34] is the sub-list for method output_type
+	26, // [26:30] is the sub-list for method input_type
+	26, // [26:26] is the sub-list for extension type_name
+	26, // [26:26] is the sub-list for extension extendee
+	0,  // [0:26] is the sub-list for field type_name
 }
 
 func init() { file_ferry_catalog_v1_catalog_proto_init() }

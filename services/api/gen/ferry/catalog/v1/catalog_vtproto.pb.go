@@ -204,6 +204,11 @@ func (m *ColumnMapping) MarshalToSizedBufferVT(dAtA []byte) (int, error) {
 		i -= len(m.unknownFields)
 		copy(dAtA[i:], m.unknownFields)
 	}
+	if m.KeyFormat != 0 {
+		i = protohelpers.EncodeVarint(dAtA, i, uint64(m.KeyFormat))
+		i--
+		dAtA[i] = 0x38
+	}
 	if m.UnknownFields != 0 {
 		i = protohelpers.EncodeVarint(dAtA, i, uint64(m.UnknownFields))
 		i--
@@ -1297,6 +1302,9 @@ func (m *ColumnMapping) SizeVT() (n int) {
 	if m.UnknownFields != 0 {
 		n += 1 + protohelpers.SizeOfVarint(uint64(m.UnknownFields))
 	}
+	if m.KeyFormat != 0 {
+		n += 1 + protohelpers.SizeOfVarint(uint64(m.KeyFormat))
+	}
 	n += len(m.unknownFields)
 	return n
 }
@@ -2306,6 +2314,25 @@ func (m *ColumnMapping) UnmarshalVTUnsafe(dAtA []byte) error {
 				b := dAtA[iNdEx]
 				iNdEx++
 				m.UnknownFields |= UnknownFieldPolicy(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+		case 7:
+			if wireType != 0 {
+				return fmt.Errorf("proto: wrong wireType = %d for field KeyFormat", wireType)
+			}
+			m.KeyFormat = 0
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return protohelpers.ErrIntOverflow
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				m.KeyFormat |= ValueFormat(b&0x7F) << shift
 				if b < 0x80 {
 					break
 				}
