@@ -302,6 +302,7 @@ transcodesvc/internal/kafkabatch FuzzDecodeBatch 200000x
 transcodesvc/internal/kafkabatch FuzzLZ4Frames 15000x
 transcodesvc/internal/convert FuzzConvertJSON 60000x
 transcodesvc/internal/convert FuzzConvertAvro 50000x
+transcodesvc/internal/convert FuzzAvroFastColumns 40000x
 transcodesvc/internal/convert FuzzConvertProtobuf 50000x
 services/fluss/logbatch FuzzDecode 100000x
 services/fluss/kvbatch FuzzDecode 20000x

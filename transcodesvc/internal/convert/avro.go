@@ -31,6 +31,9 @@ type avroFn func(r *avro.Reader) error
 type avroDecoder struct {
 	decode avroFn
 	err    error // the schema does not fit the table: every record fails
+	// fast reads a record into the own columns (avrofast.go); nil when a
+	// field's kind has no step there.
+	fast *avroPlan
 }
 
 // avroValues decodes framed Avro values into the value columns of one
@@ -49,11 +52,20 @@ type avroValues struct {
 	// single: a schema is one value of the one column, not a record of
 	// the columns (Plan.single).
 	single bool
+	// cols are the own columns of the values (fastcolumns.go), used while
+	// the converter has begun a batch in them; nil when a column's type
+	// has none, or for a single value.
+	cols *fastDecoder
+	// The decoder of the last id looked up: a batch's values mostly share
+	// their writer schema.
+	lastID  int32
+	lastDec *avroDecoder
 }
 
 func newAvroValues(topic string, fields []types.Field, builders []array.Builder) *avroValues {
 	return &avroValues{topic: topic, fields: fields, builders: builders,
-		decoders: map[int32]*avroDecoder{}, reader: avro.NewReader(nil, 0)}
+		decoders: map[int32]*avroDecoder{}, reader: avro.NewReader(nil, 0),
+		cols: newFastColumns(fields, builders)}
 }
 
 // UseSchemas hands the converter the writer schemas of the next batches'
@@ -141,6 +153,14 @@ func (a *avroValues) decodeValue(v []byte) error {
 		return err
 	}
 	a.limit = len(payload)
+	if a.cols != nil && a.cols.columnar {
+		if d.fast != nil && a.decodeRow(d.fast, payload) {
+			return nil
+		}
+		// The closures append to the builders: the rows so far go there
+		// first.
+		a.cols.spill()
+	}
 	r := a.reader.Reset(payload)
 	r.Error = nil
 	if err := d.decode(r); err != nil {
@@ -167,10 +187,14 @@ func readerErr(r *avro.Reader) error {
 }
 
 func (a *avroValues) decoder(id int32) (*avroDecoder, error) {
+	if a.lastDec != nil && id == a.lastID {
+		return a.lastDec, nil
+	}
 	if d, ok := a.decoders[id]; ok {
 		if d.err != nil {
 			return nil, d.err
 		}
+		a.lastID, a.lastDec = id, d
 		return d, nil
 	}
 	s, ok := a.schemas[id]
@@ -198,12 +222,15 @@ func (a *avroValues) decoder(id int32) (*avroDecoder, error) {
 		d.decode, d.err = k.record(rs, a.fields, a.builders)
 		if d.err != nil {
 			d.err = &fieldError{msg: fmt.Sprintf("schema id %d does not fit topic %s: %v", id, a.topic, d.err)}
+		} else if a.cols != nil {
+			d.fast = k.fastPlan(rs, a.cols)
 		}
 	}
 	a.decoders[id] = d
 	if d.err != nil {
 		return nil, d.err
 	}
+	a.lastID, a.lastDec = id, d
 	return d, nil
 }
 

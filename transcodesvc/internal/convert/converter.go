@@ -49,7 +49,7 @@ type Converter struct {
 	rb      *array.RecordBuilder
 	obj     *objectDecoder            // the JSON columns
 	single  writer                    // the one column of a single framed JSON value (Plan.single)
-	fast    *fastDecoder              // the JSON columns' common shape; nil when a type has no fast path
+	fast    *fastDecoder              // the JSON columns' common shape, or the Avro values' own columns; nil when a type has no fast path
 	avro    *avroValues               // the Avro columns
 	proto   *protoValues              // the Protobuf columns
 	known   map[int32]*schemas.Schema // the batch's writer schemas (UseSchemas)
@@ -124,6 +124,10 @@ func (c *Converter) build() {
 		c.avro = newAvroValues(p.Topic, jsonFields, valueBuilders)
 		c.avro.single = p.single
 		c.avro.schemas = known
+		if p.single {
+			c.avro.cols = nil // one value, not a record: the closures read it
+		}
+		c.fast = c.avro.cols
 	}
 	if p.isProtobuf() {
 		c.proto = newProtoValues(p.Topic, jsonFields, valueBuilders)

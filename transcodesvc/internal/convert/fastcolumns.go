@@ -19,6 +19,10 @@ import (
 // row is simply not counted). At the first value that does not fit, the
 // rows so far are appended to the builders (spill) and the rest of the
 // batch goes through them, fast shape or not.
+//
+// Framed Avro values fill the same columns (avrofast.go): a decoder made
+// by newFastColumns, without the JSON keys, driven by the Avro records'
+// compiled plans.
 
 // colBuf is one Arrow buffer being filled: mem holds it, b is its bytes.
 type colBuf struct {

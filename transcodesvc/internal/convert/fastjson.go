@@ -141,7 +141,10 @@ func (f *fastField) date10(b []byte) (int64, error) {
 // builders bs, or nil when a column's type is not one it reads (nested
 // types, TIME, BINARY(n)) or a name needs escaping in JSON.
 func newFastDecoder(fields []types.Field, bs []array.Builder) *fastDecoder {
-	d := &fastDecoder{fields: make([]fastField, len(fields))}
+	d := newFastColumns(fields, bs)
+	if d == nil {
+		return nil
+	}
 	for i, col := range fields {
 		f := &d.fields[i]
 		q := quotedKey(col.Name)
@@ -159,6 +162,25 @@ func newFastDecoder(fields []types.Field, bs []array.Builder) *fastDecoder {
 			f.k0, f.k1 = binary.LittleEndian.Uint64(w[:8]), binary.LittleEndian.Uint64(w[8:])
 			f.m0, f.m1 = lowBytes(min(len(f.key), 8)), lowBytes(max(len(f.key)-8, 0))
 		}
+		if col.Type.Root == types.TimestampNTZ || col.Type.Root == types.TimestampLTZ {
+			if p := col.Type.Precision; p >= 3 && p <= 6 {
+				f.millisLen = len("2006-01-02T15:04:05.000")
+				if col.Type.Root == types.TimestampLTZ {
+					f.millisLen++ // the Z
+				}
+			}
+		}
+	}
+	return d
+}
+
+// newFastColumns returns a decoder with own columns (fastcolumns.go) for
+// the value columns fields with builders bs, whatever the input format,
+// or nil when a column's type has none (nested types, TIME, BINARY(n)).
+func newFastColumns(fields []types.Field, bs []array.Builder) *fastDecoder {
+	d := &fastDecoder{fields: make([]fastField, len(fields))}
+	for i, col := range fields {
+		f := &d.fields[i]
 		f.t = col.Type
 		f.nullable = col.Type.Nullable
 		f.b = bs[i]
@@ -187,12 +209,6 @@ func newFastDecoder(fields []types.Field, bs []array.Builder) *fastDecoder {
 			f.kind, f.date, f.width = fastDate, bs[i].(*array.Date32Builder), 4
 		case types.TimestampNTZ, types.TimestampLTZ:
 			f.kind, f.ts, f.width = fastTimestamp, bs[i].(*array.TimestampBuilder), 8
-			if p := col.Type.Precision; p >= 3 && p <= 6 {
-				f.millisLen = len("2006-01-02T15:04:05.000")
-				if col.Type.Root == types.TimestampLTZ {
-					f.millisLen++ // the Z
-				}
-			}
 		default:
 			return nil
 		}
