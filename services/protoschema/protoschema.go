@@ -25,7 +25,8 @@ import (
 const RootName = "ferry-registered.proto"
 
 // Compile compiles text with the files it imports, directly or not
-// (imports: text by import path; google/protobuf/*.proto need none).
+// (imports: text by import path; google/protobuf/*.proto and the
+// built-in value messages need none).
 // fromDescriptor tells whether text was a serialized descriptor.
 func Compile(ctx context.Context, text string, imports map[string]string) (fd protoreflect.FileDescriptor, fromDescriptor bool, err error) {
 	root := protocompile.SearchResult{Source: strings.NewReader(text)}
@@ -38,7 +39,10 @@ func Compile(ctx context.Context, text string, imports map[string]string) (fd pr
 		}
 		t, ok := imports[path]
 		if !ok {
-			return protocompile.SearchResult{}, fmt.Errorf("import %q is neither a reference of the schema nor a google/protobuf well-known type", path)
+			if src, builtin := builtinSources[path]; builtin {
+				return protocompile.SearchResult{Source: strings.NewReader(src)}, nil
+			}
+			return protocompile.SearchResult{}, fmt.Errorf("import %q is neither a reference of the schema nor a built-in import (google/protobuf/*.proto, %s, %s, %s)", path, DecimalImport, DateImport, TimeOfDayImport)
 		}
 		if fdp := descriptor(t, path); fdp != nil {
 			return protocompile.SearchResult{Proto: fdp}, nil
@@ -136,6 +140,21 @@ func MessageAt(fd protoreflect.FileDescriptor, indexes []int) (protoreflect.Mess
 		return nil, fmt.Errorf("message index array is empty")
 	}
 	return md, nil
+}
+
+// compileBuiltin compiles a built-in import's source on its own.
+func compileBuiltin(path, src string) (protoreflect.FileDescriptor, error) {
+	c := protocompile.Compiler{Resolver: protocompile.ResolverFunc(func(p string) (protocompile.SearchResult, error) {
+		if p != path {
+			return protocompile.SearchResult{}, fmt.Errorf("built-in %s imports %s", path, p)
+		}
+		return protocompile.SearchResult{Source: strings.NewReader(src)}, nil
+	})}
+	files, err := c.Compile(context.Background(), path)
+	if err != nil {
+		return nil, fmt.Errorf("built-in %s: %w", path, err)
+	}
+	return files[0], nil
 }
 
 // descriptor reads text as the base64 of a serialized FileDescriptorProto,

@@ -80,6 +80,10 @@ func (s *Schema) Message() protoreflect.MessageDescriptor {
 	return s.file.Messages().Get(0)
 }
 
+// CheckBuiltin reports why s, registered under the built-in import path
+// path, is not that file (protoschema.CheckBuiltinFile).
+func (s *Schema) CheckBuiltin(path string) error { return protoschema.CheckBuiltinFile(path, s.file) }
+
 // Serialized is the schema as a base64 FileDescriptorProto, the
 // "serialized" format confluent-kafka-python's deserializers ask for.
 func (s *Schema) Serialized() (string, error) {

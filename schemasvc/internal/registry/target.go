@@ -23,6 +23,16 @@ type target struct {
 	// one the table's value format reads, so a client that takes the
 	// latest version gets a schema its serializer accepts.
 	lang string
+	// builtin is set for a subject named after a built-in import path
+	// (google/type/date.proto, ...): no table, and only that file fits.
+	builtin string
+}
+
+// builtinTarget is the target of a subject named after a built-in
+// import: confluent-kafka-python registers imported files under their
+// path when it does not skip known types, then references them.
+func builtinTarget(path string) *target {
+	return &target{table: "built-in import " + path, builtin: path}
 }
 
 func newTarget(m *catalogv1.TopicMapping, key bool) *target {
@@ -74,6 +84,15 @@ func newTarget(m *catalogv1.TopicMapping, key bool) *target {
 // check refuses p (409, naming the field) when it does not map onto the
 // target.
 func (t *target) check(p *prepared) error {
+	if t.builtin != "" {
+		if p.proto == nil {
+			return errorf(CodeIncompatible, "Schema being registered is incompatible with subject %s: it is a built-in Protobuf import, and this is a %s schema", t.builtin, p.typ)
+		}
+		if err := p.proto.CheckBuiltin(t.builtin); err != nil {
+			return errorf(CodeIncompatible, "Schema being registered is incompatible with subject %s, a built-in Protobuf import: %v", t.builtin, err)
+		}
+		return nil
+	}
 	if t.fit == nil {
 		return nil
 	}
