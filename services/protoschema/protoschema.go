@@ -3,7 +3,9 @@
 // (what confluent-kafka-python's ProtobufSerializer registers), with the
 // files they import. schemasvc compiles registrations with it, transcodesvc
 // writer schemas and fetchsvc the schemas it serves, so all three read a
-// schema the same way.
+// schema the same way. Its type rules (typerules.go) say which field type
+// fills which column type, for the registry's check, produce decoding,
+// consume encoding and derived schemas alike.
 package protoschema
 
 import (
