@@ -3,7 +3,9 @@
 // (what confluent-kafka-python's ProtobufSerializer registers), with the
 // files they import. schemasvc compiles registrations with it, transcodesvc
 // writer schemas and fetchsvc the schemas it serves, so all three read a
-// schema the same way.
+// schema the same way. Its type rules (typerules.go) say which field type
+// fills which column type, for the registry's check, produce decoding,
+// consume encoding and derived schemas alike.
 package protoschema
 
 import (
@@ -29,7 +31,8 @@ import (
 const RootName = "ferry-registered.proto"
 
 // Compile compiles text with the files it imports, directly or not
-// (imports: text by import path; google/protobuf/*.proto need none).
+// (imports: text by import path; google/protobuf/*.proto and the
+// built-in value messages need none).
 // fromDescriptor tells whether text was a serialized descriptor.
 func Compile(ctx context.Context, text string, imports map[string]string) (fd protoreflect.FileDescriptor, fromDescriptor bool, err error) {
 	fromDescriptor = descriptor(text, RootName) != nil
@@ -39,7 +42,10 @@ func Compile(ctx context.Context, text string, imports map[string]string) (fd pr
 		}
 		t, ok := imports[path]
 		if !ok {
-			return protocompile.SearchResult{}, fmt.Errorf("import %q is neither a reference of the schema nor a google/protobuf well-known type", path)
+			if src, builtin := builtinSources[path]; builtin {
+				return protocompile.SearchResult{Source: strings.NewReader(src)}, nil
+			}
+			return protocompile.SearchResult{}, fmt.Errorf("import %q is neither a reference of the schema nor a built-in import (google/protobuf/*.proto, %s, %s, %s)", path, DecimalImport, DateImport, TimeOfDayImport)
 		}
 		return searchResult(path, t)
 	}))}
@@ -260,6 +266,21 @@ func MessageAt(fd protoreflect.FileDescriptor, indexes []int) (protoreflect.Mess
 		return nil, fmt.Errorf("message index array is empty")
 	}
 	return md, nil
+}
+
+// compileBuiltin compiles a built-in import's source on its own.
+func compileBuiltin(path, src string) (protoreflect.FileDescriptor, error) {
+	c := protocompile.Compiler{Resolver: protocompile.ResolverFunc(func(p string) (protocompile.SearchResult, error) {
+		if p != path {
+			return protocompile.SearchResult{}, fmt.Errorf("built-in %s imports %s", path, p)
+		}
+		return protocompile.SearchResult{Source: strings.NewReader(src)}, nil
+	})}
+	files, err := c.Compile(context.Background(), path)
+	if err != nil {
+		return nil, fmt.Errorf("built-in %s: %w", path, err)
+	}
+	return files[0], nil
 }
 
 // descriptor reads text as the base64 of a serialized FileDescriptorProto,

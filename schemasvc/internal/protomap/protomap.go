@@ -4,8 +4,8 @@
 // says whether records of the schema's first message can become rows of a
 // table (and, when not, which field and why), Derive writes the .proto of a
 // table's columns, and Compatible compares two versions of a subject. The
-// type rules follow docs/schema-registry.md, and match transcodesvc's
-// (which Protobuf field fits which column type).
+// type rules are services/protoschema's table, which transcodesvc's decoder
+// and fetchsvc's encoder read too.
 package protomap
 
 import (
@@ -79,6 +79,10 @@ func (s *Schema) Message() protoreflect.MessageDescriptor {
 	}
 	return s.file.Messages().Get(0)
 }
+
+// CheckBuiltin reports why s, registered under the built-in import path
+// path, is not that file (protoschema.CheckBuiltinFile).
+func (s *Schema) CheckBuiltin(path string) error { return protoschema.CheckBuiltinFile(path, s.file) }
 
 // Serialized is the schema as a base64 FileDescriptorProto, the
 // "serialized" format confluent-kafka-python's deserializers ask for.

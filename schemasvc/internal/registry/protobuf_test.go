@@ -149,11 +149,11 @@ message items {
 	if _, err := srv.GetTopicSchema(ctx, &schemav1.GetTopicSchemaRequest{Topic: "items", Key: true}); status.Code(err) != codes.NotFound {
 		t.Errorf("key: %v", err)
 	}
-	// DECIMAL has no Protobuf type.
-	_, err = NewServer(newRegistry(t, &storetest.MemLog{}, ordersCatalog())).GetTopicSchema(ctx,
+	// DECIMAL is a confluent.type.Decimal, imported without a reference.
+	ts, err = NewServer(newRegistry(t, &storetest.MemLog{}, ordersCatalog())).GetTopicSchema(ctx,
 		&schemav1.GetTopicSchemaRequest{Topic: "orders", Type: schemav1.SchemaType_SCHEMA_TYPE_PROTOBUF})
-	if status.Code(err) != codes.NotFound || !strings.Contains(err.Error(), "column price: column type DECIMAL(10, 2) has no Protobuf mapping") {
-		t.Errorf("orders in Protobuf: %v", err)
+	if err != nil || !strings.Contains(ts.GetSchema().GetText(), "confluent.type.Decimal price = ") || len(ts.GetSchema().GetReferences()) != 0 {
+		t.Errorf("orders in Protobuf: %v %v", ts, err)
 	}
 }
 
@@ -284,5 +284,48 @@ enum NullValue {
 		if _, _, err := r.Register(ctx, c.subject, c.in); err == nil || AsError(err).Code != c.code {
 			t.Errorf("%s: registered under %s: %v, want error code %d", name, c.subject, err, c.code)
 		}
+	}
+}
+
+// confluent-kafka-python with skip.known.types off registers each
+// imported file under its path and references it: a subject named after a
+// built-in import takes that file (with its options, in another layout)
+// and nothing else, and a schema referencing it registers.
+func TestProtobufBuiltinImportSubjects(t *testing.T) {
+	ctx := context.Background()
+	r := newRegistry(t, &storetest.MemLog{}, protoCatalog())
+	date := `syntax = "proto3";
+package google.type;
+option go_package = "google.golang.org/genproto/googleapis/type/date;date";
+option java_multiple_files = true;
+message Date { int32 year = 1; int32 month = 2; int32 day = 3; }
+`
+	if _, v, err := r.Register(ctx, "google/type/date.proto", Input{Type: TypeProtobuf, Text: date}); err != nil || v != 1 {
+		t.Fatalf("register date.proto: v%d %v", v, err)
+	}
+	for _, tc := range []struct{ subject, text, want string }{
+		{"google/type/date.proto", `syntax = "proto3"; package google.type; message Date { int32 year = 1; int64 month = 2; int32 day = 3; }`, "message google.type.Date needs field int32 month = 2"},
+		{"google/type/timeofday.proto", `syntax = "proto3"; package other; message TimeOfDay { int32 hours = 1; }`, "declares package other"},
+		{"confluent/type/decimal.proto", `{"type": "string"}`, "this is a AVRO schema"},
+	} {
+		in := Input{Type: TypeProtobuf, Text: tc.text}
+		if strings.HasPrefix(tc.text, "{") {
+			in.Type = TypeAvro
+		}
+		_, _, err := r.Register(ctx, tc.subject, in)
+		if e := AsError(err); err == nil || e.Code != CodeIncompatible || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want 409 with %q", tc.subject, err, tc.want)
+		}
+	}
+	item := `syntax = "proto3"; package shop; import "google/type/date.proto";
+message Item { int64 id = 1; optional string item = 2; google.type.Date at = 3; }`
+	// A DATE column would take it; this table's "at" is a TIMESTAMP_LTZ.
+	_, _, err := r.Register(ctx, "items-value", Input{Type: TypeProtobuf, Text: item, References: []Reference{{Name: "google/type/date.proto", Subject: "google/type/date.proto", Version: 1}}})
+	if err == nil || !strings.Contains(err.Error(), "field at: Protobuf google.type.Date does not fit column type TIMESTAMP_LTZ(3)") {
+		t.Errorf("date into a timestamp column: %v", err)
+	}
+	// Not a table: nothing is derived for it.
+	if _, err := r.Version(ctx, "google/type/timeofday.proto", 0, false); AsError(err).Code != CodeSubjectNotFound {
+		t.Errorf("latest of an unregistered built-in subject: %v", err)
 	}
 }

@@ -29,6 +29,7 @@ import (
 	"github.com/ferrygw/ferry/schemasvc/internal/store"
 	"github.com/ferrygw/ferry/schemasvc/internal/tablefit"
 	catalogv1 "github.com/ferrygw/ferry/services/api/gen/ferry/catalog/v1"
+	"github.com/ferrygw/ferry/services/protoschema"
 )
 
 // Schema types as the REST API names them.
@@ -858,6 +859,9 @@ func (r *Registry) target(ctx context.Context, subject string, forRegistration b
 			return errorf(CodeInvalidSchema, "Invalid schema: subject %s: %s", subject, why)
 		}
 		return errorf(CodeSubjectNotFound, "Subject '%s' not found.", subject)
+	}
+	if _, ok := protoschema.BuiltinImport(subject); ok && forRegistration {
+		return builtinTarget(subject), nil
 	}
 	topic, key := TopicOf(subject)
 	if topic == "" {

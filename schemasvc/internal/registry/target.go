@@ -29,12 +29,22 @@ type target struct {
 	// well-known Protobuf file (google/protobuf/timestamp.proto): it holds
 	// that file, as the import it is for other schemas, and no table's.
 	wellKnown protoreflect.FileDescriptor
+	// builtin is set for a subject named after a built-in import path
+	// (google/type/date.proto, ...): no table, and only that file fits.
+	builtin string
 }
 
 // wellKnownTarget is the target of the subject named after the
 // well-known file wk.
 func wellKnownTarget(wk protoreflect.FileDescriptor) *target {
 	return &target{table: "none (the well-known file " + wk.Path() + ")", wellKnown: wk, lang: TypeProtobuf}
+}
+
+// builtinTarget is the target of a subject named after a built-in
+// import: confluent-kafka-python registers imported files under their
+// path when it does not skip known types, then references them.
+func builtinTarget(path string) *target {
+	return &target{table: "built-in import " + path, builtin: path}
 }
 
 func newTarget(m *catalogv1.TopicMapping, key bool) *target {
@@ -97,6 +107,15 @@ func (t *target) check(p *prepared) error {
 		}
 		if err := protomap.CheckWellKnown(p.proto, t.wellKnown); err != nil {
 			return errorf(CodeIncompatible, "Schema being registered is incompatible with subject %s: it is not the well-known Protobuf file of that name: %v", t.wellKnown.Path(), err)
+		}
+		return nil
+	}
+	if t.builtin != "" {
+		if p.proto == nil {
+			return errorf(CodeIncompatible, "Schema being registered is incompatible with subject %s: it is a built-in Protobuf import, and this is a %s schema", t.builtin, p.typ)
+		}
+		if err := p.proto.CheckBuiltin(t.builtin); err != nil {
+			return errorf(CodeIncompatible, "Schema being registered is incompatible with subject %s, a built-in Protobuf import: %v", t.builtin, err)
 		}
 		return nil
 	}
