@@ -36,19 +36,18 @@ const RootName = "ferry-registered.proto"
 // fromDescriptor tells whether text was a serialized descriptor.
 func Compile(ctx context.Context, text string, imports map[string]string) (fd protoreflect.FileDescriptor, fromDescriptor bool, err error) {
 	fromDescriptor = descriptor(text, RootName) != nil
-	c := protocompile.Compiler{Resolver: protocompile.WithStandardImports(protocompile.ResolverFunc(func(path string) (protocompile.SearchResult, error) {
+	c := protocompile.Compiler{Resolver: protocompile.ResolverFunc(func(path string) (protocompile.SearchResult, error) {
 		if path == RootName {
 			return searchResult(path, text)
 		}
-		t, ok := imports[path]
-		if !ok {
-			if src, builtin := builtinSources[path]; builtin {
-				return protocompile.SearchResult{Source: strings.NewReader(src)}, nil
-			}
-			return protocompile.SearchResult{}, fmt.Errorf("import %q is neither a reference of the schema nor a built-in import (google/protobuf/*.proto, %s, %s, %s)", path, DecimalImport, DateImport, TimeOfDayImport)
+		if t, ok := imports[path]; ok {
+			return searchResult(path, t)
 		}
-		return searchResult(path, t)
-	}))}
+		if fd := BuiltinFile(path); fd != nil {
+			return protocompile.SearchResult{Desc: fd}, nil
+		}
+		return protocompile.SearchResult{}, fmt.Errorf("import %q is neither a reference of the schema nor a built-in import (google/protobuf/*.proto, %s, %s, %s)", path, DecimalImport, DateImport, TimeOfDayImport)
+	})}
 	files, err := c.Compile(ctx, RootName)
 	if err != nil {
 		return nil, false, err
@@ -266,21 +265,6 @@ func MessageAt(fd protoreflect.FileDescriptor, indexes []int) (protoreflect.Mess
 		return nil, fmt.Errorf("message index array is empty")
 	}
 	return md, nil
-}
-
-// compileBuiltin compiles a built-in import's source on its own.
-func compileBuiltin(path, src string) (protoreflect.FileDescriptor, error) {
-	c := protocompile.Compiler{Resolver: protocompile.ResolverFunc(func(p string) (protocompile.SearchResult, error) {
-		if p != path {
-			return protocompile.SearchResult{}, fmt.Errorf("built-in %s imports %s", path, p)
-		}
-		return protocompile.SearchResult{Source: strings.NewReader(src)}, nil
-	})}
-	files, err := c.Compile(context.Background(), path)
-	if err != nil {
-		return nil, fmt.Errorf("built-in %s: %w", path, err)
-	}
-	return files[0], nil
 }
 
 // descriptor reads text as the base64 of a serialized FileDescriptorProto,

@@ -222,9 +222,16 @@ message M { confluent.type.Decimal d = 1; google.type.Date day = 2; google.type.
 	}
 	for _, tc := range []struct{ path, text, want string }{
 		{DateImport, `syntax = "proto3"; package google.type; option java_package = "com.google.type"; message Date { int32 year = 1; int32 month = 2; int32 day = 3; }`, ""},
-		{DateImport, `syntax = "proto3"; package google.type; message Date { int32 year = 1; int32 month = 2; }`, "needs field int32 day = 3"},
-		{DecimalImport, `syntax = "proto3"; package confluent.type; message Decimal { string value = 1; uint32 precision = 2; int32 scale = 3; }`, "needs field bytes value = 1"},
-		{TimeOfDayImport, `syntax = "proto3"; package google.type; message Time { int32 hours = 1; }`, "has no message google.type.TimeOfDay"},
+		{DateImport, `syntax = "proto3"; package google.type; message Date { int32 year = 1; int32 month = 2; }`, "message google.type.Date has 2 fields, want 3"},
+		{DateImport, `syntax = "proto3"; package google.type; message Date { int32 year = 1; int32 month = 2; int32 day = 3; int32 era = 4; }`, "message google.type.Date has 4 fields, want 3"},
+		{DateImport, `syntax = "proto3"; package google.type; message Date { int32 year = 1; int32 month = 2; repeated int32 day = 3; }`, "field google.type.Date.day: repeated int32 day = 3, want optional int32 day = 3"},
+		{DateImport, `syntax = "proto3"; package google.type; message Date { int32 year = 1; int32 month = 2; int32 day = 3; } message Extra {}`, "2 messages where the built-in file has 1"},
+		{DecimalImport, `syntax = "proto3"; package confluent.type; message Decimal { string value = 1; uint32 precision = 2; int32 scale = 3; }`, "field confluent.type.Decimal.value: optional string value = 1, want optional bytes value = 1"},
+		{TimeOfDayImport, `syntax = "proto3"; package google.type; message Time { int32 hours = 1; }`, "no message google.type.TimeOfDay"},
+		{TimeOfDayImport, `syntax = "proto3"; package other; message TimeOfDay { int32 hours = 1; int32 minutes = 2; int32 seconds = 3; int32 nanos = 4; }`, "package other is not google/type/timeofday.proto's google.type"},
+		// The well-known files are built-in imports too, checked the same way.
+		{"google/protobuf/timestamp.proto", `syntax = "proto3"; package google.protobuf; option java_package = "com.google.protobuf"; message Timestamp { int64 seconds = 1; int32 nanos = 2; }`, ""},
+		{"google/protobuf/timestamp.proto", `syntax = "proto3"; package google.protobuf; message Timestamp { int64 seconds = 1; int64 nanos = 2; }`, "field google.protobuf.Timestamp.nanos: optional int64 nanos = 2, want optional int32 nanos = 2"},
 		{"other.proto", `syntax = "proto3"; message X {}`, ""},
 	} {
 		fd, _, err := Compile(context.Background(), tc.text, nil)
@@ -235,5 +242,19 @@ message M { confluent.type.Decimal d = 1; google.type.Date day = 2; google.type.
 		if (err == nil) != (tc.want == "") || (err != nil && !strings.Contains(err.Error(), tc.want)) {
 			t.Errorf("%s: %v, want %q", tc.path, err, tc.want)
 		}
+	}
+	// BuiltinFile is what Compile links an import without a reference to.
+	for _, path := range []string{DecimalImport, DateImport, TimeOfDayImport, "google/protobuf/timestamp.proto", "google/protobuf/struct.proto"} {
+		if f := BuiltinFile(path); f == nil || f.Path() != path {
+			t.Errorf("BuiltinFile(%s) = %v", path, f)
+		}
+	}
+	for _, path := range []string{"google/protobuf/nope.proto", "google/type/money.proto", "shop/item.proto", RootName} {
+		if f := BuiltinFile(path); f != nil {
+			t.Errorf("BuiltinFile(%s) = %s, want nil", path, f.Path())
+		}
+	}
+	if imp := fd.Imports(); imp.Len() != 3 || imp.Get(1).FileDescriptor != BuiltinFile(DateImport) {
+		t.Errorf("the schema's date.proto import is not BuiltinFile's")
 	}
 }

@@ -81,8 +81,19 @@ func (s *Schema) Message() protoreflect.MessageDescriptor {
 }
 
 // CheckBuiltin reports why s, registered under the built-in import path
-// path, is not that file (protoschema.CheckBuiltinFile).
+// path, is not a copy of that file (protoschema.CheckBuiltinFile).
 func (s *Schema) CheckBuiltin(path string) error { return protoschema.CheckBuiltinFile(path, s.file) }
+
+// DeriveBuiltin is Ferry's own copy of the built-in import path as .proto
+// source: the latest version of a subject named after it that nobody
+// registered a copy under.
+func DeriveBuiltin(path string) (string, error) {
+	fd := protoschema.BuiltinFile(path)
+	if fd == nil {
+		return "", fmt.Errorf("%s is not a built-in Protobuf import", path)
+	}
+	return printFile(fd)
+}
 
 // Serialized is the schema as a base64 FileDescriptorProto, the
 // "serialized" format confluent-kafka-python's deserializers ask for.
