@@ -165,7 +165,7 @@ func TestSchemaRegistryPythonClient(t *testing.T) {
 		t.Errorf("protobuf lookup %+v, by id %+v", p.Lookup, p.ByID)
 	}
 	if r := p.Refused; r == nil || r.HTTPStatus != 409 || r.Code != 409 ||
-		!strings.Contains(r.Message, "field id: int64 may be absent (it has presence: optional, a message or in a oneof) but the column is BIGINT NOT NULL") {
+		!strings.Contains(r.Message, "field id: int64 may be absent (it is declared with presence: optional, a wrapper or in a oneof) but the column is BIGINT NOT NULL") {
 		t.Errorf("incompatible protobuf registration: %+v", p.Refused)
 	}
 	if s := p.Serde; s.Magic != 0 || s.ID != p.Register || s.Index != 0 || s.LatestID != p.Register ||

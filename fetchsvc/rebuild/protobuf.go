@@ -12,6 +12,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/ferrygw/ferry/services/fluss/types"
+	"github.com/ferrygw/ferry/services/protoschema"
 )
 
 // pbEnc appends the value at row of col in the wire form of one value of
@@ -270,34 +271,43 @@ func appendLenPrefixed(dst []byte, fill func([]byte) ([]byte, error)) ([]byte, e
 	return dst, nil
 }
 
-// pbWrappers are the well-known messages that carry one nullable value in
-// their field "value".
-var pbWrappers = map[protoreflect.FullName]bool{
-	"google.protobuf.BoolValue": true, "google.protobuf.Int32Value": true, "google.protobuf.Int64Value": true,
-	"google.protobuf.UInt32Value": true, "google.protobuf.UInt64Value": true, "google.protobuf.FloatValue": true,
-	"google.protobuf.DoubleValue": true, "google.protobuf.StringValue": true, "google.protobuf.BytesValue": true,
-}
-
 // pbValueEnc compiles one value of fd's kind (ignoring whether it is
-// repeated) from a column of col's type.
+// repeated) from a column of col's type. Whether the column fits the field
+// at all is protoschema's rule table; this picks the conversion.
 func pbValueEnc(fd protoreflect.FieldDescriptor, col types.Field) (pbEnc, error) {
 	t := col.Type
 	bad := func() (pbEnc, error) { return nil, pbTypeErr(fd, col) }
-	k := fd.Kind()
-	switch k {
-	case protoreflect.BoolKind:
-		if t.Root != types.Boolean {
-			return bad()
+	v, wrapped := protoschema.ValueTypeOf(fd)
+	if protoschema.FitOf(v, t.Root) == protoschema.NoFit {
+		return bad()
+	}
+	if wrapped {
+		inner := fd.Message().Fields().ByName("value")
+		enc, err := pbValueEnc(inner, col)
+		if err != nil {
+			return nil, fmt.Errorf("field %s: column %s of type %s cannot be written as Protobuf %s", fd.Name(), col.Name, t, fd.Message().FullName())
 		}
+		wt := wireType(inner.Kind())
+		return func(dst []byte, c arrow.Array, row int) ([]byte, error) {
+			return appendLenPrefixed(dst, func(dst []byte) ([]byte, error) {
+				if c.IsNull(row) {
+					return dst, nil
+				}
+				return enc(protowire.AppendTag(dst, 1, wt), c, row)
+			})
+		}, nil
+	}
+	k := fd.Kind()
+	switch v {
+	case protoschema.Bool:
 		return func(dst []byte, c arrow.Array, row int) ([]byte, error) {
 			return protowire.AppendVarint(dst, protowire.EncodeBool(!c.IsNull(row) && c.(*array.Boolean).Value(row))), nil
 		}, nil
 
-	case protoreflect.Int32Kind, protoreflect.Sint32Kind, protoreflect.Sfixed32Kind, protoreflect.Uint32Kind, protoreflect.Fixed32Kind,
-		protoreflect.Int64Kind, protoreflect.Sint64Kind, protoreflect.Sfixed64Kind, protoreflect.Uint64Kind, protoreflect.Fixed64Kind, protoreflect.EnumKind:
+	case protoschema.Int32, protoschema.Uint32, protoschema.Int64, protoschema.Uint64, protoschema.Enum:
 		get, ok := intGetter(t.Root)
 		if !ok {
-			if k == protoreflect.EnumKind && (t.Root == types.String || t.Root == types.Char) {
+			if v == protoschema.Enum {
 				return pbEnumByName(fd, col), nil
 			}
 			return bad()
@@ -315,9 +325,20 @@ func pbValueEnc(fd protoreflect.FieldDescriptor, col types.Field) (pbEnc, error)
 			return dst, nil
 		}, nil
 
-	case protoreflect.FloatKind:
-		if t.Root != types.Float {
-			return bad()
+	case protoschema.Float:
+		if t.Root == types.Double {
+			// Only a DOUBLE that is a float exactly goes back into one.
+			return func(dst []byte, c arrow.Array, row int) ([]byte, error) {
+				var v float64
+				if !c.IsNull(row) {
+					v = c.(*array.Float64).Value(row)
+				}
+				f := float32(v)
+				if float64(f) != v && !math.IsNaN(v) {
+					return dst, fmt.Errorf("column %s: %v is not a Protobuf float exactly", col.Name, v)
+				}
+				return protowire.AppendFixed32(dst, math.Float32bits(f)), nil
+			}, nil
 		}
 		return func(dst []byte, c arrow.Array, row int) ([]byte, error) {
 			var v float32
@@ -327,31 +348,16 @@ func pbValueEnc(fd protoreflect.FieldDescriptor, col types.Field) (pbEnc, error)
 			return protowire.AppendFixed32(dst, math.Float32bits(v)), nil
 		}, nil
 
-	case protoreflect.DoubleKind:
-		switch t.Root {
-		case types.Double:
-			return func(dst []byte, c arrow.Array, row int) ([]byte, error) {
-				var v float64
-				if !c.IsNull(row) {
-					v = c.(*array.Float64).Value(row)
-				}
-				return protowire.AppendFixed64(dst, math.Float64bits(v)), nil
-			}, nil
-		case types.Float:
-			return func(dst []byte, c arrow.Array, row int) ([]byte, error) {
-				var v float64
-				if !c.IsNull(row) {
-					v = float64(c.(*array.Float32).Value(row))
-				}
-				return protowire.AppendFixed64(dst, math.Float64bits(v)), nil
-			}, nil
-		}
-		return bad()
+	case protoschema.Double:
+		return func(dst []byte, c arrow.Array, row int) ([]byte, error) {
+			var v float64
+			if !c.IsNull(row) {
+				v = c.(*array.Float64).Value(row)
+			}
+			return protowire.AppendFixed64(dst, math.Float64bits(v)), nil
+		}, nil
 
-	case protoreflect.StringKind:
-		if t.Root != types.String && t.Root != types.Char {
-			return bad()
-		}
+	case protoschema.String:
 		return func(dst []byte, c arrow.Array, row int) ([]byte, error) {
 			if c.IsNull(row) {
 				return protowire.AppendVarint(dst, 0), nil
@@ -359,16 +365,8 @@ func pbValueEnc(fd protoreflect.FieldDescriptor, col types.Field) (pbEnc, error)
 			return protowire.AppendString(dst, c.(*array.String).Value(row)), nil
 		}, nil
 
-	case protoreflect.BytesKind:
-		switch t.Root {
-		case types.Bytes:
-			return func(dst []byte, c arrow.Array, row int) ([]byte, error) {
-				if c.IsNull(row) {
-					return protowire.AppendVarint(dst, 0), nil
-				}
-				return protowire.AppendBytes(dst, c.(*array.Binary).Value(row)), nil
-			}, nil
-		case types.Binary:
+	case protoschema.Bytes:
+		if t.Root == types.Binary {
 			return func(dst []byte, c arrow.Array, row int) ([]byte, error) {
 				if c.IsNull(row) {
 					return protowire.AppendVarint(dst, 0), nil
@@ -376,54 +374,42 @@ func pbValueEnc(fd protoreflect.FieldDescriptor, col types.Field) (pbEnc, error)
 				return protowire.AppendBytes(dst, c.(*array.FixedSizeBinary).Value(row)), nil
 			}, nil
 		}
-		return bad()
+		return func(dst []byte, c arrow.Array, row int) ([]byte, error) {
+			if c.IsNull(row) {
+				return protowire.AppendVarint(dst, 0), nil
+			}
+			return protowire.AppendBytes(dst, c.(*array.Binary).Value(row)), nil
+		}, nil
 
-	case protoreflect.MessageKind:
-		md := fd.Message()
-		switch {
-		case md.FullName() == "google.protobuf.Timestamp":
-			if t.Root != types.TimestampLTZ && t.Root != types.TimestampNTZ {
-				return bad()
+	case protoschema.Timestamp:
+		ups := unitsPerSecond(t.Precision)
+		return func(dst []byte, c arrow.Array, row int) ([]byte, error) {
+			if c.IsNull(row) {
+				return protowire.AppendVarint(dst, 0), nil
 			}
-			ups := unitsPerSecond(t.Precision)
-			return func(dst []byte, c arrow.Array, row int) ([]byte, error) {
-				if c.IsNull(row) {
-					return protowire.AppendVarint(dst, 0), nil
-				}
-				v := int64(c.(*array.Timestamp).Value(row))
-				sec, frac := v/ups, v%ups
-				if frac < 0 {
-					sec, frac = sec-1, frac+ups
-				}
-				return appendLenPrefixed(dst, func(dst []byte) ([]byte, error) {
-					if sec != 0 {
-						dst = protowire.AppendVarint(protowire.AppendTag(dst, 1, protowire.VarintType), uint64(sec))
-					}
-					if nanos := frac * (1e9 / ups); nanos != 0 {
-						dst = protowire.AppendVarint(protowire.AppendTag(dst, 2, protowire.VarintType), uint64(nanos))
-					}
-					return dst, nil
-				})
-			}, nil
-		case pbWrappers[md.FullName()]:
-			inner := md.Fields().ByName("value")
-			enc, err := pbValueEnc(inner, col)
-			if err != nil {
-				return nil, fmt.Errorf("field %s: column %s of type %s cannot be written as Protobuf %s", fd.Name(), col.Name, t, md.FullName())
+			v := int64(c.(*array.Timestamp).Value(row))
+			sec, frac := v/ups, v%ups
+			if frac < 0 {
+				sec, frac = sec-1, frac+ups
 			}
-			wt := wireType(inner.Kind())
-			return func(dst []byte, c arrow.Array, row int) ([]byte, error) {
-				return appendLenPrefixed(dst, func(dst []byte) ([]byte, error) {
-					if c.IsNull(row) {
-						return dst, nil
-					}
-					return enc(protowire.AppendTag(dst, 1, wt), c, row)
-				})
-			}, nil
-		case t.Root != types.Row:
-			return bad()
-		}
-		sub, err := compilePbMsgEnc(md, t.Fields)
+			return appendLenPrefixed(dst, func(dst []byte) ([]byte, error) {
+				if sec != 0 {
+					dst = protowire.AppendVarint(protowire.AppendTag(dst, 1, protowire.VarintType), uint64(sec))
+				}
+				if nanos := frac * (1e9 / ups); nanos != 0 {
+					dst = protowire.AppendVarint(protowire.AppendTag(dst, 2, protowire.VarintType), uint64(nanos))
+				}
+				return dst, nil
+			})
+		}, nil
+	case protoschema.Decimal:
+		return pbDecimalEnc(col), nil
+	case protoschema.Date:
+		return pbDateEnc(col), nil
+	case protoschema.TimeOfDay:
+		return pbTimeOfDayEnc(col), nil
+	case protoschema.Message:
+		sub, err := compilePbMsgEnc(fd.Message(), t.Fields)
 		if err != nil {
 			return nil, fmt.Errorf("field %s: %w", fd.Name(), err)
 		}

@@ -2,14 +2,12 @@ package rebuild
 
 import (
 	"context"
-	"fmt"
-	"io"
 	"strings"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/bufbuild/protocompile"
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
@@ -17,30 +15,25 @@ import (
 
 	catalogv1 "github.com/ferrygw/ferry/services/api/gen/ferry/catalog/v1"
 	"github.com/ferrygw/ferry/services/fluss/types"
+	"github.com/ferrygw/ferry/services/protoschema"
 )
 
-// compileProto compiles .proto text (with the well-known imports).
+// compileProto compiles .proto text as the services do (with the
+// well-known and built-in imports).
 func compileProto(t *testing.T, text string) protoreflect.FileDescriptor {
 	t.Helper()
-	c := protocompile.Compiler{Resolver: protocompile.WithStandardImports(&protocompile.SourceResolver{
-		Accessor: func(path string) (io.ReadCloser, error) {
-			if path != "t.proto" {
-				return nil, fmt.Errorf("no file %s", path) // the well-known ones come from WithStandardImports
-			}
-			return io.NopCloser(strings.NewReader(text)), nil
-		},
-	})}
-	files, err := c.Compile(context.Background(), "t.proto")
+	fd, _, err := protoschema.Compile(context.Background(), text, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return files[0]
+	return fd
 }
 
 // pbFile has the message V first: the one rows are written as.
 func pbFile(t *testing.T, decl string) protoreflect.FileDescriptor {
 	return compileProto(t, `syntax = "proto3"; package p;
 import "google/protobuf/timestamp.proto"; import "google/protobuf/wrappers.proto";
+import "confluent/type/decimal.proto"; import "google/type/date.proto"; import "google/type/timeofday.proto";
 message V { `+decl+` string absent = 2; }
 message Addr { string city = 1; sint32 zip = 2; string country = 3; }
 enum Color { RED = 0; BLUE = 1; }`)
@@ -74,6 +67,14 @@ func TestProtobufValues(t *testing.T) {
 	mp.Key, mp.Value = &k, &v
 	row := dt(types.Row, true)
 	row.Fields = []types.Field{{Name: "city", Type: dt(types.String, true)}, {Name: "zip", Type: dt(types.Int, true)}}
+	dec := dt(types.Decimal, true)
+	dec.Precision, dec.Scale = 10, 2
+	dec38 := dt(types.Decimal, false)
+	dec38.Precision = 38
+	tm3 := dt(types.Time, false)
+	tm3.Precision = 3
+	tm6 := dt(types.Time, false)
+	tm6.Precision = 6
 	int64s := func(vs ...any) func(b array.Builder, i int) {
 		return func(b array.Builder, i int) {
 			if vs[i] == nil {
@@ -113,6 +114,34 @@ func TestProtobufValues(t *testing.T) {
 		{"bool", dt(types.Boolean, false), "bool c = 1;", 1, func(b array.Builder, i int) { b.(*array.BooleanBuilder).Append(true) }, []string{`{"c":true}`}},
 		{"double", dt(types.Double, false), "double c = 1;", 1, func(b array.Builder, i int) { b.(*array.Float64Builder).Append(2.5) }, []string{`{"c":2.5}`}},
 		{"float", dt(types.Float, false), "float c = 1;", 1, func(b array.Builder, i int) { b.(*array.Float32Builder).Append(-0.25) }, []string{`{"c":-0.25}`}},
+		{"float from DOUBLE", dt(types.Double, false), "float c = 1;", 2, func(b array.Builder, i int) { b.(*array.Float64Builder).Append([]float64{0.5, 0.1}[i]) },
+			[]string{`{"c":0.5}`, "error: value: column c: 0.1 is not a Protobuf float exactly"}},
+		{"int32 from TINYINT", dt(types.TinyInt, false), "int32 c = 1;", 1, func(b array.Builder, i int) { b.(*array.Int8Builder).Append(-128) }, []string{`{"c":-128}`}},
+		{"sint32 from SMALLINT", dt(types.SmallInt, true), "sint32 c = 1;", 2, func(b array.Builder, i int) {
+			if i == 1 {
+				b.AppendNull()
+				return
+			}
+			b.(*array.Int16Builder).Append(-32768)
+		}, []string{`{"c":-32768}`, `{}`}},
+		{"decimal", dec, "confluent.type.Decimal c = 1;", 4, func(b array.Builder, i int) {
+			if i == 3 {
+				b.AppendNull()
+				return
+			}
+			b.(*array.Decimal128Builder).Append([]decimal128.Num{decimal128.FromI64(12345), decimal128.FromI64(-5), decimal128.FromI64(0)}[i])
+		}, []string{`{"c":{"value":"MDk=","precision":5,"scale":2}}`, `{"c":{"value":"+w==","precision":1,"scale":2}}`, `{"c":{"value":"AA==","precision":1,"scale":2}}`, `{}`}},
+		{"decimal(38)", dec38, "confluent.type.Decimal c = 1;", 1, func(b array.Builder, i int) {
+			b.(*array.Decimal128Builder).Append(decimal128.GetMaxValue(38).Negate())
+		}, []string{`{"c":{"value":"tMSzV6V5O4X2dd3AAAAAAQ==","precision":38}}`}},
+		{"date", dt(types.Date, false), "google.type.Date c = 1;", 3, func(b array.Builder, i int) {
+			b.(*array.Date32Builder).Append([]arrow.Date32{20513, -1, -719163}[i])
+		}, []string{`{"c":{"year":2026,"month":3,"day":1}}`, `{"c":{"year":1969,"month":12,"day":31}}`, "error: value: column c: 0000-12-31 is not a date of years 1 to 9999, which google.type.Date holds"}},
+		{"time(3)", tm3, "google.type.TimeOfDay c = 1;", 2, func(b array.Builder, i int) {
+			b.(*array.Time32Builder).Append([]arrow.Time32{49530123, 0}[i])
+		}, []string{`{"c":{"hours":13,"minutes":45,"seconds":30,"nanos":123000000}}`, `{"c":{}}`}},
+		{"time(6)", tm6, "google.type.TimeOfDay c = 1;", 1, func(b array.Builder, i int) { b.(*array.Time64Builder).Append(86399999999) },
+			[]string{`{"c":{"hours":23,"minutes":59,"seconds":59,"nanos":999999000}}`}},
 		{"timestamp", ltz, "google.protobuf.Timestamp c = 1;", 3, func(b array.Builder, i int) {
 			if i == 2 {
 				b.AppendNull()
@@ -208,6 +237,7 @@ func TestProtobufSchemaRefused(t *testing.T) {
 		"repeated int64 c = 1;":            "cannot be written as Protobuf repeated int64",
 		"google.protobuf.Timestamp c = 1;": "cannot be written as Protobuf google.protobuf.Timestamp",
 		"float c = 1;":                     "cannot be written as Protobuf float",
+		"google.type.Date c = 1;":          "cannot be written as Protobuf google.type.Date",
 	} {
 		if _, _, err := pbPlan(t, dt(types.BigInt, false), decl); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: got %v, want %q", decl, err, want)
@@ -233,5 +263,40 @@ func TestProtobufSchemaRefused(t *testing.T) {
 	}
 	if err := q.Rebuild(&r, rec, 0, 0); err != nil || string(r.Value) != "\x00\x00\x00\x00\x01\x00\x08\x01" {
 		t.Errorf("recursive messages: %x %v, want message indexes [0] and c = 1", r.Value, err)
+	}
+}
+
+// The encoder writes exactly the pairs of column and field type that
+// protoschema's rule table accepts (the registry checks schemas by it).
+func TestProtobufFollowsTheRuleTable(t *testing.T) {
+	decls := map[protoschema.ValueType]string{
+		protoschema.Bool: "bool", protoschema.Int32: "sfixed32", protoschema.Uint32: "uint32", protoschema.Int64: "sint64",
+		protoschema.Uint64: "fixed64", protoschema.Float: "float", protoschema.Double: "double", protoschema.String: "string",
+		protoschema.Bytes: "bytes", protoschema.Enum: "Color", protoschema.Timestamp: "google.protobuf.Timestamp",
+		protoschema.Decimal: "confluent.type.Decimal", protoschema.Date: "google.type.Date", protoschema.TimeOfDay: "google.type.TimeOfDay",
+		protoschema.Message: "Addr",
+	}
+	for root := types.Boolean; root <= types.Row; root++ {
+		if root == types.Array || root == types.Map {
+			continue
+		}
+		col := dt(root, true)
+		switch root {
+		case types.Decimal:
+			col.Precision, col.Scale = 10, 2
+		case types.Char, types.Binary:
+			col.Length = 2
+		case types.Time, types.TimestampNTZ, types.TimestampLTZ:
+			col.Precision = 3
+		case types.Row:
+			col.Fields = []types.Field{{Name: "city", Type: dt(types.String, true)}}
+		}
+		for v, decl := range decls {
+			_, _, err := pbPlan(t, col, decl+" c = 1;")
+			refused := err != nil && strings.Contains(err.Error(), "cannot be written as")
+			if fits := protoschema.FitOf(v, root) != protoschema.NoFit; refused == fits || (err != nil && !refused) {
+				t.Errorf("%s from %s: rule table says fits=%v, encoder %v", decl, root, fits, err)
+			}
+		}
 	}
 }

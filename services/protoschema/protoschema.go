@@ -3,7 +3,9 @@
 // (what confluent-kafka-python's ProtobufSerializer registers), with the
 // files they import. schemasvc compiles registrations with it, transcodesvc
 // writer schemas and fetchsvc the schemas it serves, so all three read a
-// schema the same way.
+// schema the same way. Its type rules (typerules.go) say which field type
+// fills which column type, for the registry's check, produce decoding,
+// consume encoding and derived schemas alike.
 package protoschema
 
 import (
@@ -29,20 +31,23 @@ import (
 const RootName = "ferry-registered.proto"
 
 // Compile compiles text with the files it imports, directly or not
-// (imports: text by import path; google/protobuf/*.proto need none).
+// (imports: text by import path; google/protobuf/*.proto and the
+// built-in value messages need none).
 // fromDescriptor tells whether text was a serialized descriptor.
 func Compile(ctx context.Context, text string, imports map[string]string) (fd protoreflect.FileDescriptor, fromDescriptor bool, err error) {
 	fromDescriptor = descriptor(text, RootName) != nil
-	c := protocompile.Compiler{Resolver: protocompile.WithStandardImports(protocompile.ResolverFunc(func(path string) (protocompile.SearchResult, error) {
+	c := protocompile.Compiler{Resolver: protocompile.ResolverFunc(func(path string) (protocompile.SearchResult, error) {
 		if path == RootName {
 			return searchResult(path, text)
 		}
-		t, ok := imports[path]
-		if !ok {
-			return protocompile.SearchResult{}, fmt.Errorf("import %q is neither a reference of the schema nor a google/protobuf well-known type", path)
+		if t, ok := imports[path]; ok {
+			return searchResult(path, t)
 		}
-		return searchResult(path, t)
-	}))}
+		if fd := BuiltinFile(path); fd != nil {
+			return protocompile.SearchResult{Desc: fd}, nil
+		}
+		return protocompile.SearchResult{}, fmt.Errorf("import %q is neither a reference of the schema nor a built-in import (google/protobuf/*.proto, %s, %s, %s)", path, DecimalImport, DateImport, TimeOfDayImport)
+	})}
 	files, err := c.Compile(ctx, RootName)
 	if err != nil {
 		return nil, false, err

@@ -3,6 +3,7 @@ package protoschema
 import (
 	"context"
 	"encoding/base64"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -11,6 +12,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 
 	schemav1 "github.com/ferrygw/ferry/services/api/gen/ferry/schema/v1"
+	"github.com/ferrygw/ferry/services/fluss/types"
 )
 
 func TestRegisteredWithReferences(t *testing.T) {
@@ -162,5 +164,97 @@ func TestCompileSpelledOutMapEntry(t *testing.T) {
 		if _, _, err := Compile(context.Background(), c.text, nil); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: error %v, want one saying %q", name, err, c.want)
 		}
+	}
+}
+
+// Every column type a schema is derived for gets a field type the rule
+// table says fits it, importing the file that defines it.
+func TestDerivedTypesFit(t *testing.T) {
+	for r := types.Boolean; r <= types.Row; r++ {
+		name, imp, ok := Derived(r)
+		if !ok {
+			if r != types.Array && r != types.Map && r != types.Row {
+				t.Errorf("%s has no derived type", r)
+			}
+			continue
+		}
+		src := `syntax = "proto3"; message M { ` + name + ` f = 1; }`
+		if imp != "" {
+			src = `syntax = "proto3"; import "` + imp + `"; message M { ` + name + ` f = 1; }`
+		}
+		fd, _, err := Compile(context.Background(), src, nil)
+		if err != nil {
+			t.Fatalf("%s: %v", r, err)
+		}
+		v, wrapped := ValueTypeOf(fd.Messages().Get(0).Fields().Get(0))
+		if fit := FitOf(v, r); fit == NoFit || wrapped {
+			t.Errorf("%s derives %s (%s), which does not fit it", r, name, v)
+		}
+	}
+}
+
+// The built-in imports compile without references, with the fields the
+// Confluent and Google definitions document; a file registered under a
+// built-in path must have them.
+func TestBuiltinImports(t *testing.T) {
+	src := `syntax = "proto3"; import "confluent/type/decimal.proto"; import "google/type/date.proto"; import "google/type/timeofday.proto";
+message M { confluent.type.Decimal d = 1; google.type.Date day = 2; google.type.TimeOfDay t = 3; }`
+	fd, _, err := Compile(context.Background(), src, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"d": "value:1:bytes precision:2:uint32 scale:3:int32", "day": "year:1:int32 month:2:int32 day:3:int32",
+		"t": "hours:1:int32 minutes:2:int32 seconds:3:int32 nanos:4:int32"}
+	fs := fd.Messages().Get(0).Fields()
+	for i := range fs.Len() {
+		var got []string
+		m := fs.Get(i).Message()
+		for j := range m.Fields().Len() {
+			f := m.Fields().Get(j)
+			got = append(got, fmt.Sprintf("%s:%d:%s", f.Name(), f.Number(), f.Kind()))
+		}
+		if g := strings.Join(got, " "); g != want[string(fs.Get(i).Name())] {
+			t.Errorf("%s: %s", m.FullName(), g)
+		}
+		if v, _ := ValueTypeOf(fs.Get(i)); v != []ValueType{Decimal, Date, TimeOfDay}[i] {
+			t.Errorf("%s is value type %s", m.FullName(), v)
+		}
+	}
+	for _, tc := range []struct{ path, text, want string }{
+		{DateImport, `syntax = "proto3"; package google.type; option java_package = "com.google.type"; message Date { int32 year = 1; int32 month = 2; int32 day = 3; }`, ""},
+		{DateImport, `syntax = "proto3"; package google.type; message Date { int32 year = 1; int32 month = 2; }`, "message google.type.Date has 2 fields, want 3"},
+		{DateImport, `syntax = "proto3"; package google.type; message Date { int32 year = 1; int32 month = 2; int32 day = 3; int32 era = 4; }`, "message google.type.Date has 4 fields, want 3"},
+		{DateImport, `syntax = "proto3"; package google.type; message Date { int32 year = 1; int32 month = 2; repeated int32 day = 3; }`, "field google.type.Date.day: repeated int32 day = 3, want optional int32 day = 3"},
+		{DateImport, `syntax = "proto3"; package google.type; message Date { int32 year = 1; int32 month = 2; int32 day = 3; } message Extra {}`, "2 messages where the built-in file has 1"},
+		{DecimalImport, `syntax = "proto3"; package confluent.type; message Decimal { string value = 1; uint32 precision = 2; int32 scale = 3; }`, "field confluent.type.Decimal.value: optional string value = 1, want optional bytes value = 1"},
+		{TimeOfDayImport, `syntax = "proto3"; package google.type; message Time { int32 hours = 1; }`, "no message google.type.TimeOfDay"},
+		{TimeOfDayImport, `syntax = "proto3"; package other; message TimeOfDay { int32 hours = 1; int32 minutes = 2; int32 seconds = 3; int32 nanos = 4; }`, "package other is not google/type/timeofday.proto's google.type"},
+		// The well-known files are built-in imports too, checked the same way.
+		{"google/protobuf/timestamp.proto", `syntax = "proto3"; package google.protobuf; option java_package = "com.google.protobuf"; message Timestamp { int64 seconds = 1; int32 nanos = 2; }`, ""},
+		{"google/protobuf/timestamp.proto", `syntax = "proto3"; package google.protobuf; message Timestamp { int64 seconds = 1; int64 nanos = 2; }`, "field google.protobuf.Timestamp.nanos: optional int64 nanos = 2, want optional int32 nanos = 2"},
+		{"other.proto", `syntax = "proto3"; message X {}`, ""},
+	} {
+		fd, _, err := Compile(context.Background(), tc.text, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = CheckBuiltinFile(tc.path, fd)
+		if (err == nil) != (tc.want == "") || (err != nil && !strings.Contains(err.Error(), tc.want)) {
+			t.Errorf("%s: %v, want %q", tc.path, err, tc.want)
+		}
+	}
+	// BuiltinFile is what Compile links an import without a reference to.
+	for _, path := range []string{DecimalImport, DateImport, TimeOfDayImport, "google/protobuf/timestamp.proto", "google/protobuf/struct.proto"} {
+		if f := BuiltinFile(path); f == nil || f.Path() != path {
+			t.Errorf("BuiltinFile(%s) = %v", path, f)
+		}
+	}
+	for _, path := range []string{"google/protobuf/nope.proto", "google/type/money.proto", "shop/item.proto", RootName} {
+		if f := BuiltinFile(path); f != nil {
+			t.Errorf("BuiltinFile(%s) = %s, want nil", path, f.Path())
+		}
+	}
+	if imp := fd.Imports(); imp.Len() != 3 || imp.Get(1).FileDescriptor != BuiltinFile(DateImport) {
+		t.Errorf("the schema's date.proto import is not BuiltinFile's")
 	}
 }

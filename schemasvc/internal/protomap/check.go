@@ -7,6 +7,8 @@ import (
 
 	"github.com/ferrygw/ferry/schemasvc/internal/tablefit"
 	catalogv1 "github.com/ferrygw/ferry/services/api/gen/ferry/catalog/v1"
+	"github.com/ferrygw/ferry/services/fluss/types"
+	"github.com/ferrygw/ferry/services/protoschema"
 )
 
 // Check reports the first reason records of s's message could not become
@@ -69,81 +71,27 @@ func checkField(path string, f protoreflect.FieldDescriptor, col *catalogv1.Data
 		return checkKind(path+"[]", f, col.GetElement())
 	}
 	// A proto3 scalar without presence always has a value (its default
-	// when not sent); one with presence may be absent, which is NULL.
-	if f.HasPresence() && !col.GetNullable() {
-		return &tablefit.Mismatch{Field: path, Reason: fmt.Sprintf("%s may be absent (it has presence: optional, a message or in a oneof) but the column is %s", describe(f), tablefit.TypeString(col))}
+	// when not sent); one declared optional may be absent, which is NULL.
+	// A message field has presence too, but may fill a NOT NULL column:
+	// records where it is absent fail (protoschema.PresenceOf).
+	if protoschema.PresenceOf(f) == protoschema.Declared && !col.GetNullable() {
+		return &tablefit.Mismatch{Field: path, Reason: fmt.Sprintf("%s may be absent (it is declared with presence: optional, a wrapper or in a oneof) but the column is %s", describe(f), tablefit.TypeString(col))}
 	}
 	return checkKind(path, f, col)
 }
 
-// checkKind checks one value of f against col, whatever f's cardinality.
+// checkKind checks one value of f against col, whatever f's cardinality,
+// by the type rules of protoschema.
 func checkKind(path string, f protoreflect.FieldDescriptor, col *catalogv1.DataType) *tablefit.Mismatch {
-	ok := false
-	switch f.Kind() {
-	case protoreflect.BoolKind:
-		ok = is(col, catalogv1.TypeRoot_TYPE_ROOT_BOOLEAN)
-	case protoreflect.Int32Kind, protoreflect.Sint32Kind, protoreflect.Sfixed32Kind:
-		ok = is(col, catalogv1.TypeRoot_TYPE_ROOT_INTEGER, catalogv1.TypeRoot_TYPE_ROOT_BIGINT)
-	case protoreflect.Uint32Kind, protoreflect.Fixed32Kind,
-		protoreflect.Int64Kind, protoreflect.Sint64Kind, protoreflect.Sfixed64Kind,
-		protoreflect.Uint64Kind, protoreflect.Fixed64Kind:
-		// uint64 values above 2^63-1 fail per record, at produce time.
-		ok = is(col, catalogv1.TypeRoot_TYPE_ROOT_BIGINT)
-	case protoreflect.FloatKind:
-		ok = is(col, catalogv1.TypeRoot_TYPE_ROOT_FLOAT, catalogv1.TypeRoot_TYPE_ROOT_DOUBLE)
-	case protoreflect.DoubleKind:
-		ok = is(col, catalogv1.TypeRoot_TYPE_ROOT_DOUBLE)
-	case protoreflect.StringKind:
-		ok = is(col, catalogv1.TypeRoot_TYPE_ROOT_STRING, catalogv1.TypeRoot_TYPE_ROOT_CHAR)
-	case protoreflect.BytesKind:
-		ok = is(col, catalogv1.TypeRoot_TYPE_ROOT_BYTES, catalogv1.TypeRoot_TYPE_ROOT_BINARY)
-	case protoreflect.EnumKind:
-		// The value's name, or its number.
-		ok = is(col, catalogv1.TypeRoot_TYPE_ROOT_STRING, catalogv1.TypeRoot_TYPE_ROOT_INTEGER)
-	case protoreflect.MessageKind, protoreflect.GroupKind:
-		return checkMessageKind(path, f, col)
-	}
-	if !ok {
+	v, _ := protoschema.ValueTypeOf(f)
+	if protoschema.FitOf(v, types.Root(col.GetRoot())) == protoschema.NoFit {
 		return bad(path, kindName(f), col)
+	}
+	if v == protoschema.Message {
+		// A ROW's fields, strictly: a ROW has no place for other fields.
+		return checkMessage(path+".", f.Message(), col.GetFields(), false)
 	}
 	return nil
-}
-
-// wrappers are the google.protobuf wrapper messages: a nullable scalar.
-var wrappers = map[protoreflect.FullName]bool{
-	"google.protobuf.BoolValue": true, "google.protobuf.Int32Value": true, "google.protobuf.Int64Value": true,
-	"google.protobuf.UInt32Value": true, "google.protobuf.UInt64Value": true, "google.protobuf.FloatValue": true,
-	"google.protobuf.DoubleValue": true, "google.protobuf.StringValue": true, "google.protobuf.BytesValue": true,
-}
-
-// checkMessageKind maps a message to a well-known column type, or to a ROW
-// whose fields it names (strictly: a ROW has no place for other fields).
-func checkMessageKind(path string, f protoreflect.FieldDescriptor, col *catalogv1.DataType) *tablefit.Mismatch {
-	md := f.Message()
-	switch {
-	case md.FullName() == "google.protobuf.Timestamp":
-		if !is(col, catalogv1.TypeRoot_TYPE_ROOT_TIMESTAMP_NTZ, catalogv1.TypeRoot_TYPE_ROOT_TIMESTAMP_LTZ) {
-			return bad(path, kindName(f), col)
-		}
-		return nil
-	case wrappers[md.FullName()]:
-		if checkKind(path, md.Fields().ByName("value"), col) != nil {
-			return bad(path, kindName(f), col)
-		}
-		return nil
-	case !is(col, catalogv1.TypeRoot_TYPE_ROOT_ROW):
-		return bad(path, kindName(f), col)
-	}
-	return checkMessage(path+".", md, col.GetFields(), false)
-}
-
-func is(col *catalogv1.DataType, roots ...catalogv1.TypeRoot) bool {
-	for _, r := range roots {
-		if col.GetRoot() == r {
-			return true
-		}
-	}
-	return false
 }
 
 // bad says that a field's type, named as .proto source does (what), does

@@ -2,18 +2,24 @@ package protomap
 
 import (
 	"fmt"
+	"maps"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/ferrygw/ferry/schemasvc/internal/tablefit"
 	catalogv1 "github.com/ferrygw/ferry/services/api/gen/ferry/catalog/v1"
+	"github.com/ferrygw/ferry/services/fluss/types"
+	"github.com/ferrygw/ferry/services/protoschema"
 )
 
 // Derive writes the proto3 schema of a message of cols named name in
 // package pkg: a field per column in the columns' order, numbered from 1;
 // nullable scalar columns `optional`, so that NULL (absent) and the
-// default value stay apart; TIMESTAMP columns google.protobuf.Timestamp;
-// ROW columns a message nested in the one that uses it. The text depends
+// default value stay apart; each column type the field type of
+// protoschema.Derived (TIMESTAMP google.protobuf.Timestamp, DECIMAL
+// confluent.type.Decimal, ...); ROW columns a message nested in the one
+// that uses it. The text depends
 // only on its arguments, so the schema's id is stable.
 func Derive(name, pkg string, cols []*catalogv1.Field) (string, error) {
 	d := &deriver{}
@@ -26,8 +32,11 @@ func Derive(name, pkg string, cols []*catalogv1.Field) (string, error) {
 	if p := packageName(pkg); p != "" {
 		fmt.Fprintf(&b, "package %s;\n", p)
 	}
-	if d.timestamp {
-		b.WriteString("\nimport \"google/protobuf/timestamp.proto\";\n")
+	if len(d.imports) > 0 {
+		b.WriteString("\n")
+		for _, imp := range slices.Sorted(maps.Keys(d.imports)) {
+			fmt.Fprintf(&b, "import %q;\n", imp)
+		}
 	}
 	b.WriteString("\n")
 	b.WriteString(body.String())
@@ -40,7 +49,7 @@ func Derive(name, pkg string, cols []*catalogv1.Field) (string, error) {
 }
 
 type deriver struct {
-	timestamp bool // google/protobuf/timestamp.proto is imported
+	imports map[string]bool // the files the fields' types need
 }
 
 var fieldName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
@@ -101,7 +110,10 @@ func (d *deriver) fieldType(nested *strings.Builder, indent string, c *catalogv1
 	if err != nil {
 		return "", err
 	}
-	message := t.GetRoot() == catalogv1.TypeRoot_TYPE_ROOT_ROW || t.GetRoot() == catalogv1.TypeRoot_TYPE_ROOT_TIMESTAMP_NTZ || t.GetRoot() == catalogv1.TypeRoot_TYPE_ROOT_TIMESTAMP_LTZ
+	// Messages have presence already: a ROW, and the value messages
+	// (whose import path is where protoschema.Derived says they live).
+	_, imp, _ := protoschema.Derived(types.Root(t.GetRoot()))
+	message := t.GetRoot() == catalogv1.TypeRoot_TYPE_ROOT_ROW || imp != ""
 	if t.GetNullable() && !message {
 		return "optional " + typ, nil // messages have presence already
 	}
@@ -109,11 +121,13 @@ func (d *deriver) fieldType(nested *strings.Builder, indent string, c *catalogv1
 }
 
 var mapKeys = map[catalogv1.TypeRoot]string{
-	catalogv1.TypeRoot_TYPE_ROOT_STRING:  "string",
-	catalogv1.TypeRoot_TYPE_ROOT_CHAR:    "string",
-	catalogv1.TypeRoot_TYPE_ROOT_INTEGER: "int32",
-	catalogv1.TypeRoot_TYPE_ROOT_BIGINT:  "int64",
-	catalogv1.TypeRoot_TYPE_ROOT_BOOLEAN: "bool",
+	catalogv1.TypeRoot_TYPE_ROOT_STRING:   "string",
+	catalogv1.TypeRoot_TYPE_ROOT_CHAR:     "string",
+	catalogv1.TypeRoot_TYPE_ROOT_TINYINT:  "int32",
+	catalogv1.TypeRoot_TYPE_ROOT_SMALLINT: "int32",
+	catalogv1.TypeRoot_TYPE_ROOT_INTEGER:  "int32",
+	catalogv1.TypeRoot_TYPE_ROOT_BIGINT:   "int64",
+	catalogv1.TypeRoot_TYPE_ROOT_BOOLEAN:  "bool",
 }
 
 func isContainer(t *catalogv1.DataType) bool {
@@ -123,24 +137,16 @@ func isContainer(t *catalogv1.DataType) bool {
 // valueType is the Protobuf type of one value of t; a ROW becomes a
 // message nested in the enclosing one, named after column col.
 func (d *deriver) valueType(nested *strings.Builder, indent, col string, t *catalogv1.DataType, taken map[string]bool) (string, error) {
+	if name, imp, ok := protoschema.Derived(types.Root(t.GetRoot())); ok {
+		if imp != "" {
+			if d.imports == nil {
+				d.imports = map[string]bool{}
+			}
+			d.imports[imp] = true
+		}
+		return name, nil
+	}
 	switch t.GetRoot() {
-	case catalogv1.TypeRoot_TYPE_ROOT_BOOLEAN:
-		return "bool", nil
-	case catalogv1.TypeRoot_TYPE_ROOT_INTEGER:
-		return "int32", nil
-	case catalogv1.TypeRoot_TYPE_ROOT_BIGINT:
-		return "int64", nil
-	case catalogv1.TypeRoot_TYPE_ROOT_FLOAT:
-		return "float", nil
-	case catalogv1.TypeRoot_TYPE_ROOT_DOUBLE:
-		return "double", nil
-	case catalogv1.TypeRoot_TYPE_ROOT_CHAR, catalogv1.TypeRoot_TYPE_ROOT_STRING:
-		return "string", nil
-	case catalogv1.TypeRoot_TYPE_ROOT_BINARY, catalogv1.TypeRoot_TYPE_ROOT_BYTES:
-		return "bytes", nil
-	case catalogv1.TypeRoot_TYPE_ROOT_TIMESTAMP_NTZ, catalogv1.TypeRoot_TYPE_ROOT_TIMESTAMP_LTZ:
-		d.timestamp = true
-		return "google.protobuf.Timestamp", nil
 	case catalogv1.TypeRoot_TYPE_ROOT_ROW:
 		name := messageName(col, taken)
 		taken[name] = true

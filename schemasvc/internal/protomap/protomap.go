@@ -4,8 +4,8 @@
 // says whether records of the schema's first message can become rows of a
 // table (and, when not, which field and why), Derive writes the .proto of a
 // table's columns, and Compatible compares two versions of a subject. The
-// type rules follow docs/schema-registry.md, and match transcodesvc's
-// (which Protobuf field fits which column type).
+// type rules are services/protoschema's table, which transcodesvc's decoder
+// and fetchsvc's encoder read too.
 package protomap
 
 import (
@@ -78,6 +78,21 @@ func (s *Schema) Message() protoreflect.MessageDescriptor {
 		return nil
 	}
 	return s.file.Messages().Get(0)
+}
+
+// CheckBuiltin reports why s, registered under the built-in import path
+// path, is not a copy of that file (protoschema.CheckBuiltinFile).
+func (s *Schema) CheckBuiltin(path string) error { return protoschema.CheckBuiltinFile(path, s.file) }
+
+// DeriveBuiltin is Ferry's own copy of the built-in import path as .proto
+// source: the latest version of a subject named after it that nobody
+// registered a copy under.
+func DeriveBuiltin(path string) (string, error) {
+	fd := protoschema.BuiltinFile(path)
+	if fd == nil {
+		return "", fmt.Errorf("%s is not a built-in Protobuf import", path)
+	}
+	return printFile(fd)
 }
 
 // Serialized is the schema as a base64 FileDescriptorProto, the

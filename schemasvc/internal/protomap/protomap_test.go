@@ -106,8 +106,6 @@ func TestDeriveEveryType(t *testing.T) {
 // Column types without a Protobuf type, and names that are no field
 // names, are refused naming the column.
 func TestDeriveRefuses(t *testing.T) {
-	dec := typ(catalogv1.TypeRoot_TYPE_ROOT_DECIMAL, false)
-	dec.Precision, dec.Scale = 10, 2
 	nested := typ(catalogv1.TypeRoot_TYPE_ROOT_ARRAY, false)
 	nested.Element = typ(catalogv1.TypeRoot_TYPE_ROOT_ARRAY, false)
 	nested.Element.Element = typ(catalogv1.TypeRoot_TYPE_ROOT_INTEGER, false)
@@ -115,8 +113,6 @@ func TestDeriveRefuses(t *testing.T) {
 		col  *catalogv1.Field
 		want string
 	}{
-		{&catalogv1.Field{Name: "price", Type: dec}, "column price: column type DECIMAL(10, 2) NOT NULL has no Protobuf mapping"},
-		{&catalogv1.Field{Name: "day", Type: typ(catalogv1.TypeRoot_TYPE_ROOT_DATE, true)}, "column day: column type DATE has no Protobuf mapping"},
 		{&catalogv1.Field{Name: "grid", Type: nested}, "column grid: ARRAY<ARRAY<INTEGER NOT NULL> NOT NULL> NOT NULL: Protobuf has no repeated field of repeated fields"},
 		{&catalogv1.Field{Name: "my-col", Type: typ(catalogv1.TypeRoot_TYPE_ROOT_STRING, true)}, `column name "my-col" is not a Protobuf field name`},
 	} {
@@ -213,7 +209,7 @@ func TestCheckRefuses(t *testing.T) {
 		want         string
 	}{
 		{"wrong type", `string id = 1;`, "field id: Protobuf string does not fit column type BIGINT NOT NULL"},
-		{"optional NOT NULL", `optional int64 id = 1;`, "field id: int64 may be absent (it has presence: optional, a message or in a oneof) but the column is BIGINT NOT NULL"},
+		{"optional NOT NULL", `optional int64 id = 1;`, "field id: int64 may be absent (it is declared with presence: optional, a wrapper or in a oneof) but the column is BIGINT NOT NULL"},
 		{"wrapper NOT NULL", `google.protobuf.Int64Value id = 1;`, "field id: google.protobuf.Int64Value may be absent"},
 		{"oneof NOT NULL", `oneof k { int64 id = 1; string item = 2; }`, "field id: int64 may be absent"},
 		{"missing NOT NULL", `string item = 2;`, "field id: column id is BIGINT NOT NULL and message M has no field for it"},
@@ -381,6 +377,85 @@ message M { int64 id = 1; string name = 2 [features.field_presence = IMPLICIT]; 
 		}
 		if again := mustParse(t, src.Canonical(), nil).Canonical(); again != src.Canonical() {
 			t.Errorf("canonical form is not stable:\n%s\n%s", again, src.Canonical())
+		}
+	}
+}
+
+// valueColumns: DECIMAL(10, 2) NOT NULL, DATE, TIME(3), TINYINT, SMALLINT
+// NOT NULL, TIMESTAMP(6) NOT NULL.
+func valueColumns() []*catalogv1.Field {
+	dec := typ(catalogv1.TypeRoot_TYPE_ROOT_DECIMAL, false)
+	dec.Precision, dec.Scale = 10, 2
+	tm := typ(catalogv1.TypeRoot_TYPE_ROOT_TIME, true)
+	tm.Precision = 3
+	ts := typ(catalogv1.TypeRoot_TYPE_ROOT_TIMESTAMP_NTZ, false)
+	ts.Precision = 6
+	return []*catalogv1.Field{
+		{Name: "price", Type: dec},
+		{Name: "day", Type: typ(catalogv1.TypeRoot_TYPE_ROOT_DATE, true)},
+		{Name: "at", Type: tm},
+		{Name: "tiny", Type: typ(catalogv1.TypeRoot_TYPE_ROOT_TINYINT, true)},
+		{Name: "small", Type: typ(catalogv1.TypeRoot_TYPE_ROOT_SMALLINT, false)},
+		{Name: "ts", Type: ts},
+	}
+}
+
+// DECIMAL, DATE and TIME derive to the value messages, imported without
+// references; TINYINT and SMALLINT to int32; NOT NULL message columns to
+// plain message fields, which the check accepts.
+func TestDeriveValueMessages(t *testing.T) {
+	text, err := Derive("prices", "shop", valueColumns())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `syntax = "proto3";
+package shop;
+
+import "confluent/type/decimal.proto";
+import "google/protobuf/timestamp.proto";
+import "google/type/date.proto";
+import "google/type/timeofday.proto";
+
+message prices {
+  confluent.type.Decimal price = 1;
+  google.type.Date day = 2;
+  google.type.TimeOfDay at = 3;
+  optional int32 tiny = 4;
+  int32 small = 5;
+  google.protobuf.Timestamp ts = 6;
+}
+`
+	if text != want {
+		t.Errorf("derived\n%s\nwant\n%s", text, want)
+	}
+	if m := Check(mustParse(t, text, nil), tablefit.Target{Columns: valueColumns()}); m != nil {
+		t.Errorf("derived schema does not fit its table: %v", m)
+	}
+}
+
+// The value messages fit only their column types; an optional scalar or a
+// wrapper still needs a nullable column; a value message in a oneof too.
+func TestCheckValueMessages(t *testing.T) {
+	head := `syntax = "proto3"; import "confluent/type/decimal.proto"; import "google/type/date.proto";
+import "google/type/timeofday.proto"; import "google/protobuf/timestamp.proto"; import "google/protobuf/wrappers.proto"; message M { `
+	ok := `confluent.type.Decimal price = 1; google.type.Date day = 2; google.type.TimeOfDay at = 3; sint32 tiny = 4; int32 small = 5; google.protobuf.Timestamp ts = 6;`
+	if m := Check(mustParse(t, head+ok+` }`, nil), tablefit.Target{Columns: valueColumns()}); m != nil {
+		t.Errorf("Check = %v", m)
+	}
+	for _, tc := range []struct{ fields, want string }{
+		{`google.type.Date price = 1; int32 small = 5; google.protobuf.Timestamp ts = 6;`, "field price: Protobuf google.type.Date does not fit column type DECIMAL(10, 2) NOT NULL"},
+		{`confluent.type.Decimal price = 1; google.type.TimeOfDay day = 2; int32 small = 5; google.protobuf.Timestamp ts = 6;`, "field day: Protobuf google.type.TimeOfDay does not fit column type DATE"},
+		{`confluent.type.Decimal price = 1; string at = 3; int32 small = 5; google.protobuf.Timestamp ts = 6;`, "field at: Protobuf string does not fit column type TIME(3)"},
+		{`confluent.type.Decimal price = 1; int64 tiny = 4; int32 small = 5; google.protobuf.Timestamp ts = 6;`, "field tiny: Protobuf int64 does not fit column type TINYINT"},
+		{`confluent.type.Decimal price = 1; uint32 small = 5; google.protobuf.Timestamp ts = 6;`, "field small: Protobuf uint32 does not fit column type SMALLINT NOT NULL"},
+		{`confluent.type.Decimal price = 1; optional int32 small = 5; google.protobuf.Timestamp ts = 6;`, "field small: int32 may be absent"},
+		{`confluent.type.Decimal price = 1; google.protobuf.Int32Value small = 5; google.protobuf.Timestamp ts = 6;`, "field small: google.protobuf.Int32Value may be absent"},
+		{`oneof o { confluent.type.Decimal price = 1; string other = 9; } int32 small = 5; google.protobuf.Timestamp ts = 6;`, "field price: confluent.type.Decimal may be absent"},
+		{`double price = 1; int32 small = 5; google.protobuf.Timestamp ts = 6;`, "field price: Protobuf double does not fit column type DECIMAL(10, 2) NOT NULL"},
+	} {
+		m := Check(mustParse(t, head+tc.fields+` }`, nil), tablefit.Target{Columns: valueColumns(), IgnoreUnknown: true})
+		if m == nil || !strings.Contains(m.Error(), tc.want) {
+			t.Errorf("%s: Check = %v, want %q", tc.fields, m, tc.want)
 		}
 	}
 }

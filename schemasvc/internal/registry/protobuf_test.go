@@ -149,11 +149,11 @@ message items {
 	if _, err := srv.GetTopicSchema(ctx, &schemav1.GetTopicSchemaRequest{Topic: "items", Key: true}); status.Code(err) != codes.NotFound {
 		t.Errorf("key: %v", err)
 	}
-	// DECIMAL has no Protobuf type.
-	_, err = NewServer(newRegistry(t, &storetest.MemLog{}, ordersCatalog())).GetTopicSchema(ctx,
+	// DECIMAL is a confluent.type.Decimal, imported without a reference.
+	ts, err = NewServer(newRegistry(t, &storetest.MemLog{}, ordersCatalog())).GetTopicSchema(ctx,
 		&schemav1.GetTopicSchemaRequest{Topic: "orders", Type: schemav1.SchemaType_SCHEMA_TYPE_PROTOBUF})
-	if status.Code(err) != codes.NotFound || !strings.Contains(err.Error(), "column price: column type DECIMAL(10, 2) has no Protobuf mapping") {
-		t.Errorf("orders in Protobuf: %v", err)
+	if err != nil || !strings.Contains(ts.GetSchema().GetText(), "confluent.type.Decimal price = ") || len(ts.GetSchema().GetReferences()) != 0 {
+		t.Errorf("orders in Protobuf: %v %v", ts, err)
 	}
 }
 
@@ -210,11 +210,15 @@ message Timestamp {
 }
 `
 
-// A subject named after a well-known Protobuf file holds that file: it takes a copy of it (as
-// Confluent's Java serializer 5.5 registers each import before the schema that imports it), and
-// a schema referencing it registers; anything else under that name is refused, and a subject
-// that names neither a table nor a well-known file still is.
-func TestProtobufWellKnownSubjects(t *testing.T) {
+// A subject named after a built-in Protobuf import (a well-known google/protobuf file, or one of
+// the value messages confluent/type/decimal.proto, google/type/date.proto,
+// google/type/timeofday.proto) holds that file: it takes a copy of it, with its options and in
+// another layout (as Confluent's Java serializer 5.5, and confluent-kafka-python with
+// skip.known.types off, register each import before the schema that imports it), and a schema
+// referencing it registers; anything else under that name is refused, naming what differs, and a
+// subject that names neither a table nor a built-in import still is. The latest version of such a
+// subject nobody registered is Ferry's own copy, so a deserializer that looks it up gets it.
+func TestProtobufBuiltinImportSubjects(t *testing.T) {
 	ctx := context.Background()
 	r := newRegistry(t, &storetest.MemLog{}, protoCatalog())
 	const ts = "google/protobuf/timestamp.proto"
@@ -230,10 +234,20 @@ func TestProtobufWellKnownSubjects(t *testing.T) {
 		t.Fatalf("schema referencing %s: %v", ts, err)
 	}
 
-	// Nobody registered wrappers.proto: its latest version is Ferry's own copy.
-	w, err := r.Version(ctx, "google/protobuf/wrappers.proto", 0, false)
-	if err != nil || w.Version != 1 || !strings.Contains(w.Schema.Text, "message Int32Value {") || w.Schema.Type != TypeProtobuf {
-		t.Fatalf("wrappers.proto latest: %+v %v", w, err)
+	// Nobody registered these: their latest version is Ferry's own copy.
+	for path, decl := range map[string]string{
+		"google/protobuf/wrappers.proto": "message Int32Value {",
+		"google/type/timeofday.proto":    "message TimeOfDay {",
+		"confluent/type/decimal.proto":   "message Decimal {",
+	} {
+		w, err := r.Version(ctx, path, 0, false)
+		if err != nil || w.Version != 1 || !strings.Contains(w.Schema.Text, decl) || w.Schema.Type != TypeProtobuf {
+			t.Fatalf("%s latest: %+v %v", path, w, err)
+		}
+		// It is a copy the subject takes.
+		if _, _, err := r.Register(ctx, path, Input{Type: TypeProtobuf, Text: w.Schema.Text}); err != nil {
+			t.Errorf("%s: Ferry's own copy registered: %v", path, err)
+		}
 	}
 	// google.protobuf.Struct's map spelled out, as 5.5.3 prints it.
 	structAsJava := `syntax = "proto3";
@@ -269,20 +283,49 @@ enum NullValue {
 		t.Errorf("struct.proto as 5.5.3 prints it: %v", err)
 	}
 
+	// What confluent-kafka-python registers for google/type/date.proto (googleapis' options).
+	date := `syntax = "proto3";
+package google.type;
+option go_package = "google.golang.org/genproto/googleapis/type/date;date";
+option java_multiple_files = true;
+message Date { int32 year = 1; int32 month = 2; int32 day = 3; }
+`
+	if _, v, err := r.Register(ctx, "google/type/date.proto", Input{Type: TypeProtobuf, Text: date}); err != nil || v != 1 {
+		t.Fatalf("register date.proto: v%d %v", v, err)
+	}
+
 	for name, c := range map[string]struct {
 		subject string
 		in      Input
 		code    int
+		want    string
 	}{
-		"field missing": {ts, Input{Type: TypeProtobuf, Text: strings.Replace(timestampAsJava, "int32 nanos = 2;", "", 1)}, CodeIncompatible},
-		"field retyped": {ts, Input{Type: TypeProtobuf, Text: strings.Replace(timestampAsJava, "int32 nanos", "int64 nanos", 1)}, CodeIncompatible},
-		"other package": {ts, Input{Type: TypeProtobuf, Text: strings.Replace(timestampAsJava, "package google.protobuf;", "package shop;", 1)}, CodeIncompatible},
-		"not Protobuf":  {ts, Input{Text: `{"type":"record","name":"Timestamp","fields":[{"name":"seconds","type":"long"}]}`}, CodeIncompatible},
-		"unknown file":  {"google/protobuf/nope.proto", Input{Type: TypeProtobuf, Text: timestampAsJava}, CodeInvalidSchema},
-		"other import":  {"shop/money.proto", Input{Type: TypeProtobuf, Text: `syntax = "proto3"; package shop; message Money { int64 units = 1; }`}, CodeInvalidSchema},
+		"field missing": {ts, Input{Type: TypeProtobuf, Text: strings.Replace(timestampAsJava, "int32 nanos = 2;", "", 1)}, CodeIncompatible, "message google.protobuf.Timestamp has 1 fields, want 2"},
+		"field retyped": {ts, Input{Type: TypeProtobuf, Text: strings.Replace(timestampAsJava, "int32 nanos", "int64 nanos", 1)}, CodeIncompatible, "field google.protobuf.Timestamp.nanos: optional int64 nanos = 2, want optional int32 nanos = 2"},
+		"other package": {ts, Input{Type: TypeProtobuf, Text: strings.Replace(timestampAsJava, "package google.protobuf;", "package shop;", 1)}, CodeIncompatible, "package shop is not google/protobuf/timestamp.proto's google.protobuf"},
+		"not Protobuf":  {ts, Input{Text: `{"type":"record","name":"Timestamp","fields":[{"name":"seconds","type":"long"}]}`}, CodeIncompatible, "not a AVRO schema"},
+		"date retyped": {"google/type/date.proto", Input{Type: TypeProtobuf, Text: `syntax = "proto3"; package google.type; message Date { int32 year = 1; int64 month = 2; int32 day = 3; }`}, CodeIncompatible,
+			"subject google/type/date.proto: it is not the built-in Protobuf import of that name: field google.type.Date.month: optional int64 month = 2, want optional int32 month = 2"},
+		"time of day elsewhere": {"google/type/timeofday.proto", Input{Type: TypeProtobuf, Text: `syntax = "proto3"; package other; message TimeOfDay { int32 hours = 1; }`}, CodeIncompatible, "package other is not google/type/timeofday.proto's google.type"},
+		"decimal as Avro":       {"confluent/type/decimal.proto", Input{Type: TypeAvro, Text: `{"type": "string"}`}, CodeIncompatible, "not a AVRO schema"},
+		"unknown file":          {"google/protobuf/nope.proto", Input{Type: TypeProtobuf, Text: timestampAsJava}, CodeInvalidSchema, "TopicNameStrategy"},
+		"other google/type":     {"google/type/money.proto", Input{Type: TypeProtobuf, Text: `syntax = "proto3"; package google.type; message Money { int64 units = 1; }`}, CodeInvalidSchema, "TopicNameStrategy"},
+		"other import":          {"shop/money.proto", Input{Type: TypeProtobuf, Text: `syntax = "proto3"; package shop; message Money { int64 units = 1; }`}, CodeInvalidSchema, "TopicNameStrategy"},
 	} {
-		if _, _, err := r.Register(ctx, c.subject, c.in); err == nil || AsError(err).Code != c.code {
-			t.Errorf("%s: registered under %s: %v, want error code %d", name, c.subject, err, c.code)
+		if _, _, err := r.Register(ctx, c.subject, c.in); err == nil || AsError(err).Code != c.code || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: registered under %s: %v, want error code %d saying %q", name, c.subject, err, c.code, c.want)
 		}
+	}
+	// A subject that names nothing is not found, as before.
+	if _, err := r.Version(ctx, "google/type/money.proto", 0, false); AsError(err).Code != CodeSubjectNotFound {
+		t.Errorf("latest of google/type/money.proto: %v, want subject not found", err)
+	}
+
+	item := `syntax = "proto3"; package shop; import "google/type/date.proto";
+message Item { int64 id = 1; optional string item = 2; google.type.Date at = 3; }`
+	// A DATE column would take it; this table's "at" is a TIMESTAMP_LTZ.
+	_, _, err = r.Register(ctx, "items-value", Input{Type: TypeProtobuf, Text: item, References: []Reference{{Name: "google/type/date.proto", Subject: "google/type/date.proto", Version: 1}}})
+	if err == nil || !strings.Contains(err.Error(), "field at: Protobuf google.type.Date does not fit column type TIMESTAMP_LTZ(3)") {
+		t.Errorf("date into a timestamp column: %v", err)
 	}
 }

@@ -29,6 +29,7 @@ import (
 	"github.com/ferrygw/ferry/schemasvc/internal/store"
 	"github.com/ferrygw/ferry/schemasvc/internal/tablefit"
 	catalogv1 "github.com/ferrygw/ferry/services/api/gen/ferry/catalog/v1"
+	"github.com/ferrygw/ferry/services/protoschema"
 )
 
 // Schema types as the REST API names them.
@@ -849,7 +850,7 @@ func (r *Registry) Compatible(ctx context.Context, subject string, v int32, in I
 	return len(msgs) == 0, msgs, err
 }
 
-// target resolves subject's table, or the well-known Protobuf file a
+// target resolves subject's table, or the built-in Protobuf import a
 // subject named after it holds. forRegistration refuses a subject that
 // names neither as an invalid registration; otherwise it is not found.
 func (r *Registry) target(ctx context.Context, subject string, forRegistration bool) (*target, error) {
@@ -861,8 +862,8 @@ func (r *Registry) target(ctx context.Context, subject string, forRegistration b
 	}
 	topic, key := TopicOf(subject)
 	if topic == "" {
-		if wk := protomap.WellKnown(subject); wk != nil {
-			return wellKnownTarget(wk), nil
+		if protoschema.BuiltinFile(subject) != nil {
+			return builtinTarget(subject), nil
 		}
 		return nil, notFound("Ferry maps subjects to tables by TopicNameStrategy: <topic>-value or <topic>-key")
 	}

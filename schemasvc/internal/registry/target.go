@@ -4,8 +4,6 @@ import (
 	"errors"
 	"fmt"
 
-	"google.golang.org/protobuf/reflect/protoreflect"
-
 	"github.com/ferrygw/ferry/schemasvc/internal/avromap"
 	"github.com/ferrygw/ferry/schemasvc/internal/jsonmap"
 	"github.com/ferrygw/ferry/schemasvc/internal/protomap"
@@ -25,16 +23,17 @@ type target struct {
 	// one the table's value format reads, so a client that takes the
 	// latest version gets a schema its serializer accepts.
 	lang string
-	// wellKnown is set, and the rest empty, for a subject named after a
-	// well-known Protobuf file (google/protobuf/timestamp.proto): it holds
-	// that file, as the import it is for other schemas, and no table's.
-	wellKnown protoreflect.FileDescriptor
+	// builtin is set, and the rest empty, for a subject named after a
+	// built-in Protobuf import (google/protobuf/timestamp.proto,
+	// google/type/date.proto, ...): it holds that file, as the import it is
+	// for other schemas, and no table's.
+	builtin string
 }
 
-// wellKnownTarget is the target of the subject named after the
-// well-known file wk.
-func wellKnownTarget(wk protoreflect.FileDescriptor) *target {
-	return &target{table: "none (the well-known file " + wk.Path() + ")", wellKnown: wk, lang: TypeProtobuf}
+// builtinTarget is the target of the subject named after the built-in
+// import path.
+func builtinTarget(path string) *target {
+	return &target{table: "none (the built-in Protobuf import " + path + ")", builtin: path, lang: TypeProtobuf}
 }
 
 func newTarget(m *catalogv1.TopicMapping, key bool) *target {
@@ -91,12 +90,12 @@ func newTarget(m *catalogv1.TopicMapping, key bool) *target {
 // check refuses p (409, naming the field) when it does not map onto the
 // target.
 func (t *target) check(p *prepared) error {
-	if t.wellKnown != nil {
+	if t.builtin != "" {
 		if p.proto == nil {
-			return errorf(CodeIncompatible, "Schema being registered is incompatible with subject %s: it holds the well-known Protobuf file of that name, not a %s schema", t.wellKnown.Path(), p.typ)
+			return errorf(CodeIncompatible, "Schema being registered is incompatible with subject %s: it holds the built-in Protobuf import of that name, not a %s schema", t.builtin, p.typ)
 		}
-		if err := protomap.CheckWellKnown(p.proto, t.wellKnown); err != nil {
-			return errorf(CodeIncompatible, "Schema being registered is incompatible with subject %s: it is not the well-known Protobuf file of that name: %v", t.wellKnown.Path(), err)
+		if err := p.proto.CheckBuiltin(t.builtin); err != nil {
+			return errorf(CodeIncompatible, "Schema being registered is incompatible with subject %s: it is not the built-in Protobuf import of that name: %v", t.builtin, err)
 		}
 		return nil
 	}
@@ -116,10 +115,10 @@ func (t *target) derive(typ string) (string, error) {
 		typ = t.lang
 	}
 	switch {
-	case t.wellKnown != nil && typ != TypeProtobuf:
-		return "", fmt.Errorf("%s is a Protobuf file", t.wellKnown.Path())
-	case t.wellKnown != nil:
-		return protomap.DeriveWellKnown(t.wellKnown)
+	case t.builtin != "" && typ != TypeProtobuf:
+		return "", fmt.Errorf("%s is a Protobuf file", t.builtin)
+	case t.builtin != "":
+		return protomap.DeriveBuiltin(t.builtin)
 	case t.fit == nil:
 		return "", errors.New(t.notStored)
 	case len(t.fit.Columns) == 0 && t.fit.Single == nil:

@@ -444,6 +444,9 @@ func compilePbSlot(fd protoreflect.FieldDescriptor, col types.Field, b array.Bui
 		}
 		return s, nil
 	}
+	if !t.Nullable && protoschema.PresenceOf(fd) == protoschema.Declared {
+		return nil, fmt.Errorf("field %s: declared with presence (optional, a wrapper or in a oneof), it may be absent, but column %s is %s", fd.Name(), col.Name, t)
+	}
 	elem, err := pbElem(fd, col, b)
 	if err != nil {
 		return nil, err
@@ -465,20 +468,24 @@ func compilePbSlot(fd protoreflect.FieldDescriptor, col types.Field, b array.Bui
 }
 
 // pbElem compiles one value of fd's kind (ignoring whether it is
-// repeated) filling column col through b.
+// repeated) filling column col through b. Whether it fits at all is
+// protoschema's rule table; this picks the conversion.
 func pbElem(fd protoreflect.FieldDescriptor, col types.Field, b array.Builder) (pbValue, error) {
 	t := col.Type
 	bad := func() (pbValue, error) { return nil, pbTypeErr(fd, col.Name, t) }
-	switch fd.Kind() {
-	case protoreflect.BoolKind:
-		if t.Root != types.Boolean {
-			return bad()
-		}
+	v, wrapped := protoschema.ValueTypeOf(fd)
+	if protoschema.FitOf(v, t.Root) == protoschema.NoFit {
+		return bad()
+	}
+	if wrapped {
+		return pbWrapper(fd, col, b)
+	}
+	switch v {
+	case protoschema.Bool:
 		bb := b.(*array.BooleanBuilder)
 		return func(occ []pbOcc) error { bb.Append(last(occ).v != 0); return nil }, nil
 
-	case protoreflect.Int32Kind, protoreflect.Sint32Kind, protoreflect.Sfixed32Kind, protoreflect.Uint32Kind, protoreflect.Fixed32Kind,
-		protoreflect.Int64Kind, protoreflect.Sint64Kind, protoreflect.Sfixed64Kind, protoreflect.Uint64Kind, protoreflect.Fixed64Kind:
+	case protoschema.Int32, protoschema.Uint32, protoschema.Int64, protoschema.Uint64:
 		put, ok := pbInt(col, b)
 		if !ok {
 			return bad()
@@ -492,14 +499,11 @@ func pbElem(fd protoreflect.FieldDescriptor, col types.Field, b array.Builder) (
 			return put(v)
 		}, nil
 
-	case protoreflect.EnumKind:
-		values := fd.Enum().Values()
+	case protoschema.Enum:
 		if put, ok := pbInt(col, b); ok {
 			return func(occ []pbOcc) error { return put(int64(int32(last(occ).v))) }, nil
 		}
-		if t.Root != types.String && t.Root != types.Char {
-			return bad()
-		}
+		values := fd.Enum().Values()
 		names := make(map[int32][]byte, values.Len())
 		for i := range values.Len() {
 			ev := values.Get(i)
@@ -518,28 +522,19 @@ func pbElem(fd protoreflect.FieldDescriptor, col types.Field, b array.Builder) (
 			return sw.appendBytes(name)
 		}, nil
 
-	case protoreflect.FloatKind:
-		switch t.Root {
-		case types.Float:
-			fb := b.(*array.Float32Builder)
-			return func(occ []pbOcc) error { fb.Append(math.Float32frombits(uint32(last(occ).v))); return nil }, nil
-		case types.Double:
+	case protoschema.Float:
+		if t.Root == types.Double {
 			fb := b.(*array.Float64Builder)
 			return func(occ []pbOcc) error { fb.Append(float64(math.Float32frombits(uint32(last(occ).v)))); return nil }, nil
 		}
-		return bad()
+		fb := b.(*array.Float32Builder)
+		return func(occ []pbOcc) error { fb.Append(math.Float32frombits(uint32(last(occ).v))); return nil }, nil
 
-	case protoreflect.DoubleKind:
-		if t.Root != types.Double {
-			return bad()
-		}
+	case protoschema.Double:
 		fb := b.(*array.Float64Builder)
 		return func(occ []pbOcc) error { fb.Append(math.Float64frombits(last(occ).v)); return nil }, nil
 
-	case protoreflect.StringKind:
-		if t.Root != types.String && t.Root != types.Char {
-			return bad()
-		}
+	case protoschema.String:
 		sw := &stringWriter{t: t, b: b.(*array.StringBuilder)}
 		return func(occ []pbOcc) error {
 			v := last(occ).b
@@ -549,19 +544,8 @@ func pbElem(fd protoreflect.FieldDescriptor, col types.Field, b array.Builder) (
 			return sw.appendBytes(v)
 		}, nil
 
-	case protoreflect.BytesKind:
-		switch t.Root {
-		case types.Bytes:
-			bb := b.(*array.BinaryBuilder)
-			return func(occ []pbOcc) error {
-				v := last(occ).b
-				if v == nil {
-					v = []byte{} // empty, not NULL
-				}
-				bb.Append(v)
-				return nil
-			}, nil
-		case types.Binary:
+	case protoschema.Bytes:
+		if t.Root == types.Binary {
 			fb := b.(*array.FixedSizeBinaryBuilder)
 			return func(occ []pbOcc) error {
 				v := last(occ).b
@@ -572,10 +556,26 @@ func pbElem(fd protoreflect.FieldDescriptor, col types.Field, b array.Builder) (
 				return nil
 			}, nil
 		}
-		return bad()
+		bb := b.(*array.BinaryBuilder)
+		return func(occ []pbOcc) error {
+			v := last(occ).b
+			if v == nil {
+				v = []byte{} // empty, not NULL
+			}
+			bb.Append(v)
+			return nil
+		}, nil
 
-	case protoreflect.MessageKind:
-		return pbMessage(fd, col, b)
+	case protoschema.Timestamp:
+		return pbTimestamp(col, b.(*array.TimestampBuilder)), nil
+	case protoschema.Decimal:
+		return pbDecimal(col, b.(*array.Decimal128Builder)), nil
+	case protoschema.Date:
+		return pbDate(col, b.(*array.Date32Builder)), nil
+	case protoschema.TimeOfDay:
+		return pbTimeOfDay(col, b), nil
+	case protoschema.Message:
+		return pbRow(fd, col, b.(*array.StructBuilder))
 	}
 	return bad()
 }
@@ -637,52 +637,36 @@ func narrowed[T int8 | int16 | int32](appendTo func(T), lo, hi int64, fits func(
 	}
 }
 
-// pbWrappers are the well-known messages that carry one nullable value in
-// their field "value".
-var pbWrappers = map[protoreflect.FullName]bool{
-	"google.protobuf.BoolValue": true, "google.protobuf.Int32Value": true, "google.protobuf.Int64Value": true,
-	"google.protobuf.UInt32Value": true, "google.protobuf.UInt64Value": true, "google.protobuf.FloatValue": true,
-	"google.protobuf.DoubleValue": true, "google.protobuf.StringValue": true, "google.protobuf.BytesValue": true,
+// pbWrapper compiles a google.protobuf wrapper (Int64Value, ...): its
+// field "value" filling the column.
+func pbWrapper(fd protoreflect.FieldDescriptor, col types.Field, b array.Builder) (pbValue, error) {
+	inner := fd.Message().Fields().ByName("value")
+	elem, err := pbElem(inner, col, b)
+	if err != nil {
+		return nil, fmt.Errorf("field %s: Protobuf %s cannot fill column %s of type %s", fd.Name(), fd.Message().FullName(), col.Name, col.Type)
+	}
+	wt, _ := wireType(inner.Kind())
+	var one [1]pbOcc
+	return func(occ []pbOcc) error {
+		found, err := pbLastField(occ, 1, wt, &one[0])
+		if err != nil {
+			return err
+		}
+		if !found {
+			return elem(nil) // a wrapper without its value holds the default
+		}
+		return elem(one[:])
+	}, nil
 }
 
-// pbMessage compiles a message value: a Timestamp, a wrapper, or a ROW
-// filled by field name.
-func pbMessage(fd protoreflect.FieldDescriptor, col types.Field, b array.Builder) (pbValue, error) {
-	md := fd.Message()
+// pbRow compiles a message filling a ROW by field name.
+func pbRow(fd protoreflect.FieldDescriptor, col types.Field, sb *array.StructBuilder) (pbValue, error) {
 	t := col.Type
-	switch {
-	case md.FullName() == "google.protobuf.Timestamp":
-		if t.Root != types.TimestampLTZ && t.Root != types.TimestampNTZ {
-			return nil, pbTypeErr(fd, col.Name, t)
-		}
-		return pbTimestamp(col, b.(*array.TimestampBuilder)), nil
-	case pbWrappers[md.FullName()]:
-		inner := md.Fields().ByName("value")
-		elem, err := pbElem(inner, col, b)
-		if err != nil {
-			return nil, fmt.Errorf("field %s: Protobuf %s cannot fill column %s of type %s", fd.Name(), md.FullName(), col.Name, t)
-		}
-		wt, _ := wireType(inner.Kind())
-		var one [1]pbOcc
-		return func(occ []pbOcc) error {
-			found, err := pbLastField(occ, 1, wt, &one[0])
-			if err != nil {
-				return err
-			}
-			if !found {
-				return elem(nil) // a wrapper without its value holds the default
-			}
-			return elem(one[:])
-		}, nil
-	case t.Root != types.Row:
-		return nil, pbTypeErr(fd, col.Name, t)
-	}
-	sb := b.(*array.StructBuilder)
 	bs := make([]array.Builder, len(t.Fields))
 	for i := range bs {
 		bs[i] = sb.FieldBuilder(i)
 	}
-	sub, err := compilePbMsg(md, t.Fields, bs)
+	sub, err := compilePbMsg(fd.Message(), t.Fields, bs)
 	if err != nil {
 		return nil, fmt.Errorf("field %s: %w", fd.Name(), err)
 	}

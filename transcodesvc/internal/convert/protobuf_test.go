@@ -17,6 +17,7 @@ import (
 
 	catalogv1 "github.com/ferrygw/ferry/services/api/gen/ferry/catalog/v1"
 	schemav1 "github.com/ferrygw/ferry/services/api/gen/ferry/schema/v1"
+	"github.com/ferrygw/ferry/services/fluss/types"
 	"github.com/ferrygw/ferry/services/protoschema"
 	"github.com/ferrygw/ferry/transcodesvc/internal/schemas"
 )
@@ -99,7 +100,31 @@ func TestProtobufTypes(t *testing.T) {
 		{"sint32", "sint32 v = 1;", tBig(false), `{"v":-5}`, int64(-5), ""},
 		{"sfixed32", "sfixed32 v = 1;", tInt(false), `{"v":-2147483648}`, int64(-2147483648), ""},
 		{"uint32", "uint32 v = 1;", tBig(false), `{"v":4294967295}`, int64(4294967295), ""},
-		{"fixed32 to INT out of range", "fixed32 v = 1;", tInt(false), `{"v":4294967295}`, nil, "value 4294967295 does not fit column v (INT NOT NULL)"},
+		{"fixed32 to INT", "fixed32 v = 1;", tInt(false), `{"v":1}`, nil, "Protobuf fixed32 cannot fill column v of type INT NOT NULL"},
+		{"int32 to TINYINT", "int32 v = 1;", tTiny(false), `{"v":-128}`, int64(-128), ""},
+		{"sint32 to SMALLINT out of range", "sint32 v = 1;", tSmall(false), `{"v":-32769}`, nil, "value -32769 does not fit column v (SMALLINT NOT NULL)"},
+		{"enum to TINYINT", "Color v = 1;", tTiny(false), `{"v":"BLUE"}`, int64(1), ""},
+		{"int64 into TINYINT", "int64 v = 1;", tTiny(true), `{}`, nil, "Protobuf int64 cannot fill column v of type TINYINT"},
+		{"optional into NOT NULL", "optional int32 v = 1;", tInt(false), `{}`, nil, "field v: declared with presence (optional, a wrapper or in a oneof), it may be absent, but column v is INT NOT NULL"},
+		{"Decimal", "confluent.type.Decimal v = 1;", tDec(10, 2, false), `{"v":{"value":"MDk=","precision":5,"scale":2}}`, "123.45", ""},
+		{"Decimal of fewer decimals", "confluent.type.Decimal v = 1;", tDec(10, 2, false), `{"v":{"value":"ew==","scale":1}}`, "12.30", ""},
+		{"Decimal negative", "confluent.type.Decimal v = 1;", tDec(10, 2, false), `{"v":{"value":"+w==","scale":2}}`, "-0.05", ""},
+		{"Decimal of more decimals, zeros", "confluent.type.Decimal v = 1;", tDec(10, 2, false), `{"v":{"value":"BM4=","scale":3}}`, "1.23", ""},
+		{"Decimal of more decimals", "confluent.type.Decimal v = 1;", tDec(10, 2, false), `{"v":{"value":"MDk=","scale":3}}`, nil, "Decimal of unscaled value 12345 and scale 3 does not fit column v (DECIMAL(10, 2) NOT NULL) exactly"},
+		{"Decimal too large", "confluent.type.Decimal v = 1;", tDec(4, 2, false), `{"v":{"value":"MDk=","scale":2}}`, nil, "Decimal 123.45 has more than 2 integer digits for column v (DECIMAL(4, 2) NOT NULL)"},
+		{"Decimal wider than 128 bits", "confluent.type.Decimal v = 1;", tDec(38, 0, false), `{"v":{"value":"AX////////////////////8="}}`, nil, "Decimal of 17 bytes does not fit column v"},
+		{"Decimal empty is 0", "confluent.type.Decimal v = 1;", tDec(10, 2, false), `{"v":{}}`, "0.00", ""},
+		{"Decimal absent into NOT NULL", "confluent.type.Decimal v = 1;", tDec(10, 2, false), `{}`, nil, "the field is absent but column v is DECIMAL(10, 2) NOT NULL"},
+		{"Decimal absent is NULL", "confluent.type.Decimal v = 1;", tDec(10, 2, true), `{}`, nil, ""},
+		{"Date", "google.type.Date v = 1;", tDate(false), `{"v":{"year":2026,"month":3,"day":1}}`, int64(20513), ""},
+		{"Date before 1970", "google.type.Date v = 1;", tDate(false), `{"v":{"year":1969,"month":12,"day":31}}`, int64(-1), ""},
+		{"Date February 30th", "google.type.Date v = 1;", tDate(false), `{"v":{"year":2026,"month":2,"day":30}}`, nil, "Date year 2026 month 2 day 30 is not a calendar date from year 1 to 9999"},
+		{"Date without year", "google.type.Date v = 1;", tDate(false), `{"v":{"month":2,"day":3}}`, nil, "Date year 0 month 2 day 3 is not a calendar date"},
+		{"TimeOfDay to TIME(3)", "google.type.TimeOfDay v = 1;", tTime(3, false), `{"v":{"hours":13,"minutes":45,"seconds":30,"nanos":123000000}}`, int64(49530123), ""},
+		{"TimeOfDay losing digits", "google.type.TimeOfDay v = 1;", tTime(3, false), `{"v":{"seconds":1,"nanos":123456}}`, nil, "TimeOfDay 00:00:01.000123456 does not fit column v (TIME(3) NOT NULL): has more fractional second digits"},
+		{"TimeOfDay 24:00", "google.type.TimeOfDay v = 1;", tTime(3, false), `{"v":{"hours":24}}`, nil, "TimeOfDay 24:0:0 and 0 ns is not a time from 00:00:00 to 23:59:59.999999999"},
+		{"Date into TIME", "google.type.Date v = 1;", tTime(3, true), `{}`, nil, "Protobuf google.type.Date cannot fill column v of type TIME(3)"},
+		{"Decimal into DOUBLE", "confluent.type.Decimal v = 1;", tDouble(true), `{}`, nil, "Protobuf confluent.type.Decimal cannot fill column v of type DOUBLE"},
 		{"int64", "int64 v = 1;", tBig(false), `{"v":"-9223372036854775808"}`, int64(-9223372036854775808), ""},
 		{"sint64", "sint64 v = 1;", tBig(false), `{"v":"-3"}`, int64(-3), ""},
 		{"sfixed64", "sfixed64 v = 1;", tBig(false), `{"v":"-4"}`, int64(-4), ""},
@@ -156,6 +181,7 @@ func TestProtobufTypes(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			s := compileProto(t, 7, `syntax = "proto3"; package p;
 import "google/protobuf/timestamp.proto"; import "google/protobuf/wrappers.proto";
+import "confluent/type/decimal.proto"; import "google/type/date.proto"; import "google/type/timeofday.proto";
 enum Color { RED = 0; BLUE = 1; }
 message Addr { string city = 1; int32 zip = 2; string extra = 3; }
 message V { `+tc.decl+` }`)
@@ -360,25 +386,32 @@ func TestProtobufFramed(t *testing.T) {
 func FuzzConvertProtobuf(f *testing.F) {
 	s := compileProto(f, 1, `syntax = "proto3";
 import "google/protobuf/timestamp.proto"; import "google/protobuf/wrappers.proto";
+import "confluent/type/decimal.proto"; import "google/type/date.proto"; import "google/type/timeofday.proto";
 enum E { A = 0; B = 1; }
 message V {
   int64 id = 1; optional string name = 2; google.protobuf.Timestamp at = 3; repeated string tags = 4;
   map<string, int32> attrs = 5; message Addr { string city = 1; sint32 zip = 2; } Addr addr = 6;
-  repeated sint64 nums = 7; E e = 8; google.protobuf.DoubleValue ratio = 9; bytes blob = 10; repeated Addr addrs = 11;
+  repeated sint32 nums = 7; E e = 8; google.protobuf.DoubleValue ratio = 9; bytes blob = 10; repeated Addr addrs = 11;
+  confluent.type.Decimal price = 12; google.type.Date day = 13; google.type.TimeOfDay at_time = 14;
 }`)
 	p := mustCompile(f, protoMapping(fld("id", tBig(false)), fld("name", tString(true)), fld("at", tLTZ(6, true)),
 		fld("tags", tArray(tString(true), true)), fld("attrs", tMap(tString(false), tSmall(true), true)),
 		fld("addr", tRow(true, fld("city", tChar(4, true)), fld("zip", tInt(true)))), fld("nums", tArray(tTiny(false), true)),
 		fld("e", tString(true)), fld("ratio", tDouble(true)), fld("blob", tBinary(2, true)),
-		fld("addrs", tArray(tRow(false, fld("zip", tBig(true))), true))))
+		fld("addrs", tArray(tRow(false, fld("zip", tBig(true))), true)),
+		fld("price", tDec(12, 3, true)), fld("day", tDate(true)), fld("at_time", tTime(3, true))))
 	seed := protoFramed(f, s, "V", `{"id":"7","name":"n","at":"2026-01-02T03:04:05.123456Z","tags":["a"],"attrs":{"k":1},
-		"addr":{"city":"c","zip":-2},"nums":["1","-1"],"e":"B","ratio":0.5,"blob":"AAE=","addrs":[{"zip":3}]}`, []int{0})
+		"addr":{"city":"c","zip":-2},"nums":["1","-1"],"e":"B","ratio":0.5,"blob":"AAE=","addrs":[{"zip":3}],
+		"price":{"value":"MDk=","scale":2},"day":{"year":2026,"month":3,"day":1},"at_time":{"hours":1,"nanos":5000000}}`, []int{0})
 	f.Add(seed[schemas.HeaderSize:])
 	f.Add([]byte{0})
 	f.Add([]byte{2, 0, 0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01})
 	f.Add([]byte{4, 0, 0, 0x0a, 0x02})
 	c := p.NewConverter(memory.DefaultAllocator)
 	c.UseSchemas(map[int32]*schemas.Schema{1: s})
+	if _, err := c.Convert(valuesBatch(seed)); err != nil {
+		f.Fatalf("the seed, which fits, is refused: %v", err) // else every input fails alike
+	}
 	f.Fuzz(func(t *testing.T, payload []byte) {
 		out, err := c.Convert(valuesBatch(append(schemas.AppendFrame(nil, 1), payload...)))
 		if err != nil {
@@ -394,4 +427,47 @@ message V {
 			t.Fatalf("%d rows", rec.NumRows())
 		}
 	})
+}
+
+// ruleFields are a field declaration of every protoschema value type;
+// ruleColumns a column of every type root but ARRAY and MAP.
+var ruleFields = map[protoschema.ValueType]string{
+	protoschema.Bool: "bool", protoschema.Int32: "sint32", protoschema.Uint32: "fixed32", protoschema.Int64: "sfixed64",
+	protoschema.Uint64: "uint64", protoschema.Float: "float", protoschema.Double: "double", protoschema.String: "string",
+	protoschema.Bytes: "bytes", protoschema.Enum: "Color", protoschema.Timestamp: "google.protobuf.Timestamp",
+	protoschema.Decimal: "confluent.type.Decimal", protoschema.Date: "google.type.Date", protoschema.TimeOfDay: "google.type.TimeOfDay",
+	protoschema.Message: "Addr",
+}
+
+func ruleColumns() map[types.Root]*catalogv1.DataType {
+	return map[types.Root]*catalogv1.DataType{
+		types.Boolean: tBool(true), types.TinyInt: tTiny(true), types.SmallInt: tSmall(true), types.Int: tInt(true),
+		types.BigInt: tBig(true), types.Float: tFloat(true), types.Double: tDouble(true), types.Decimal: tDec(10, 2, true),
+		types.Char: tChar(3, true), types.String: tString(true), types.Binary: tBinary(2, true), types.Bytes: tBytes(true),
+		types.Date: tDate(true), types.Time: tTime(3, true), types.TimestampNTZ: tNTZ(3, true), types.TimestampLTZ: tLTZ(3, true),
+		types.Row: tRow(true, fld("city", tString(true))),
+	}
+}
+
+// The decoder takes exactly the pairs of field and column type that
+// protoschema's rule table accepts (the registry's check reads the same
+// table), so a registered schema never fails here for its types.
+func TestProtobufFollowsTheRuleTable(t *testing.T) {
+	for v, decl := range ruleFields {
+		for root, col := range ruleColumns() {
+			s := compileProto(t, 7, `syntax = "proto3"; package p;
+import "google/protobuf/timestamp.proto"; import "confluent/type/decimal.proto"; import "google/type/date.proto"; import "google/type/timeofday.proto";
+enum Color { RED = 0; BLUE = 1; }
+message Addr { string city = 1; }
+message V { `+decl+` v = 1; }`)
+			p := mustCompile(t, protoMapping(fld("v", col)))
+			c := p.NewConverter(memory.DefaultAllocator)
+			c.UseSchemas(map[int32]*schemas.Schema{7: s})
+			_, errs := convertProto(t, c, p, protoFramed(t, s, "V", `{}`, []int{1}))
+			refused := len(errs) == 1 && strings.Contains(errs[0].Message, "cannot fill column")
+			if fits := protoschema.FitOf(v, root) != protoschema.NoFit; refused == fits {
+				t.Errorf("%s into %s: rule table says fits=%v, decoder %v", decl, root, fits, errs)
+			}
+		}
+	}
 }
