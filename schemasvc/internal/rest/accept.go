@@ -41,7 +41,11 @@ func negotiated(next http.Handler, logger *slog.Logger) http.Handler {
 			writeError(w, r, http.StatusNotAcceptable, http.StatusNotAcceptable, "HTTP 406 Not Acceptable")
 			return
 		}
-		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), answerTypeKey{}, t)))
+		routed := r.WithContext(context.WithValue(r.Context(), answerTypeKey{}, t))
+		next.ServeHTTP(w, routed)
+		// The mux set the route on the copy; otelhttp labels its metrics and
+		// span with the one on r.
+		r.Pattern = routed.Pattern
 	})
 }
 

@@ -3,6 +3,7 @@ package rest
 import (
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 )
@@ -114,5 +115,25 @@ func TestBodyTypes(t *testing.T) {
 	resp.Body.Close()
 	if strings.TrimSpace(string(b)) != "[1]" {
 		t.Errorf("versions after the refused registrations: %s", b)
+	}
+}
+
+// TestRouteSeenByWrapper: the route the mux matched reaches the request a
+// wrapper handed in (otelhttp labels metrics and spans with it), though
+// negotiation serves a copy of it.
+func TestRouteSeenByWrapper(t *testing.T) {
+	h := server(t, nil).Config.Handler
+	for _, c := range []struct{ accept, pattern string }{
+		{"", "GET /subjects/{subject}/versions/{version}"},
+		{"application/json", "GET /subjects/{subject}/versions/{version}"},
+	} {
+		r := httptest.NewRequest(http.MethodGet, "/subjects/x-value/versions/latest", nil)
+		if c.accept != "" {
+			r.Header.Set("Accept", c.accept)
+		}
+		h.ServeHTTP(httptest.NewRecorder(), r)
+		if r.Pattern != c.pattern {
+			t.Errorf("Accept %q: route %q, want %q", c.accept, r.Pattern, c.pattern)
+		}
 	}
 }
