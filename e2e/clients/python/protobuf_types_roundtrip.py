@@ -23,19 +23,17 @@ offset, or its error), "bad" (the bad record's delivery error), "register_error"
 "consumed" (each record read back: framed schema id, message-index bytes, whether it equals the
 message sent, and the decoded message in the JSON mapping with fields named as in the schema).
 """
-import base64
-import datetime
 import json
 import sys
-import urllib.request
 
-from confluent_kafka import Consumer, Producer
 from confluent_kafka.schema_registry import SchemaRegistryClient
 from confluent_kafka.schema_registry.confluent.type import decimal_pb2
-from confluent_kafka.schema_registry.protobuf import ProtobufDeserializer, ProtobufSerializer
+from confluent_kafka.schema_registry.protobuf import ProtobufSerializer
 from confluent_kafka.serialization import MessageField, SerializationContext
-from google.protobuf import descriptor_pb2, descriptor_pool, json_format, message_factory, timestamp_pb2
+from google.protobuf import descriptor_pb2, json_format, timestamp_pb2
 from google.type import date_pb2, timeofday_pb2
+
+from protobuf_serde import latest_file, message_class, round_trip
 
 F = descriptor_pb2.FieldDescriptorProto
 IMPORTS = [decimal_pb2, date_pb2, timeofday_pb2]
@@ -57,25 +55,7 @@ def reading_file(price_type=".confluent.type.Decimal"):
     return fdp
 
 
-def latest_file(url, subject):
-    """The subject's latest version as the serializer reads it (format=serialized)."""
-    with urllib.request.urlopen(url + "/subjects/" + subject + "/versions/latest?format=serialized") as r:
-        latest = json.loads(r.read())
-    fdp = descriptor_pb2.FileDescriptorProto()
-    fdp.ParseFromString(base64.standard_b64decode(latest["schema"]))
-    if not fdp.name:
-        fdp.name = "latest.proto"
-    return fdp
-
-
-def message_class(fdp):
-    pool = descriptor_pool.DescriptorPool()
-    for m in [timestamp_pb2] + IMPORTS:
-        pool.AddSerializedFile(m.DESCRIPTOR.serialized_pb)
-    pool.Add(fdp)
-    name = fdp.message_type[0].name
-    desc = pool.FindMessageTypeByName((fdp.package + "." if fdp.package else "") + name)
-    return message_factory.GetMessageClass(desc)
+DEPS = [timestamp_pb2] + IMPORTS
 
 
 def main():
@@ -85,7 +65,7 @@ def main():
     registry = SchemaRegistryClient({"url": url})
     ctx = SerializationContext(topic, MessageField.VALUE)
     if mode == "wrong":
-        cls = message_class(reading_file(".google.type.Date"))
+        cls = message_class(reading_file(".google.type.Date"), DEPS)
         ser = ProtobufSerializer(cls, registry, conf={"auto.register.schemas": True})
         try:
             ser(cls(id=1), ctx)
@@ -94,55 +74,15 @@ def main():
             print(json.dumps({"register_error": str(e)}))
         return
     if mode in ("auto", "refs"):
-        cls = message_class(reading_file())
+        cls = message_class(reading_file(), DEPS)
         ser = ProtobufSerializer(cls, registry, conf={"auto.register.schemas": True, "skip.known.types": mode == "auto"})
     else:
-        cls = message_class(latest_file(url, topic + "-value"))
+        cls = message_class(latest_file(url, topic + "-value"), DEPS)
         ser = ProtobufSerializer(cls, registry, conf={"auto.register.schemas": False, "use.latest.version": True})
     sent = [json_format.ParseDict(r, cls()) for r in records]
-
-    produced = [] if mode == "consume" else [None] * len(records)
-    schema_id = None
-
-    def report(into, i):
-        def cb(err, msg):
-            into[i] = {"error": str(err)} if err else {"partition": msg.partition(), "offset": msg.offset()}
-        return cb
-
-    p = Producer({"bootstrap.servers": bootstrap, "acks": "all", "linger.ms": 5})
-    for i, m in enumerate(sent if mode != "consume" else []):
-        v = ser(m, ctx)
-        schema_id = int.from_bytes(v[1:5], "big")
-        p.produce(topic, value=v, partition=0, on_delivery=report(produced, i))
-    p.flush(60)
-    bad_result = [None]
-    if bad is not None:
-        p.produce(topic, value=ser(json_format.ParseDict(bad, cls()), ctx), partition=0, on_delivery=report(bad_result, 0))
-        p.flush(60)
-
-    # Without a registry client the deserializer decodes with the class it is given, after
-    # reading the framing (magic byte, id, message indexes).
-    des = ProtobufDeserializer(cls, {"use.deprecated.format": False})
-    c = Consumer({"bootstrap.servers": bootstrap, "group.id": "protobuf-types-" + topic + "-" + mode,
-                  "auto.offset.reset": "earliest", "enable.auto.commit": False})
-    c.subscribe([topic])
-    consumed = []
-    deadline = datetime.datetime.now() + datetime.timedelta(seconds=60)
-    while len(consumed) < len(records) and datetime.datetime.now() < deadline:
-        msg = c.poll(1.0)
-        if msg is None:
-            continue
-        if msg.error():
-            consumed.append({"error": str(msg.error())})
-            break
-        v = msg.value()
-        got = des(v, ctx)
-        i = len(consumed)
-        consumed.append({"offset": msg.offset(), "magic": v[0], "id": int.from_bytes(v[1:5], "big"),
-                         "indexes": list(v[5:6]), "equal": got == sent[i],
-                         "value": json_format.MessageToDict(got, preserving_proto_field_name=True)})
-    c.close()
-    print(json.dumps({"schema_id": schema_id, "produced": produced, "bad": bad_result[0], "consumed": consumed}))
+    bad = json_format.ParseDict(bad, cls()) if bad is not None else None
+    print(json.dumps(round_trip(bootstrap, topic, "protobuf-types-" + topic + "-" + mode, cls, ser, ctx, sent,
+                                mode != "consume", bad)))
 
 
 if __name__ == "__main__":
