@@ -264,10 +264,7 @@ func BenchmarkBenchRows(b *testing.B) {
 }
 
 // BenchmarkAvroVsJSON converts the bench's rows (BenchmarkBenchRows) once
-// as JSON and once as framed Avro into Arrow, interleaved batch by batch
-// so both see the same machine, and reports rows/s of each and Avro's
-// speed-up. "arrow" stops at the Arrow record batch; "records" also writes
-// the LZ4 records section a transcode job answers with.
+// as JSON and once as framed Avro into Arrow (benchAgainstJSON).
 func BenchmarkAvroVsJSON(b *testing.B) {
 	jm := jsonMapping(catalogv1.UnknownFieldPolicy_UNKNOWN_FIELD_POLICY_IGNORE, benchRowsColumns()...)
 	am := avroMapping(benchRowsColumns()...)
@@ -278,7 +275,17 @@ func BenchmarkAvroVsJSON(b *testing.B) {
 	avroValues, known := benchRowsAvro(b)
 	ac.UseSchemas(known)
 	jb, ab := valuesBatch(benchRowsJSON()...), valuesBatch(avroValues...)
-	rows := len(ab.Records)
+	benchAgainstJSON(b, jc, jb, ac, ab, "avro")
+}
+
+// benchAgainstJSON converts batch jb with jc (JSON) and ob with oc (the
+// format called name) into Arrow, interleaved batch by batch so both see
+// the same machine, and reports rows/s of each, the other format's
+// speed-up and its allocations per row. "arrow" stops at the Arrow record
+// batch; "records" also writes the LZ4 records section a transcode job
+// answers with.
+func benchAgainstJSON(b *testing.B, jc *Converter, jb *kafkabatch.Batch, oc *Converter, ob *kafkabatch.Batch, name string) {
+	rows := len(ob.Records)
 	toArrow := func(c *Converter, batch *kafkabatch.Batch) {
 		rec, err := c.ConvertRecord(batch, nil)
 		if err != nil {
@@ -296,25 +303,25 @@ func BenchmarkAvroVsJSON(b *testing.B) {
 		run  func(*Converter, *kafkabatch.Batch)
 	}{{"arrow", toArrow}, {"records", toRecords}} {
 		b.Run(stage.name, func(b *testing.B) {
-			var tj, ta time.Duration
+			var tj, to time.Duration
 			for i := 0; i < b.N; i++ {
 				t0 := time.Now()
 				stage.run(jc, jb)
 				t1 := time.Now()
-				stage.run(ac, ab)
+				stage.run(oc, ob)
 				tj += t1.Sub(t0)
-				ta += time.Since(t1)
+				to += time.Since(t1)
 			}
 			b.ReportMetric(float64(rows*b.N)/tj.Seconds(), "json-rows/s")
-			b.ReportMetric(float64(rows*b.N)/ta.Seconds(), "avro-rows/s")
-			b.ReportMetric(tj.Seconds()/ta.Seconds(), "avro-x-faster")
+			b.ReportMetric(float64(rows*b.N)/to.Seconds(), name+"-rows/s")
+			b.ReportMetric(tj.Seconds()/to.Seconds(), name+"-x-faster")
 			// Outside the timed loop: reading the counter stops the world.
 			const n = 100
 			m0 := mallocs()
 			for range n {
-				stage.run(ac, ab)
+				stage.run(oc, ob)
 			}
-			b.ReportMetric(float64(mallocs()-m0)/float64(rows*n), "avro-allocs/row")
+			b.ReportMetric(float64(mallocs()-m0)/float64(rows*n), name+"-allocs/row")
 			b.ReportMetric(0, "ns/op")
 		})
 	}

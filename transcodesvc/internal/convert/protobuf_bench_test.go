@@ -12,7 +12,6 @@ import (
 
 	catalogv1 "github.com/ferrygw/ferry/services/api/gen/ferry/catalog/v1"
 	"github.com/ferrygw/ferry/services/fluss/arrowmem"
-	"github.com/ferrygw/ferry/transcodesvc/internal/kafkabatch"
 	"github.com/ferrygw/ferry/transcodesvc/internal/schemas"
 )
 
@@ -83,44 +82,7 @@ func BenchmarkProtobufVsJSON(b *testing.B) {
 			}
 		}
 	}
-	toArrow := func(c *Converter, batch *kafkabatch.Batch) {
-		rec, err := c.ConvertRecord(batch, nil)
-		if err != nil {
-			b.Fatal(err)
-		}
-		rec.Release()
-	}
-	toRecords := func(c *Converter, batch *kafkabatch.Batch) {
-		if _, err := c.ConvertTo(batch, EncodingLogRecords); err != nil {
-			b.Fatal(err)
-		}
-	}
-	for _, stage := range []struct {
-		name string
-		run  func(*Converter, *kafkabatch.Batch)
-	}{{"arrow", toArrow}, {"records", toRecords}} {
-		b.Run(stage.name, func(b *testing.B) {
-			var tj, tp time.Duration
-			for i := 0; i < b.N; i++ {
-				t0 := time.Now()
-				stage.run(jc, jb)
-				t1 := time.Now()
-				stage.run(pc, pb)
-				tj += t1.Sub(t0)
-				tp += time.Since(t1)
-			}
-			b.ReportMetric(float64(rows*b.N)/tj.Seconds(), "json-rows/s")
-			b.ReportMetric(float64(rows*b.N)/tp.Seconds(), "proto-rows/s")
-			b.ReportMetric(tj.Seconds()/tp.Seconds(), "proto-x-faster")
-			const n = 100
-			m0 := mallocs()
-			for range n {
-				stage.run(pc, pb)
-			}
-			b.ReportMetric(float64(mallocs()-m0)/float64(rows*n), "proto-allocs/row")
-			b.ReportMetric(0, "ns/op")
-		})
-	}
+	benchAgainstJSON(b, jc, jb, pc, pb, "proto")
 	b.Run("dynamicpb", func(b *testing.B) {
 		for i := 0; i < b.N; i++ {
 			unmarshal()
