@@ -14,7 +14,6 @@ import (
 	"github.com/hamba/avro/v2"
 
 	catalogv1 "github.com/ferrygw/ferry/services/api/gen/ferry/catalog/v1"
-	"github.com/ferrygw/ferry/services/fluss/logbatch"
 	"github.com/ferrygw/ferry/services/testenv"
 	"github.com/ferrygw/ferry/transcodesvc/internal/schemas"
 )
@@ -136,25 +135,7 @@ func TestRealFlussReadsAvroFastColumns(t *testing.T) {
 		t.Fatalf("%d rows in the own columns, want %d", c.fast.rows, n)
 	}
 
-	db := cluster.NewDatabase(t, "ferry_avrofast")
-	spec := testenv.TableSpec{Database: db, Table: "flat", BucketCount: 1,
-		Properties: map[string]string{"table.log.arrow.compression.type": "LZ4_FRAME"}}
-	for _, col := range p.Columns {
-		spec.Columns = append(spec.Columns, testenv.Column{Name: col.Name, Type: col.Type.String()})
-	}
-	info := cluster.NewTable(t, spec)
-	opts := logbatch.DefaultOptions(int16(info.SchemaID))
-	opts.Compression = logbatch.CompressionLZ4Frame
-	lb, err := logbatch.Frame(nil, out.LogRecords, int32(out.Rows), opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	produceToBucket0(t, cluster, info, lb)
-
-	rows := cluster.Scan(t, db, "flat", testenv.ScanOptions{Expect: n, Timeout: 60 * time.Second})
-	if len(rows) != n {
-		t.Fatalf("%d rows", len(rows))
-	}
+	rows := writeFlatAndScan(t, cluster, "ferry_avrofast", p, out, n)
 	js := func(v any) string {
 		b, err := json.Marshal(v)
 		if err != nil {

@@ -101,25 +101,7 @@ func TestRealFlussReadsFastColumns(t *testing.T) {
 		t.Fatalf("%d rows in the fast decoder's own columns, want %d", c.fast.rows, n)
 	}
 
-	db := cluster.NewDatabase(t, "ferry_fastcols")
-	spec := testenv.TableSpec{Database: db, Table: "flat", BucketCount: 1,
-		Properties: map[string]string{"table.log.arrow.compression.type": "LZ4_FRAME"}}
-	for _, col := range p.Columns {
-		spec.Columns = append(spec.Columns, testenv.Column{Name: col.Name, Type: col.Type.String()})
-	}
-	info := cluster.NewTable(t, spec)
-	opts := logbatch.DefaultOptions(int16(info.SchemaID))
-	opts.Compression = logbatch.CompressionLZ4Frame
-	lb, err := logbatch.Frame(nil, out.LogRecords, int32(out.Rows), opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	produceToBucket0(t, cluster, info, lb)
-
-	rows := cluster.Scan(t, db, "flat", testenv.ScanOptions{Expect: n, Timeout: 60 * time.Second})
-	if len(rows) != n {
-		t.Fatalf("%d rows", len(rows))
-	}
+	rows := writeFlatAndScan(t, cluster, "ferry_fastcols", p, out, n)
 	for i, r := range rows {
 		want := map[string]string{"id": fmt.Sprint(i), "s": fmt.Sprintf("%q", strings.Repeat("x", i*7)),
 			"ok": fmt.Sprint(i%3 == 0), "dec": fmt.Sprintf(`"-%d.50"`, i), "b": `"AAEC"`, "c": `"abc"`,
@@ -220,6 +202,32 @@ func appendToBucket0(t *testing.T, cluster *testenv.Cluster, info testenv.TableI
 		t.Fatal(err)
 	}
 	produceToBucket0(t, cluster, info, lb)
+}
+
+// writeFlatAndScan creates table flat of p's columns (LZ4-compressed Arrow)
+// in a new database, writes the records section out to its bucket 0 and
+// reads the n rows back with the Fluss Java client.
+func writeFlatAndScan(t *testing.T, cluster *testenv.Cluster, dbPrefix string, p *Plan, out Output, n int) []testenv.ScanRow {
+	t.Helper()
+	db := cluster.NewDatabase(t, dbPrefix)
+	spec := testenv.TableSpec{Database: db, Table: "flat", BucketCount: 1,
+		Properties: map[string]string{"table.log.arrow.compression.type": "LZ4_FRAME"}}
+	for _, col := range p.Columns {
+		spec.Columns = append(spec.Columns, testenv.Column{Name: col.Name, Type: col.Type.String()})
+	}
+	info := cluster.NewTable(t, spec)
+	opts := logbatch.DefaultOptions(int16(info.SchemaID))
+	opts.Compression = logbatch.CompressionLZ4Frame
+	lb, err := logbatch.Frame(nil, out.LogRecords, int32(out.Rows), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	produceToBucket0(t, cluster, info, lb)
+	rows := cluster.Scan(t, db, "flat", testenv.ScanOptions{Expect: n, Timeout: 60 * time.Second})
+	if len(rows) != n {
+		t.Fatalf("%d rows", len(rows))
+	}
+	return rows
 }
 
 // produceToBucket0 writes the log batch lb to bucket 0 of table, retrying
